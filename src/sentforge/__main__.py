@@ -1,0 +1,3 @@
+from sentforge.cli import main
+
+main()

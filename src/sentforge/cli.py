@@ -1,0 +1,128 @@
+"""The `sentforge` command line: a thin layer over the library."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import numpy as np
+import typer
+
+from sentforge.errors import ConfigError, SentforgeError
+
+app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
+                  help="Learn, combine and evaluate sentence embeddings.")
+logger = logging.getLogger("sentforge.cli")
+
+ModelOpt = Annotated[str, typer.Option("--model", "-m", help="Model spec: directory, short name or hub id.")]
+SeedOpt = Annotated[int, typer.Option(help="Random seed.")]
+DeviceOpt = Annotated[Optional[str], typer.Option(help="torch device, e.g. cpu or cuda:0 (default: cpu).")]
+DEFAULT_MODEL = "all-MiniLM-L6-v2"
+
+
+@app.callback()
+def configure(log_level: Annotated[str, typer.Option(help="Logging level of sentforge's messages.")] = "INFO") -> None:
+    level = getattr(logging, log_level.upper(), None)
+    if not isinstance(level, int):
+        raise ConfigError(f"--log-level: unknown level {log_level!r}; use DEBUG, INFO, WARNING or ERROR")
+    logging.basicConfig(format="%(levelname)s %(name)s: %(message)s", level=logging.WARNING)
+    logging.getLogger("sentforge").setLevel(level)
+
+
+def _load(spec: str, device: str | None):
+    from sentforge.loading import load
+
+    logger.info("loading model %s", spec)
+    return load(spec, device=device)
+
+
+@app.command()
+def encode(
+    input: Annotated[Path, typer.Argument(help="Texts: .txt (one per line), .jsonl or .csv/.tsv.")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Where to write the vectors (.npy).")],
+    model: ModelOpt = DEFAULT_MODEL,
+    field: Annotated[Optional[str], typer.Option(help="JSONL field holding the text (default: text).")] = None,
+    column: Annotated[Optional[str], typer.Option(help="CSV/TSV column holding the text (default: text).")] = None,
+    batch_size: Annotated[int, typer.Option(min=1)] = 32,
+    normalize: Annotated[bool, typer.Option(help="L2-normalise the vectors.")] = False,
+    max_seq_length: Annotated[Optional[int], typer.Option(min=1, help="Truncate texts to this many tokens.")] = None,
+    device: DeviceOpt = None,
+    overwrite: Annotated[bool, typer.Option(help="Replace an existing output file.")] = False,
+    seed: SeedOpt = 0,
+) -> None:
+    """Encode a file of texts into a float32 .npy matrix (one row per text, in file order)."""
+    from sentforge.data.texts import read_texts
+    from sentforge.io import check_output_file, save_npy
+    from sentforge.seed import set_seed
+
+    set_seed(seed)
+    if output.suffix != ".npy":
+        raise ConfigError(f"--output {output}: vectors are written as .npy; give a path ending in .npy")
+    check_output_file(output, overwrite)
+    texts = read_texts(input, field=field, column=column)
+    encoder = _load(model, device)
+    if not texts:
+        logger.warning("%s holds no texts: writing an empty (0, %d) array", input, encoder.dim)
+    vectors = encoder.encode(texts, batch_size=batch_size, normalize=normalize,
+                             **({"max_seq_length": max_seq_length} if max_seq_length else {}))
+    save_npy(output, vectors)
+    logger.info("wrote %s: %d x %d float32", output, *vectors.shape)
+
+
+@app.command()
+def info(model: Annotated[str, typer.Argument(help="Model spec.")] = DEFAULT_MODEL, seed: SeedOpt = 0) -> None:
+    """Show an encoder's modules, embedding size and maximum sequence length."""
+    from sentforge.encoder import Encoder
+
+    encoder = _load(model, None)
+    typer.echo(f"model: {model}")
+    typer.echo(f"dimension: {encoder.dim}")
+    if isinstance(encoder, Encoder):
+        typer.echo(f"max_seq_length: {encoder.max_seq_length}")
+        typer.echo(f"parameters: {sum(p.numel() for p in encoder.parameters()):,}")
+        for idx, module in enumerate(encoder):
+            typer.echo(f"module {idx}: {type(module).__name__} {module.config()}")
+    else:
+        typer.echo(f"type: {type(encoder).__name__}")
+
+
+@app.command()
+def search(
+    query: Annotated[list[str], typer.Argument(help="One or more query texts.")],
+    corpus: Annotated[Path, typer.Option(help="Texts to search: .txt, .jsonl or .csv/.tsv.")],
+    model: ModelOpt = DEFAULT_MODEL,
+    top_k: Annotated[int, typer.Option("--top-k", "-k", min=1)] = 5,
+    field: Annotated[Optional[str], typer.Option(help="JSONL field holding the text.")] = None,
+    column: Annotated[Optional[str], typer.Option(help="CSV/TSV column holding the text.")] = None,
+    batch_size: Annotated[int, typer.Option(min=1)] = 32,
+    device: DeviceOpt = None,
+    seed: SeedOpt = 0,
+) -> None:
+    """Print the corpus texts nearest to each query by cosine similarity."""
+    from sentforge.data.texts import read_texts
+    from sentforge.seed import set_seed
+
+    set_seed(seed)
+    texts = read_texts(corpus, field=field, column=column)
+    if not texts:
+        raise ConfigError(f"--corpus {corpus}: no texts to search")
+    encoder = _load(model, device)
+    docs = encoder.encode(texts, batch_size=batch_size, normalize=True)
+    queries = encoder.encode(query, batch_size=batch_size, normalize=True)
+    for q, scores in zip(query, queries @ docs.T):
+        typer.echo(f"query: {q}")
+        for rank, idx in enumerate(np.argsort(-scores)[:top_k], 1):
+            typer.echo(f"  {rank}. {scores[idx]:.4f}  {texts[idx]}")
+
+
+def main() -> None:
+    try:
+        app()
+    except SentforgeError as err:
+        typer.echo(f"error: {err}", err=True)
+        sys.exit(2)
+    except KeyboardInterrupt:
+        typer.echo("interrupted", err=True)
+        sys.exit(130)

@@ -1,0 +1,1 @@
+"""Readers for text files, corpora, pairs and benchmark formats."""

@@ -1,0 +1,180 @@
+"""The Encoder: an ordered pipeline of modules that turns texts into sentence vectors."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+from tqdm.auto import tqdm
+
+from sentforge import __version__
+from sentforge.errors import ConfigError, ModelFormatError
+from sentforge.io import atomic_dir
+from sentforge.modules import InputModule, Module, module_class
+from sentforge.modules.base import Features, read_json, write_json
+
+logger = logging.getLogger(__name__)
+
+MODULES_FILE = "modules.json"
+# Progress bars only for jobs long enough to watch.
+_PROGRESS_MIN_BATCHES = 20
+
+
+@runtime_checkable
+class SentenceEncoder(Protocol):
+    """Anything that maps texts to vectors: evaluation tasks and meta-embeddings accept it."""
+
+    name: str
+
+    @property
+    def dim(self) -> int: ...
+
+    def encode(self, texts: Sequence[str], batch_size: int = 32, normalize: bool = False,
+               show_progress: bool | None = None) -> np.ndarray: ...
+
+
+def check_texts(texts: Iterable[str]) -> list[str]:
+    texts = list(texts)
+    for i, text in enumerate(texts):
+        if not isinstance(text, str):
+            raise ConfigError(f"texts[{i}] is {type(text).__name__}, expected str")
+    return texts
+
+
+def progress_enabled(show_progress: bool | None, n_batches: int) -> bool | None:
+    """tqdm's `disable` value: None lets tqdm hide the bar when stderr is not a terminal."""
+    if show_progress is None:
+        return None if n_batches >= _PROGRESS_MIN_BATCHES else True
+    return not show_progress
+
+
+class Encoder(nn.Sequential):
+    """Text -> vectors through modules that each read and extend a features dict:
+    input module (tokens) -> backbone outputs -> pooling -> [projection] -> [normalize].
+
+    `forward(features)` is the differentiable path objectives train through; `encode(texts)` is the
+    fast batched inference path over the same modules.
+    """
+
+    def __init__(self, modules: Sequence[Module], name: str = "encoder") -> None:
+        if not modules or not isinstance(modules[0], InputModule):
+            raise ConfigError("an Encoder starts with an input module (a backbone or word vectors)")
+        super().__init__(*modules)
+        self.name = name
+
+    @property
+    def input_module(self) -> InputModule:
+        return self[0]
+
+    @property
+    def dim(self) -> int:
+        for module in reversed(list(self)):
+            if module.output_dim is not None:
+                return module.output_dim
+        raise ModelFormatError("no module of this encoder defines the embedding size")
+
+    @property
+    def max_seq_length(self) -> int | None:
+        return self.input_module.max_seq_length
+
+    @max_seq_length.setter
+    def max_seq_length(self, value: int | None) -> None:
+        self.input_module.max_seq_length = value
+
+    @property
+    def device(self) -> torch.device:
+        for param in self.parameters():
+            return param.device
+        return torch.device("cpu")
+
+    def tokenize(self, texts: Sequence[str], max_length: int | None = None) -> Features:
+        return self.input_module.tokenize(list(texts), max_length)
+
+    def embed(self, texts: Sequence[str]) -> torch.Tensor:
+        """Sentence vectors with gradients (training path): tokenize, move to device, forward."""
+        features = {k: v.to(self.device) for k, v in self.tokenize(texts).items()}
+        return self(features)["sentence_embedding"]
+
+    def encode(self, texts: Sequence[str] | str, batch_size: int = 32, normalize: bool = False,
+               show_progress: bool | None = None, max_seq_length: int | None = None,
+               device: str | torch.device | None = None) -> np.ndarray:
+        """Encode texts into a float32 array of shape (n, dim), in the input order.
+
+        Texts are tokenised once, sorted by token count so that each batch pads little, and
+        run under `torch.inference_mode`. A single string gives a vector of shape (dim,).
+        """
+        if isinstance(texts, str):
+            return self.encode([texts], batch_size, normalize, show_progress, max_seq_length, device)[0]
+        texts = check_texts(texts)
+        if batch_size < 1:
+            raise ConfigError(f"batch_size must be >= 1, got {batch_size}")
+        if device is not None:
+            self.to(device)
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        ids, n_truncated = self.input_module.token_ids(texts, max_seq_length)
+        if n_truncated:
+            logger.warning("%d of %d texts exceed max_seq_length=%s tokens and were truncated",
+                           n_truncated, len(texts), max_seq_length or self.max_seq_length)
+        order = np.argsort([-len(x) for x in ids], kind="stable")
+        output = np.empty((len(texts), self.dim), dtype=np.float32)
+        target = self.device
+        was_training = self.training
+        self.eval()
+        starts = range(0, len(texts), batch_size)
+        try:
+            with torch.inference_mode():
+                for start in tqdm(starts, desc="encode", unit="batch",
+                                  disable=progress_enabled(show_progress, len(starts))):
+                    rows = order[start:start + batch_size]
+                    features = self.input_module.pad([ids[i] for i in rows])
+                    features = {k: v.to(target, non_blocking=True) for k, v in features.items()}
+                    vectors = self(features)["sentence_embedding"]
+                    if normalize:
+                        vectors = F.normalize(vectors, p=2, dim=1)
+                    output[rows] = vectors.float().cpu().numpy()
+        finally:
+            self.train(was_training)
+        return output
+
+    def save(self, path: str | Path, overwrite: bool = False) -> None:
+        """Write a sentence-transformers directory (modules.json, module folders, safetensors, tokenizer).
+
+        The directory appears whole or not at all; a non-empty one is refused unless `overwrite`.
+        """
+        with atomic_dir(path, overwrite) as tmp:
+            entries = []
+            for idx, module in enumerate(self):
+                sub = "" if idx == 0 and module.saves_at_root else f"{idx}_{type(module).__name__}"
+                module.save(tmp / sub)
+                entries.append({"idx": idx, "name": str(idx), "path": sub, "type": module.type_name})
+            write_json(tmp / MODULES_FILE, entries)
+            write_json(tmp / "config_sentence_transformers.json", {
+                "__version__": {"sentforge": __version__, "pytorch": torch.__version__},
+                "prompts": {}, "default_prompt_name": None, "similarity_fn_name": "cosine",
+            })
+
+    @classmethod
+    def load(cls, path: str | Path, name: str | None = None) -> Encoder:
+        """Read a directory written by `save` or by sentence-transformers."""
+        path = Path(path)
+        entries = read_json(path / MODULES_FILE)
+        if not isinstance(entries, list) or not entries:
+            raise ModelFormatError(f"{path / MODULES_FILE}: expected a non-empty list of modules")
+        modules = []
+        for entry in sorted(entries, key=lambda e: e.get("idx", 0)):
+            try:
+                klass, sub = module_class(entry["type"]), entry["path"]
+            except KeyError as err:
+                raise ModelFormatError(f"{path / MODULES_FILE}: module entry lacks {err}") from None
+            modules.append(klass.load(path / sub))
+        return cls(modules, name=name or str(path))
+
+    def extra_repr(self) -> str:
+        return f"name={self.name!r}, dim={self.dim}, max_seq_length={self.max_seq_length}"

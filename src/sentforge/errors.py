@@ -1,0 +1,34 @@
+"""Errors that sentforge raises on bad input.
+
+Every error carries an actionable message; the CLI prints it on one line and exits with code 2.
+"""
+
+from __future__ import annotations
+
+
+class SentforgeError(Exception):
+    """Base class of every error that sentforge raises on purpose."""
+
+
+class InputFileError(SentforgeError):
+    """An input file is missing, unreadable or malformed (the message names the file and line)."""
+
+
+class ModelNotFoundError(SentforgeError):
+    """A model spec resolves to nothing loadable."""
+
+
+class ModelFormatError(SentforgeError):
+    """A model directory exists but its contents cannot be read."""
+
+
+class OutputExistsError(SentforgeError):
+    """An output path already holds data and overwriting was not requested."""
+
+
+class ConfigError(SentforgeError):
+    """An argument or configuration value is invalid."""
+
+
+class DataNotFoundError(SentforgeError):
+    """A task's data files are not in the data directory."""

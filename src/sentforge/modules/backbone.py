@@ -1,0 +1,197 @@
+"""Hugging Face backbones: any encoder (BERT, MiniLM, MPNet, RoBERTa, T5 encoder) and the T5
+encoder-decoder whose sentence vector is the first decoder output (Sentence-T5's ST5-EncDec)."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, ClassVar
+
+import torch
+import transformers
+from tokenizers import Tokenizer
+from transformers import AutoConfig, AutoModel, AutoTokenizer, PretrainedConfig, PreTrainedModel
+
+from sentforge.errors import ModelFormatError
+from sentforge.modules.base import Features, InputModule, pad_ids, read_json, write_json
+
+logger = logging.getLogger(__name__)
+
+ST_CONFIG_FILE = "sentence_bert_config.json"
+T5_FAMILY = {"t5", "mt5", "umt5", "longt5"}
+# Beyond this the tokenizer's model_max_length is a "no limit" sentinel, not a real limit.
+_UNBOUNDED = 1_000_000
+_T5_DEFAULT_MAX_LENGTH = 512
+
+
+@contextlib.contextmanager
+def _quiet_transformers() -> Iterator[None]:
+    """Silence transformers' own load report; sentforge logs the parts that matter."""
+    previous = transformers.logging.get_verbosity()
+    bars = transformers.logging.is_progress_bar_enabled()
+    transformers.logging.set_verbosity_error()
+    transformers.logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        transformers.logging.set_verbosity(previous)
+        if bars:
+            transformers.logging.enable_progress_bar()
+
+
+def _report_missing(name: str, info: dict[str, Any]) -> None:
+    # BERT checkpoints converted from sentence-transformers often drop the unused pooler layer.
+    missing = sorted(k for k in info.get("missing_keys", ()) if not k.startswith("pooler."))
+    if missing:
+        logger.warning("%s: %d weights missing from the checkpoint were initialised randomly: %s",
+                       name, len(missing), ", ".join(missing[:8]) + (" ..." if len(missing) > 8 else ""))
+
+
+def _default_max_length(config: PretrainedConfig, tokenizer: Any) -> int:
+    limits = [n for n in (getattr(tokenizer, "model_max_length", None),
+                          getattr(config, "max_position_embeddings", None)) if n and n < _UNBOUNDED]
+    if getattr(config, "model_type", None) in {"roberta", "xlm-roberta", "camembert"} and limits:
+        limits = [min(limits) - 2]  # RoBERTa reserves two positions for the padding offset.
+    return min(limits) if limits else _T5_DEFAULT_MAX_LENGTH
+
+
+class HFBackbone(InputModule):
+    """Shared tokenisation and save format of the Hugging Face backbones."""
+
+    saves_at_root: ClassVar[bool] = True
+    config_file: ClassVar[str] = ST_CONFIG_FILE
+
+    def __init__(self, model: PreTrainedModel, tokenizer: Any, max_seq_length: int | None = None,
+                 do_lower_case: bool = False) -> None:
+        super().__init__()
+        self.model = model
+        self.tokenizer = tokenizer
+        self.do_lower_case = do_lower_case
+        self.max_seq_length = max_seq_length or _default_max_length(model.config, tokenizer)
+        if not getattr(tokenizer, "is_fast", False):
+            raise ModelFormatError("sentforge needs a fast (Rust) tokenizer: save the model with a tokenizer.json")
+        # A private copy of the Rust tokenizer: padding and truncation are set per call here,
+        # never through the shared tokenizer object.
+        self._backend = Tokenizer.from_str(tokenizer.backend_tokenizer.to_str())
+        self._backend.no_padding()
+        self._truncation: int | None = None
+        if tokenizer.pad_token_id is None:
+            raise ModelFormatError("the tokenizer defines no padding token")
+
+    @property
+    def hidden_size(self) -> int:
+        config = self.model.config
+        return int(getattr(config, "hidden_size", None) or getattr(config, "d_model"))
+
+    @property
+    def output_dim(self) -> int:
+        return self.hidden_size
+
+    def config(self) -> dict[str, Any]:
+        return {"max_seq_length": self.max_seq_length, "do_lower_case": self.do_lower_case}
+
+    def token_ids(self, texts: list[str], max_length: int | None = None) -> tuple[list[list[int]], int]:
+        limit = max_length or self.max_seq_length
+        if self._truncation != limit:
+            self._backend.enable_truncation(limit)
+            self._truncation = limit
+        # Same text normalisation as sentence-transformers: strip, then optional lower-casing.
+        prepared = [t.strip().lower() if self.do_lower_case else t.strip() for t in texts]
+        encodings = self._backend.encode_batch(prepared)
+        return [e.ids for e in encodings], sum(1 for e in encodings if e.overflowing)
+
+    def pad(self, ids: list[list[int]]) -> Features:
+        return pad_ids(ids, self.tokenizer.pad_token_id)
+
+    def save(self, path: Path) -> None:
+        path.mkdir(parents=True, exist_ok=True)
+        self.model.save_pretrained(path, safe_serialization=True)
+        self.tokenizer.save_pretrained(path)
+        write_json(path / self.config_file, self.config())
+
+    @staticmethod
+    def _load_parts(path: str | Path, model_class: Any, **model_kwargs: Any) -> tuple[PreTrainedModel, Any]:
+        with _quiet_transformers():
+            tokenizer = AutoTokenizer.from_pretrained(str(path))
+            model, info = model_class.from_pretrained(str(path), output_loading_info=True, **model_kwargs)
+        _report_missing(str(path), info)
+        return model, tokenizer
+
+    @classmethod
+    def load(cls, path: Path) -> HFBackbone:
+        options = read_json(path / ST_CONFIG_FILE) if (path / ST_CONFIG_FILE).exists() else {}
+        return cls.from_pretrained(path, max_seq_length=options.get("max_seq_length"),
+                                   do_lower_case=bool(options.get("do_lower_case", False)))
+
+    @classmethod
+    def from_pretrained(cls, name_or_path: str | Path, max_seq_length: int | None = None,
+                        do_lower_case: bool = False, **model_kwargs: Any) -> HFBackbone:
+        raise NotImplementedError
+
+
+def _encoder_class(config: PretrainedConfig) -> Any:
+    """The encoder-only class for T5-family configs (their AutoModel needs decoder inputs)."""
+    if config.model_type in T5_FAMILY:
+        name = {"t5": "T5EncoderModel", "mt5": "MT5EncoderModel", "umt5": "UMT5EncoderModel",
+                "longt5": "LongT5EncoderModel"}[config.model_type]
+        return getattr(transformers, name)
+    return AutoModel
+
+
+class Transformer(HFBackbone):
+    """Any Hugging Face encoder; for T5-family checkpoints only the encoder stack is loaded.
+
+    Adds `token_embeddings` (the last hidden states) to the features.
+    """
+
+    type_name: ClassVar[str] = "sentence_transformers.models.Transformer"
+
+    @classmethod
+    def from_pretrained(cls, name_or_path: str | Path, max_seq_length: int | None = None,
+                        do_lower_case: bool = False, **model_kwargs: Any) -> Transformer:
+        config = AutoConfig.from_pretrained(str(name_or_path))
+        model, tokenizer = cls._load_parts(name_or_path, _encoder_class(config), **model_kwargs)
+        return cls(model, tokenizer, max_seq_length, do_lower_case)
+
+    @property
+    def is_t5(self) -> bool:
+        return self.model.config.model_type in T5_FAMILY
+
+    def forward(self, features: Features) -> Features:
+        output = self.model(input_ids=features["input_ids"], attention_mask=features["attention_mask"])
+        features["token_embeddings"] = output[0]
+        return features
+
+
+class T5EncoderDecoder(HFBackbone):
+    """ST5-EncDec: the text goes into the encoder, the decoder sees only its start token, and the
+    decoder's first output is the sentence representation (Ni et al., 2022, Sentence-T5, Fig. 2c).
+
+    Sets `token_embeddings` to that single decoder output, with an all-ones one-position mask, so
+    that any pooling afterwards (first or mean) returns it.
+    """
+
+    type_name: ClassVar[str] = "sentforge.modules.T5EncoderDecoder"
+
+    @classmethod
+    def from_pretrained(cls, name_or_path: str | Path, max_seq_length: int | None = None,
+                        do_lower_case: bool = False, **model_kwargs: Any) -> T5EncoderDecoder:
+        config = AutoConfig.from_pretrained(str(name_or_path))
+        if config.model_type not in T5_FAMILY:
+            raise ModelFormatError(f"{name_or_path}: the encoder-decoder backbone needs a T5-family checkpoint, "
+                                   f"got model_type={config.model_type!r}")
+        model, tokenizer = cls._load_parts(name_or_path, AutoModel, **model_kwargs)
+        return cls(model, tokenizer, max_seq_length, do_lower_case)
+
+    def forward(self, features: Features) -> Features:
+        input_ids = features["input_ids"]
+        start = self.model.config.decoder_start_token_id
+        start = self.model.config.pad_token_id if start is None else start
+        decoder_input_ids = torch.full((input_ids.shape[0], 1), start, dtype=torch.long, device=input_ids.device)
+        output = self.model(input_ids=input_ids, attention_mask=features["attention_mask"],
+                            decoder_input_ids=decoder_input_ids, use_cache=False)
+        features["token_embeddings"] = output.last_hidden_state
+        features["attention_mask"] = torch.ones_like(decoder_input_ids)
+        return features

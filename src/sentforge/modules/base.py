@@ -1,0 +1,97 @@
+"""The module contract: a step of the encoder pipeline that reads and extends a features dict."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+import torch
+from safetensors.torch import load_file, save_file
+from torch import nn
+
+from sentforge.errors import ModelFormatError
+
+WEIGHTS_FILE = "model.safetensors"
+Features = dict[str, torch.Tensor]
+
+
+def read_json(path: Path) -> dict[str, Any]:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return json.load(handle)
+    except FileNotFoundError:
+        raise ModelFormatError(f"missing file {path}") from None
+    except json.JSONDecodeError as err:
+        raise ModelFormatError(f"{path}: invalid JSON ({err})") from None
+
+
+def write_json(path: Path, obj: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump(obj, handle, indent=2)
+        handle.write("\n")
+
+
+class Module(nn.Module):
+    """A pipeline step. Subclasses set `type_name` (the `type` written to modules.json) and
+    implement `config()`; parameters are saved as safetensors beside a JSON config."""
+
+    type_name: ClassVar[str]
+    config_file: ClassVar[str] = "config.json"
+    # Only the input module of a sentence-transformers directory lives at its root.
+    saves_at_root: ClassVar[bool] = False
+
+    def config(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    @property
+    def output_dim(self) -> int | None:
+        """Size of the sentence vector after this module, or None if the module does not change it."""
+        return None
+
+    def save(self, path: Path) -> None:
+        path.mkdir(parents=True, exist_ok=True)
+        write_json(path / self.config_file, self.config())
+        state = {k: v.detach().contiguous().cpu() for k, v in self.state_dict().items()}
+        if state:
+            save_file(state, str(path / WEIGHTS_FILE))
+
+    @classmethod
+    def load(cls, path: Path) -> Module:
+        module = cls(**read_json(path / cls.config_file))
+        if any(True for _ in module.state_dict()):
+            weights = path / WEIGHTS_FILE
+            if not weights.exists():
+                raise ModelFormatError(f"missing weights file {weights}")
+            module.load_state_dict(load_file(str(weights)))
+        return module
+
+
+class InputModule(Module):
+    """The first step: turns texts into token ids and padded tensors."""
+
+    max_seq_length: int | None
+
+    def token_ids(self, texts: list[str], max_length: int | None = None) -> tuple[list[list[int]], int]:
+        """Token ids of each text (unpadded, truncated to the limit) and how many texts were truncated."""
+        raise NotImplementedError
+
+    def pad(self, ids: list[list[int]]) -> Features:
+        """A padded batch (`input_ids`, `attention_mask`) from lists of token ids."""
+        raise NotImplementedError
+
+    def tokenize(self, texts: list[str], max_length: int | None = None) -> Features:
+        return self.pad(self.token_ids(texts, max_length)[0])
+
+
+def pad_ids(ids: list[list[int]], pad_id: int) -> Features:
+    """Right-pad id lists into `input_ids` and `attention_mask` (at least one column)."""
+    width = max(1, max((len(x) for x in ids), default=0))
+    input_ids = np.full((len(ids), width), pad_id, dtype=np.int64)
+    mask = np.zeros((len(ids), width), dtype=np.int64)
+    for row, seq in enumerate(ids):
+        input_ids[row, : len(seq)] = seq
+        mask[row, : len(seq)] = 1
+    return {"input_ids": torch.from_numpy(input_ids), "attention_mask": torch.from_numpy(mask)}

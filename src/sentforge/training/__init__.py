@@ -1,0 +1,1 @@
+"""Training engine, optimisers and schedules, tokenizer training and pre-training from scratch."""
