@@ -16,7 +16,6 @@ from sentforge.modules.base import read_json
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_MODEL = "all-MiniLM-L6-v2"
 _HUB_ID = re.compile(r"^[\w.-]+(/[\w.-]+)?$")
 
 

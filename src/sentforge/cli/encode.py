@@ -1,41 +1,18 @@
-"""The `sentforge` command line: a thin layer over the library."""
+"""`sentforge encode`, `info` and `search`: texts to vectors, and a look at a model."""
 
 from __future__ import annotations
 
 import logging
-import sys
 from pathlib import Path
 from typing import Annotated, Optional
 
 import numpy as np
 import typer
 
-from sentforge.errors import ConfigError, SentforgeError
+from sentforge.cli.app import DEFAULT_MODEL, DeviceOpt, ModelOpt, OverwriteOpt, SeedOpt, app, load_model
+from sentforge.errors import ConfigError
 
-app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
-                  help="Learn, combine and evaluate sentence embeddings.")
 logger = logging.getLogger("sentforge.cli")
-
-ModelOpt = Annotated[str, typer.Option("--model", "-m", help="Model spec: directory, short name or hub id.")]
-SeedOpt = Annotated[int, typer.Option(help="Random seed.")]
-DeviceOpt = Annotated[Optional[str], typer.Option(help="torch device, e.g. cpu or cuda:0 (default: cpu).")]
-DEFAULT_MODEL = "all-MiniLM-L6-v2"
-
-
-@app.callback()
-def configure(log_level: Annotated[str, typer.Option(help="Logging level of sentforge's messages.")] = "INFO") -> None:
-    level = getattr(logging, log_level.upper(), None)
-    if not isinstance(level, int):
-        raise ConfigError(f"--log-level: unknown level {log_level!r}; use DEBUG, INFO, WARNING or ERROR")
-    logging.basicConfig(format="%(levelname)s %(name)s: %(message)s", level=logging.WARNING)
-    logging.getLogger("sentforge").setLevel(level)
-
-
-def _load(spec: str, device: str | None):
-    from sentforge.loading import load
-
-    logger.info("loading model %s", spec)
-    return load(spec, device=device)
 
 
 @app.command()
@@ -49,7 +26,7 @@ def encode(
     normalize: Annotated[bool, typer.Option(help="L2-normalise the vectors.")] = False,
     max_seq_length: Annotated[Optional[int], typer.Option(min=1, help="Truncate texts to this many tokens.")] = None,
     device: DeviceOpt = None,
-    overwrite: Annotated[bool, typer.Option(help="Replace an existing output file.")] = False,
+    overwrite: OverwriteOpt = False,
     seed: SeedOpt = 0,
 ) -> None:
     """Encode a file of texts into a float32 .npy matrix (one row per text, in file order)."""
@@ -62,7 +39,7 @@ def encode(
         raise ConfigError(f"--output {output}: vectors are written as .npy; give a path ending in .npy")
     check_output_file(output, overwrite)
     texts = read_texts(input, field=field, column=column)
-    encoder = _load(model, device)
+    encoder = load_model(model, device)
     if not texts:
         logger.warning("%s holds no texts: writing an empty (0, %d) array", input, encoder.dim)
     vectors = encoder.encode(texts, batch_size=batch_size, normalize=normalize,
@@ -76,7 +53,7 @@ def info(model: Annotated[str, typer.Argument(help="Model spec.")] = DEFAULT_MOD
     """Show an encoder's modules, embedding size and maximum sequence length."""
     from sentforge.encoder import Encoder
 
-    encoder = _load(model, None)
+    encoder = load_model(model, None)
     typer.echo(f"model: {model}")
     typer.echo(f"dimension: {encoder.dim}")
     if isinstance(encoder, Encoder):
@@ -108,21 +85,10 @@ def search(
     texts = read_texts(corpus, field=field, column=column)
     if not texts:
         raise ConfigError(f"--corpus {corpus}: no texts to search")
-    encoder = _load(model, device)
+    encoder = load_model(model, device)
     docs = encoder.encode(texts, batch_size=batch_size, normalize=True)
     queries = encoder.encode(query, batch_size=batch_size, normalize=True)
     for q, scores in zip(query, queries @ docs.T):
         typer.echo(f"query: {q}")
         for rank, idx in enumerate(np.argsort(-scores)[:top_k], 1):
             typer.echo(f"  {rank}. {scores[idx]:.4f}  {texts[idx]}")
-
-
-def main() -> None:
-    try:
-        app()
-    except SentforgeError as err:
-        typer.echo(f"error: {err}", err=True)
-        sys.exit(2)
-    except KeyboardInterrupt:
-        typer.echo("interrupted", err=True)
-        sys.exit(130)

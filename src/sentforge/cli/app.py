@@ -1,0 +1,36 @@
+"""The typer application and the options every command shares."""
+
+from __future__ import annotations
+
+import logging
+from typing import Annotated, Optional
+
+import typer
+
+from sentforge.errors import ConfigError
+
+app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
+                  help="Learn, combine and evaluate sentence embeddings.")
+logger = logging.getLogger("sentforge.cli")
+
+DEFAULT_MODEL = "all-MiniLM-L6-v2"
+ModelOpt = Annotated[str, typer.Option("--model", "-m", help="Model spec: directory, short name or hub id.")]
+SeedOpt = Annotated[int, typer.Option(help="Random seed.")]
+DeviceOpt = Annotated[Optional[str], typer.Option(help="torch device, e.g. cpu or cuda:0 (default: cpu).")]
+OverwriteOpt = Annotated[bool, typer.Option(help="Replace existing output.")]
+
+
+@app.callback()
+def configure(log_level: Annotated[str, typer.Option(help="Logging level of sentforge's messages.")] = "INFO") -> None:
+    level = getattr(logging, log_level.upper(), None)
+    if not isinstance(level, int):
+        raise ConfigError(f"--log-level: unknown level {log_level!r}; use DEBUG, INFO, WARNING or ERROR")
+    logging.basicConfig(format="%(levelname)s %(name)s: %(message)s", level=logging.WARNING)
+    logging.getLogger("sentforge").setLevel(level)
+
+
+def load_model(spec: str, device: str | None = None):
+    from sentforge.loading import load
+
+    logger.info("loading model %s", spec)
+    return load(spec, device=device)
