@@ -11,6 +11,10 @@ from sentforge.errors import SentforgeError
 
 # Importing a command module registers its commands on `app`.
 from sentforge.cli import encode  # noqa: E402,F401
+from sentforge.cli import eval  # noqa: E402,F401
+from sentforge.cli import pretrain  # noqa: E402,F401
+from sentforge.cli import train  # noqa: E402,F401
+from sentforge.cli import meta  # noqa: E402,F401
 
 
 def main() -> None:

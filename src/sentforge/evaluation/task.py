@@ -61,6 +61,11 @@ class Task(ABC):
         if missing:
             raise DataNotFoundError(f"task {self.name}: missing {', '.join(str(p) for p in missing)}")
 
+    def supports(self, model: Any) -> bool:
+        """Whether this task can evaluate `model`; encoders (anything with `encode`) by default.
+        Tasks that also take a lexical scorer such as BM25 override this."""
+        return hasattr(model, "encode")
+
     def texts(self) -> list[str]:
         """Every text this task will encode (may repeat). Empty means: no pre-encoding."""
         return []
@@ -100,6 +105,8 @@ def resolve_tasks(selection: str | Sequence[str]) -> list[type[Task]]:
         key = name.lower()
         if key in FAMILIES:
             matches = [cls for cls in tasks.values() if cls.metadata.family == key]
+            if not matches:
+                raise ConfigError(f"task family {name!r} has no tasks in this installation")
         elif key in tasks:
             matches = [tasks[key]]
         else:
@@ -136,13 +143,19 @@ class CachedEncoder:
         self._blocks.append(np.asarray(vectors, dtype=np.float32))
         self._matrix = None
 
-    def encode(self, texts: Sequence[str], **_: Any) -> np.ndarray:
+    def encode(self, texts: Sequence[str], normalize: bool = False, **_: Any) -> np.ndarray:
+        """Cached vectors of `texts` (encoding the new ones); batch options are the cache's own."""
         texts = list(texts)
         self.warm(texts)
+        if not texts:
+            return np.zeros((0, self.dim), np.float32)
         if self._matrix is None:
-            self._matrix = np.concatenate(self._blocks) if self._blocks else np.zeros((0, self.dim), np.float32)
+            self._matrix = np.concatenate(self._blocks)
             self._blocks = [self._matrix]
-        return self._matrix[[self._rows[t] for t in texts]] if texts else np.zeros((0, self.dim), np.float32)
+        vectors = self._matrix[[self._rows[t] for t in texts]]
+        if normalize:
+            vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+        return vectors
 
     def __len__(self) -> int:
         return len(self._rows)

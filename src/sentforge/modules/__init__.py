@@ -26,6 +26,8 @@ register_module(Projection, "sentence_transformers.base.modules.dense.Dense")
 register_module(Normalize, "sentence_transformers.base.modules.normalize.Normalize")
 register_module(T5EncoderDecoder)
 register_module(WordVectors)
+from sentforge.modules.flow import Flow  # noqa: E402
+register_module(Flow)
 
 
 def module_class(type_name: str) -> type[Module]:

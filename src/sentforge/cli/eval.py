@@ -1,0 +1,39 @@
+"""`sentforge eval`: run task families or single tasks on one model, write JSON and a Markdown table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from sentforge.cli.app import DEFAULT_MODEL, DeviceOpt, ModelOpt, OverwriteOpt, app
+
+
+@app.command("eval")
+def eval_command(
+    output: Annotated[Path, typer.Option("--output", "-o", help="Results JSON; a Markdown table is written beside "
+                                         "it with the suffix .md.")],
+    model: ModelOpt = DEFAULT_MODEL,
+    tasks: Annotated[str, typer.Option(help="Comma-separated task families (sts, transfer, sentglue, useb, "
+                                       "geometry) and/or task names, e.g. sts,STSBenchmark-raw.")] = "sts",
+    data_dir: Annotated[Optional[Path], typer.Option(
+        envvar="SENTFORGE_DATA", show_envvar=True,
+        help="Data root holding senteval/, glue/, cqa-qatarliving/, … (default: $SENTFORGE_DATA).")] = None,
+    batch_size: Annotated[int, typer.Option(min=1, help="Encoding batch size.")] = 64,
+    strict: Annotated[bool, typer.Option(help="Fail when a selected task's files are missing "
+                                         "(default: skip it with a warning).")] = False,
+    device: DeviceOpt = None,
+    overwrite: OverwriteOpt = False,
+    seed: Annotated[int, typer.Option(help="Random seed (1111 is SentEval's).")] = 1111,
+) -> None:
+    """Evaluate a model (spec, directory, or bm25) on the selected tasks; each text is encoded once."""
+    from sentforge.evaluation.runner import evaluate, markdown_path
+
+    report = evaluate(model, tasks, data_dir=data_dir, batch_size=batch_size, seed=seed, strict=strict,
+                      output=output, overwrite=overwrite, device=device)
+    for name, entry in report["tasks"].items():
+        typer.echo(f"{name:24s} {entry['main_metric']:>16s} {entry['main_score']:8.2f}")
+    for name, why in report["skipped"].items():
+        typer.echo(f"{name:24s} skipped: {why}")
+    typer.echo(f"wrote {output} and {markdown_path(output)} ({report['timing']['total_seconds']:.1f} s)")

@@ -1,0 +1,181 @@
+"""SentEval's logistic-regression protocol (its scikit-learn path), run fast.
+
+Follows `senteval/tools/validation.py` of facebookresearch/SentEval with `usepytorch=False`:
+
+- `inner_kfold` (SentEval's InnerKFoldClassifier; MR, CR, SUBJ, MPQA): an outer
+  `StratifiedKFold(k, shuffle=True, random_state=1111)`; inside each outer fold an inner
+  `StratifiedKFold(k, shuffle=True, random_state=1111)` over the outer-train part scores every C of
+  2^-2..2^3; the C with the best mean inner accuracy is refitted on the outer-train part and scored on
+  the outer-test part. Reported: the mean of the per-fold test accuracies.
+- `kfold` (KFoldClassifier; TREC, MRPC): C ∈ 2^-1..2^5 chosen by `StratifiedKFold(k, shuffle=True,
+  random_state=seed)` cross-validation on train, refitted on all of train, scored on test.
+- `split` (SplitClassifier; SST-2): C ∈ 2^-2..2^3 chosen on dev; the model of that C is scored on test.
+
+Every fit is `LogisticRegression(C=C, random_state=seed)` with scikit-learn's defaults (lbfgs, tol 1e-4,
+max_iter 100) on the raw float32 features: SentEval's scikit-learn path does not standardise. Accuracies
+are ×100 and rounded to two decimals where SentEval rounds them (which decides ties: the first best C
+wins), so the numbers equal the official code's for the same features and sample order.
+
+Speed comes from the execution, not from a different protocol: folds run in parallel worker processes
+(joblib), each with single-threaded BLAS/OpenMP (multi-threaded BLAS on a busy 2-core machine is ten
+times slower per fit), and all C values of one split are fitted inside one worker. With
+`warm_start=True` each fit along the ascending C path starts from the previous solution: fewer lbfgs
+iterations, but lbfgs stops at its tolerance, so accuracies can move by about 0.1 from SentEval's cold
+fits; it is off by default.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+
+import numpy as np
+from joblib import Parallel, delayed
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import StratifiedKFold
+from threadpoolctl import ThreadpoolController
+
+from sentforge.errors import ConfigError
+
+SEED = 1111
+KFOLD = 10
+# SentEval's scikit-learn grids: `[2**t for t in range(-2, 4)]` (inner k-fold and dev split) and
+# `[2**t for t in range(-1, 6)]` (k-fold on train).
+INNER_KFOLD_REGS: tuple[float, ...] = tuple(2.0 ** t for t in range(-2, 4))
+SPLIT_REGS = INNER_KFOLD_REGS
+KFOLD_REGS: tuple[float, ...] = tuple(2.0 ** t for t in range(-1, 6))
+
+Metric = Callable[[np.ndarray, np.ndarray], float]
+
+
+@dataclass(frozen=True)
+class ClassifierResult:
+    """Outcome of one protocol run; accuracies ×100."""
+
+    dev_acc: float  # best validation accuracy (mean over outer folds for `inner_kfold`)
+    acc: float  # test accuracy
+    chosen_C: tuple[float, ...]  # the selected C (one per outer fold for `inner_kfold`)
+    predictions: np.ndarray | None = field(default=None, compare=False)  # test predictions (`kfold`, `split`)
+
+
+@cache
+def _threadpools() -> ThreadpoolController:
+    # Built once per process: `threadpoolctl.threadpool_limits` rescans the loaded libraries on every call.
+    return ThreadpoolController()
+
+
+def single_threaded():
+    """Context manager: BLAS and OpenMP pools limited to one thread."""
+    return _threadpools().limit(limits=1)
+
+
+def accuracy(y_true: np.ndarray, y_pred: np.ndarray) -> float:
+    return float(np.mean(y_true == y_pred))
+
+
+def logistic_regression(C: float, seed: int, warm_start: bool = False) -> LogisticRegression:
+    """SentEval's estimator: scikit-learn defaults apart from C and the seed."""
+    return LogisticRegression(C=C, random_state=seed, warm_start=warm_start)
+
+
+def fit(X: np.ndarray, y: np.ndarray, C: float, seed: int) -> LogisticRegression:
+    """One SentEval fit, single-threaded (scikit-learn's non-convergence warnings are silenced: SentEval
+    keeps max_iter=100, and its non-converged fits are part of the protocol)."""
+    with single_threaded(), warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return logistic_regression(C, seed).fit(X, y)
+
+
+def path_scores(X_train: np.ndarray, y_train: np.ndarray, X_valid: np.ndarray, y_valid: np.ndarray,
+                regs: Sequence[float], seed: int, warm_start: bool = False,
+                metric: Metric = accuracy) -> list[float]:
+    """Validation score of a model fitted at each C, in the given order, single-threaded; with
+    `warm_start` each fit starts from the previous C's solution."""
+    scores = []
+    model = logistic_regression(regs[0], seed, warm_start=True) if warm_start else None
+    with single_threaded(), warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        for C in regs:
+            fitted = model.set_params(C=C) if warm_start else logistic_regression(C, seed)
+            fitted.fit(X_train, y_train)
+            scores.append(metric(y_valid, fitted.predict(X_valid)))
+    return scores
+
+
+def stratified_folds(X: np.ndarray, y: np.ndarray, k: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """SentEval's folds: `StratifiedKFold(k, shuffle=True, random_state=seed)` over the samples in
+    the order given (SentEval's order matters: the shuffle permutes within each class)."""
+    counts = np.unique(y, return_counts=True)[1]
+    if k < 2 or counts.min() < k:
+        raise ConfigError(f"{k}-fold cross-validation needs at least {k} examples of every class; "
+                          f"the smallest class has {counts.min()}")
+    return list(StratifiedKFold(n_splits=k, shuffle=True, random_state=seed).split(X, y))
+
+
+def cv_scores(X: np.ndarray, y: np.ndarray, regs: Sequence[float], k: int, seed: int,
+              warm_start: bool = False) -> list[float]:
+    """Mean k-fold accuracy ×100 of each C, rounded to two decimals as SentEval does (sequential)."""
+    per_fold = [path_scores(X[train], y[train], X[test], y[test], regs, seed, warm_start)
+                for train, test in stratified_folds(X, y, k, seed)]
+    return [round(100 * float(np.mean(scores)), 2) for scores in zip(*per_fold)]
+
+
+def _best(regs: Sequence[float], scores: Sequence[float]) -> tuple[float, float]:
+    index = int(np.argmax(scores))  # first best, as SentEval's np.argmax
+    return regs[index], scores[index]
+
+
+def _outer_fold(X: np.ndarray, y: np.ndarray, train: np.ndarray, test: np.ndarray, regs: Sequence[float],
+                k: int, seed: int, warm_start: bool) -> tuple[float, float, float]:
+    X_train, y_train = X[train], y[train]
+    C, dev = _best(regs, cv_scores(X_train, y_train, regs, k, seed, warm_start))
+    model = fit(X_train, y_train, C, seed)
+    return dev, round(100 * model.score(X[test], y[test]), 2), C
+
+
+def inner_kfold(X: np.ndarray, y: np.ndarray, regs: Sequence[float] = INNER_KFOLD_REGS, k: int = KFOLD,
+                seed: int = SEED, n_jobs: int = -1, warm_start: bool = False) -> ClassifierResult:
+    """SentEval's InnerKFoldClassifier; outer folds run in parallel. The official code hard-codes
+    random_state=1111 for both splitters; here `seed` (default 1111) sets them and the estimator."""
+    folds = stratified_folds(X, y, k, seed)
+    outcomes = Parallel(n_jobs=n_jobs)(delayed(_outer_fold)(X, y, train, test, regs, k, seed, warm_start)
+                                       for train, test in folds)
+    dev, test, chosen = zip(*outcomes)
+    return ClassifierResult(dev_acc=round(float(np.mean(dev)), 2), acc=round(float(np.mean(test)), 2),
+                            chosen_C=tuple(chosen))
+
+
+def _fold_path(X: np.ndarray, y: np.ndarray, train: np.ndarray, test: np.ndarray, regs: Sequence[float],
+               seed: int, warm_start: bool) -> list[float]:
+    return path_scores(X[train], y[train], X[test], y[test], regs, seed, warm_start)
+
+
+def kfold(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray, y_test: np.ndarray,
+          regs: Sequence[float] = KFOLD_REGS, k: int = KFOLD, seed: int = SEED, n_jobs: int = -1,
+          warm_start: bool = False) -> ClassifierResult:
+    """SentEval's KFoldClassifier: C by k-fold CV on train (folds in parallel), refit on train, test."""
+    folds = stratified_folds(X_train, y_train, k, seed)
+    per_fold = Parallel(n_jobs=n_jobs)(delayed(_fold_path)(X_train, y_train, train, test, regs, seed, warm_start)
+                                       for train, test in folds)
+    scores = [round(100 * float(np.mean(s)), 2) for s in zip(*per_fold)]
+    C, dev = _best(regs, scores)
+    model = fit(X_train, y_train, C, seed)
+    predictions = model.predict(X_test)
+    return ClassifierResult(dev_acc=dev, acc=round(100 * accuracy(y_test, predictions), 2), chosen_C=(C,),
+                            predictions=predictions)
+
+
+def split(X_train: np.ndarray, y_train: np.ndarray, X_dev: np.ndarray, y_dev: np.ndarray, X_test: np.ndarray,
+          y_test: np.ndarray, regs: Sequence[float] = SPLIT_REGS, seed: int = SEED,
+          n_jobs: int = -1) -> ClassifierResult:
+    """SentEval's SplitClassifier: C chosen on dev; SentEval then refits that C on the same train set,
+    which gives the very model already fitted, so that model is scored on test. Cs fit in parallel."""
+    models = Parallel(n_jobs=n_jobs)(delayed(fit)(X_train, y_train, C, seed) for C in regs)
+    scores = [round(100 * accuracy(y_dev, model.predict(X_dev)), 2) for model in models]
+    index = int(np.argmax(scores))
+    predictions = models[index].predict(X_test)
+    return ClassifierResult(dev_acc=scores[index], acc=round(100 * accuracy(y_test, predictions), 2),
+                            chosen_C=(regs[index],), predictions=predictions)

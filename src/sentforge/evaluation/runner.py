@@ -1,0 +1,215 @@
+"""Run a selection of tasks on one model: one encoding pass, progress, a JSON report and a Markdown table.
+
+The data directory is the root that holds `senteval/downstream`, `glue/glue_data`, `cqa-qatarliving`, …
+(task files are relative to it); when it is not given, the environment variable SENTFORGE_DATA names it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import platform
+import time
+from collections.abc import Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from sentforge.errors import ConfigError, DataNotFoundError
+from sentforge.evaluation.task import CachedEncoder, Task, resolve_tasks
+from sentforge.io import atomic_file, check_output_file, save_json
+from sentforge.seed import set_seed
+
+logger = logging.getLogger(__name__)
+
+DATA_ENV = "SENTFORGE_DATA"
+
+
+def resolve_data_dir(data_dir: str | os.PathLike | None) -> Path:
+    """The data root: `data_dir`, else $SENTFORGE_DATA; it must be an existing directory."""
+    if data_dir is None:
+        if not os.environ.get(DATA_ENV):
+            raise ConfigError(f"no data directory: pass --data-dir DIR or set {DATA_ENV} to the folder that "
+                              "holds senteval/, glue/, cqa-qatarliving/, …")
+        data_dir = os.environ[DATA_ENV]
+    path = Path(data_dir).expanduser()
+    if not path.is_dir():
+        raise ConfigError(f"data directory {path} does not exist or is not a directory")
+    return path
+
+
+def load_model(spec: str, device: str | None = None, show_progress: bool | None = None) -> Any:
+    """An encoder from `sentforge.load`, or the lexical baseline `bm25`, which scores texts itself."""
+    if spec.lower() == "bm25":
+        from sentforge.baselines.bm25 import load_bm25
+
+        return load_bm25(show_progress=show_progress)
+    from sentforge.loading import load
+
+    return load(spec, device=device)
+
+
+def markdown_path(output: str | os.PathLike) -> Path:
+    return Path(output).with_suffix(".md")
+
+
+def evaluate(model: Any, tasks: str | Sequence[str] = "sts", data_dir: str | os.PathLike | None = None,
+             batch_size: int = 64, seed: int = 1111, strict: bool = False,
+             output: str | os.PathLike | None = None, overwrite: bool = False, device: str | None = None,
+             show_progress: bool | None = None) -> dict[str, Any]:
+    """Evaluate `model` (a spec such as `all-MiniLM-L6-v2`, a directory or `bm25`; or an object with
+    `encode`) on `tasks` (families and task names, comma-separated or a list).
+
+    A task whose files are missing is skipped with a warning, or raises DataNotFoundError when
+    `strict`; a task that does not apply to the model (e.g. classification on BM25) is skipped. Every
+    text of the selected tasks is encoded once, before any task runs. With `output`, writes the
+    results as JSON and a Markdown table beside it (same name, `.md`). Seed 1111 is SentEval's default.
+    """
+    if batch_size < 1:
+        raise ConfigError(f"batch_size must be >= 1, got {batch_size}")
+    selected = resolve_tasks(tasks)
+    root = resolve_data_dir(data_dir)
+    if output is not None:
+        if Path(output).suffix != ".json":
+            raise ConfigError(f"--output {output}: results are written as JSON (plus a Markdown table beside it); "
+                              "give a path ending in .json")
+        check_output_file(output, overwrite)
+        check_output_file(markdown_path(output), overwrite)
+    set_seed(seed)
+    started = time.perf_counter()
+    model_name = model if isinstance(model, str) else getattr(model, "name", type(model).__name__)
+    if isinstance(model, str):
+        logger.info("loading model %s", model)
+        model = load_model(model, device, show_progress)
+
+    runnable, skipped = _runnable_tasks([cls(root, seed=seed) for cls in selected], model, model_name, strict)
+    if not runnable:
+        raise DataNotFoundError(f"none of the selected tasks can run on {model_name} with data directory {root}: "
+                                + "; ".join(f"{name}: {why}" for name, why in skipped.items()))
+
+    scorer, encode_seconds, n_texts = model, 0.0, 0
+    if hasattr(model, "encode"):
+        scorer = CachedEncoder(model, batch_size=batch_size, show_progress=show_progress)
+        texts = [text for task in runnable for text in task.texts()]
+        tick = time.perf_counter()
+        logger.info("encoding %d distinct texts of %d tasks", len(set(texts)), len(runnable))
+        scorer.warm(texts)
+        encode_seconds = time.perf_counter() - tick
+
+    results: dict[str, dict[str, Any]] = {}
+    for task in tqdm(runnable, desc="tasks", unit="task", disable=None if show_progress is None else not show_progress):
+        tick = time.perf_counter()
+        metrics = task.evaluate(scorer)
+        seconds = time.perf_counter() - tick
+        if task.metadata.main_metric not in metrics:
+            raise ConfigError(f"task {task.name} returned no {task.metadata.main_metric!r} (its main metric)")
+        results[task.name] = {"family": task.metadata.family, "main_metric": task.metadata.main_metric,
+                              "main_score": metrics[task.metadata.main_metric], "metrics": metrics,
+                              "seconds": round(seconds, 3)}
+        if task.metadata.extra.get("variant_of"):
+            results[task.name]["variant_of"] = task.metadata.extra["variant_of"]
+        logger.info("%s: %s = %.2f (%.1f s)", task.name, task.metadata.main_metric,
+                    metrics[task.metadata.main_metric], seconds)
+    if isinstance(scorer, CachedEncoder):
+        n_texts = len(scorer)
+
+    report = {
+        "model": str(model_name),
+        "tasks": results,
+        "families": family_averages(results),
+        "skipped": skipped,
+        "config": {"data_dir": str(root), "batch_size": batch_size, "seed": seed, "strict": strict,
+                   "selection": tasks if isinstance(tasks, str) else ",".join(tasks)},
+        "timing": {"encode_seconds": round(encode_seconds, 3), "distinct_texts_encoded": n_texts,
+                   "total_seconds": round(time.perf_counter() - started, 3)},
+        "environment": {"sentforge": _version(), "python": platform.python_version(),
+                        "finished": datetime.now(timezone.utc).isoformat(timespec="seconds")},
+    }
+    if output is not None:
+        save_json(output, report)
+        with atomic_file(markdown_path(output), "w") as handle:
+            handle.write(markdown_report(report))
+        logger.info("wrote %s and %s", output, markdown_path(output))
+    return report
+
+
+def _runnable_tasks(tasks: list[Task], model: Any, model_name: str,
+                    strict: bool) -> tuple[list[Task], dict[str, str]]:
+    runnable, skipped = [], {}
+    for task in tasks:
+        missing = task.missing_files()
+        if missing:
+            if strict:
+                task.check_available()
+            shown = ", ".join(str(path) for path in missing[:3]) + (f" and {len(missing) - 3} more"
+                                                                    if len(missing) > 3 else "")
+            skipped[task.name] = f"missing {len(missing)} file(s): {shown}"
+            logger.warning("skipping task %s: missing %s (pass --strict to make this an error)", task.name, shown)
+        elif not task.supports(model):
+            skipped[task.name] = f"does not apply to {model_name}"
+            logger.info("skipping task %s: it does not apply to %s", task.name, model_name)
+        else:
+            runnable.append(task)
+    return runnable, skipped
+
+
+def family_averages(results: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Mean main score of the tasks of each family that ran (with their count, since skips change it).
+    Variants of another task (e.g. STS12-raw of STS12) are left out so that no data set counts twice."""
+    by_family: dict[str, list[float]] = {}
+    for entry in results.values():
+        if entry.get("variant_of"):
+            continue
+        by_family.setdefault(entry["family"], []).append(float(entry["main_score"]))
+    return {family: {"mean_main_score": float(np.mean(scores)), "n_tasks": len(scores)}
+            for family, scores in by_family.items()}
+
+
+def _format(value: Any) -> str:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
+        return str(value)
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    return f"{value:.2f}" if abs(value) >= 1 else f"{value:.4f}"
+
+
+def markdown_report(report: dict[str, Any]) -> str:
+    """A summary table (main metric per task, family means, timings) and one table of every metric per task."""
+    lines = [f"# Evaluation of {report['model']}", "",
+             "| task | family | main metric | score | seconds |", "|---|---|---|---:|---:|"]
+    for name, entry in report["tasks"].items():
+        lines.append(f"| {name} | {entry['family']} | {entry['main_metric']} | {_format(entry['main_score'])} "
+                     f"| {entry['seconds']:.1f} |")
+    lines += ["", "| family | mean of main scores (variants such as -raw excluded) | tasks |", "|---|---:|---:|"]
+    lines += [f"| {family} | {_format(entry['mean_main_score'])} | {entry['n_tasks']} |"
+              for family, entry in report["families"].items()]
+    timing = report["timing"]
+    lines += ["", f"Encoding: {timing['distinct_texts_encoded']} distinct texts in {timing['encode_seconds']:.1f} s; "
+              f"total {timing['total_seconds']:.1f} s (batch size {report['config']['batch_size']}, "
+              f"seed {report['config']['seed']})."]
+    sts = {name: entry["metrics"] for name, entry in report["tasks"].items() if "spearman_mean" in entry["metrics"]}
+    if sts:
+        lines += ["", "STS aggregates over subsets (SentEval mean and weighted mean; \"all\": one correlation over "
+                  "the concatenated subsets):", "",
+                  "| task | Spearman mean | Spearman wmean | Spearman all | Pearson mean | Pearson wmean | Pearson all |",
+                  "|---|---:|---:|---:|---:|---:|---:|"]
+        keys = [f"{m}_{a}" for m in ("spearman", "pearson") for a in ("mean", "wmean", "all")]
+        lines += [f"| {name} | " + " | ".join(_format(metrics[k]) for k in keys) + " |" for name, metrics in sts.items()]
+    if report["skipped"]:
+        lines += ["", "Skipped:", *(f"- {name}: {why}" for name, why in report["skipped"].items())]
+    lines += ["", "## All metrics"]
+    for name, entry in report["tasks"].items():
+        metrics = entry["metrics"]
+        lines += ["", f"### {name}", "", "| metric | value |", "|---|---:|"]
+        lines += [f"| {key} | {_format(value)} |" for key, value in metrics.items()
+                  if isinstance(value, (int, float, np.floating, np.integer))]
+    return "\n".join(lines) + "\n"
+
+
+def _version() -> str:
+    from sentforge import __version__
+
+    return __version__

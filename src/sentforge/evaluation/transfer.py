@@ -1,0 +1,302 @@
+"""SentEval transfer tasks: MR, CR, SUBJ, MPQA, SST-2, TREC and MRPC (family "transfer").
+
+Each task reads SentEval's `data/downstream` files as the official code does (MR/CR/SUBJ/MPQA/TREC
+as Latin-1, SST and MRPC as UTF-8; every line split on whitespace), sorts the samples as SentEval
+does before classifying (by token count, then label: the order decides which samples the seeded
+shuffled folds put together), encodes each sample as its tokens joined by single spaces, and runs
+SentEval's scikit-learn logistic-regression protocol (`classifier.py`):
+
+- MR, CR, SUBJ, MPQA: 10-fold cross-validation with an inner 10-fold CV over C ∈ 2^-2..2^3.
+- SST-2: C ∈ 2^-2..2^3 chosen on dev, accuracy on test.
+- TREC (6 coarse classes), MRPC: C ∈ 2^-1..2^5 by 10-fold CV on train, accuracy (MRPC also F1) on test.
+
+MRPC features: SentEval's own code uses [|u−v|, u∗v]; `pair_features="full"` uses [u, v, |u−v|, u∗v]
+(see docs/transfer.md for both numbers).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from sklearn.metrics import f1_score
+
+from sentforge.errors import ConfigError, InputFileError
+from sentforge.evaluation import classifier
+from sentforge.evaluation.task import Task, TaskMetadata, register_task
+
+DOWNSTREAM = "senteval/downstream"
+TREC_CLASSES = ("ABBR", "DESC", "ENTY", "HUM", "LOC", "NUM")  # SentEval's label order
+PAIR_FEATURES = ("senteval", "full")
+
+
+def read_text(path: Path, encoding: str) -> str:
+    try:
+        return path.read_bytes().decode(encoding)
+    except FileNotFoundError:
+        raise InputFileError(f"{path}: file not found") from None
+    except UnicodeDecodeError as err:
+        line = path.read_bytes()[:err.start].count(b"\n") + 1
+        raise InputFileError(f"{path}, line {line}: not valid {encoding} ({err.reason})") from None
+
+
+def numbered_lines(path: Path, encoding: str) -> list[tuple[int, str]]:
+    """(line number, line) pairs, as Python's `for line in file` yields them (universal newlines)."""
+    lines = read_text(path, encoding).replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return list(enumerate(lines, start=1))
+
+
+def read_sentences(path: Path) -> list[list[str]]:
+    """A one-sentence-per-line file (MR, CR, SUBJ, MPQA) as SentEval's `loadFile` reads it: Latin-1,
+    `splitlines()`, whitespace tokens. Empty lines are kept as empty samples, as SentEval keeps them."""
+    tokens = [line.split() for line in read_text(path, "latin-1").splitlines()]
+    if not tokens:
+        raise InputFileError(f"{path}: no sentences")
+    return tokens
+
+
+def read_sst_binary(path: Path) -> tuple[list[list[str]], list[int]]:
+    """SentEval's SST binary files: `<tokenised sentence>\\t<0|1>` per line, UTF-8."""
+    samples, labels = [], []
+    for number, line in numbered_lines(path, "utf-8"):
+        fields = line.strip().split("\t")
+        if len(fields) != 2 or fields[1] not in ("0", "1"):
+            raise InputFileError(f"{path}, line {number}: expected '<sentence>\\t<0 or 1>', got {line[:80]!r}")
+        samples.append(fields[0].split())
+        labels.append(int(fields[1]))
+    return samples, labels
+
+
+def read_trec(path: Path) -> tuple[list[list[str]], list[int]]:
+    """TREC question classification: `<COARSE>:<fine> <question>` per line, Latin-1; coarse labels."""
+    samples, labels = [], []
+    for number, line in numbered_lines(path, "latin-1"):
+        target, _, rest = line.strip().partition(":")
+        fine_and_question = rest.split(" ", 1)
+        if target not in TREC_CLASSES or len(fine_and_question) != 2:
+            raise InputFileError(f"{path}, line {number}: expected '<{'|'.join(TREC_CLASSES)}>:<fine label> "
+                                 f"<question>', got {line[:80]!r}")
+        samples.append(fine_and_question[1].split())
+        labels.append(TREC_CLASSES.index(target))
+    return samples, labels
+
+
+def read_mrpc(path: Path) -> tuple[list[list[str]], list[list[str]], list[int]]:
+    """`msr_paraphrase_{train,test}.txt`: a header, then `Quality\\t#1 ID\\t#2 ID\\t#1 String\\t#2 String`."""
+    first, second, labels = [], [], []
+    for number, line in numbered_lines(path, "utf-8")[1:]:
+        fields = line.strip().split("\t")
+        if len(fields) < 5 or fields[0] not in ("0", "1"):
+            raise InputFileError(f"{path}, line {number}: expected 'Quality\\t#1 ID\\t#2 ID\\t#1 String\\t#2 String' "
+                                 f"with Quality 0 or 1, got {line[:80]!r}")
+        first.append(fields[3].split())
+        second.append(fields[4].split())
+        labels.append(int(fields[0]))
+    if not labels:
+        raise InputFileError(f"{path}: no sentence pairs after the header")
+    return first, second, labels
+
+
+def senteval_order(*keys: Sequence[Any]) -> list[int]:
+    """Indices that sort samples as SentEval does before encoding: by token count of each text column,
+    then by label (the last key), keeping file order among ties (Python's sort is stable)."""
+    *texts, labels = keys
+    return sorted(range(len(labels)), key=lambda i: (*(len(column[i]) for column in texts), labels[i]))
+
+
+def joined(tokens: list[str]) -> str:
+    return " ".join(tokens)
+
+
+@dataclass(frozen=True)
+class Sentences:
+    """Sentences (tokens joined by single spaces) with labels, in SentEval's order."""
+
+    texts: list[str]
+    labels: np.ndarray
+
+    @classmethod
+    def sorted(cls, samples: list[list[str]], labels: list[int]) -> Sentences:
+        order = senteval_order(samples, labels)
+        return cls([joined(samples[i]) for i in order], np.array([labels[i] for i in order]))
+
+
+@dataclass(frozen=True)
+class SentencePairs:
+    first: list[str]
+    second: list[str]
+    labels: np.ndarray
+
+    @classmethod
+    def sorted(cls, first: list[list[str]], second: list[list[str]], labels: list[int]) -> SentencePairs:
+        order = senteval_order(first, second, labels)
+        return cls([joined(first[i]) for i in order], [joined(second[i]) for i in order],
+                   np.array([labels[i] for i in order]))
+
+
+class TransferTask(Task):
+    """A SentEval transfer task. `kfold` is SentEval's `params.kfold` (10 here, as in the published
+    setting); `n_jobs` worker processes run the folds; `warm_start` (off: exact SentEval fits) starts
+    each fit along the C path from the previous one."""
+
+    def __init__(self, data_dir: str | Path, seed: int = classifier.SEED, kfold: int = classifier.KFOLD,
+                 n_jobs: int = -1, warm_start: bool = False) -> None:
+        super().__init__(data_dir, seed)
+        self.kfold = kfold
+        self.n_jobs = n_jobs
+        self.warm_start = warm_start
+
+    def path(self, index: int) -> Path:
+        return self.data_dir / self.metadata.files[index]
+
+
+class BinaryTransferTask(TransferTask):
+    """MR, CR, SUBJ, MPQA: a file of class 1 and a file of class 0; 10-fold CV with inner 10-fold CV."""
+
+    @cached_property
+    def data(self) -> Sentences:
+        positive, negative = read_sentences(self.path(0)), read_sentences(self.path(1))
+        return Sentences.sorted(positive + negative, [1] * len(positive) + [0] * len(negative))
+
+    def texts(self) -> list[str]:
+        return self.data.texts
+
+    def evaluate(self, encoder: Any) -> dict[str, Any]:
+        features = encoder.encode(self.data.texts)
+        result = classifier.inner_kfold(features, self.data.labels, k=self.kfold, seed=self.seed, n_jobs=self.n_jobs,
+                                        warm_start=self.warm_start)
+        return {"acc": result.acc, "dev_acc": result.dev_acc, "n": len(self.data.labels),
+                "chosen_C": list(result.chosen_C)}
+
+
+def _binary_metadata(name: str, positive: str, negative: str, description: str, reference: str) -> TaskMetadata:
+    return TaskMetadata(name=name, family="transfer", main_metric="acc", description=description,
+                        files=(f"{DOWNSTREAM}/{name}/{positive}", f"{DOWNSTREAM}/{name}/{negative}"),
+                        splits=("10-fold CV",), reference=reference)
+
+
+@register_task
+class MR(BinaryTransferTask):
+    metadata = _binary_metadata("MR", "rt-polarity.pos", "rt-polarity.neg",
+                                "Movie review snippet polarity (accuracy, 10-fold CV).",
+                                "Pang & Lee 2005; SentEval (Conneau & Kiela 2018)")
+
+
+@register_task
+class CR(BinaryTransferTask):
+    metadata = _binary_metadata("CR", "custrev.pos", "custrev.neg",
+                                "Customer product review polarity (accuracy, 10-fold CV).",
+                                "Hu & Liu 2004; SentEval")
+
+
+@register_task
+class SUBJ(BinaryTransferTask):
+    # SentEval gives the objective sentences label 1.
+    metadata = _binary_metadata("SUBJ", "subj.objective", "subj.subjective",
+                                "Subjectivity of movie review sentences (accuracy, 10-fold CV).",
+                                "Pang & Lee 2004; SentEval")
+
+
+@register_task
+class MPQA(BinaryTransferTask):
+    metadata = _binary_metadata("MPQA", "mpqa.pos", "mpqa.neg",
+                                "Opinion polarity of MPQA phrases (accuracy, 10-fold CV).",
+                                "Wiebe et al. 2005; SentEval")
+
+
+@register_task
+class SST2(TransferTask):
+    metadata = TaskMetadata(
+        name="SST2", family="transfer", main_metric="acc",
+        description="Stanford Sentiment Treebank, binary (train phrases; C chosen on dev; test accuracy).",
+        files=tuple(f"{DOWNSTREAM}/SST/binary/sentiment-{split}" for split in ("train", "dev", "test")),
+        splits=("train", "dev", "test"), reference="Socher et al. 2013; SentEval")
+
+    @cached_property
+    def data(self) -> tuple[Sentences, Sentences, Sentences]:
+        return tuple(Sentences.sorted(*read_sst_binary(self.path(i))) for i in range(3))
+
+    def texts(self) -> list[str]:
+        return [text for part in self.data for text in part.texts]
+
+    def evaluate(self, encoder: Any) -> dict[str, Any]:
+        train, dev, test = self.data
+        result = classifier.split(encoder.encode(train.texts), train.labels, encoder.encode(dev.texts), dev.labels,
+                                  encoder.encode(test.texts), test.labels, seed=self.seed, n_jobs=self.n_jobs)
+        return {"acc": result.acc, "dev_acc": result.dev_acc, "n_train": len(train.labels),
+                "n_test": len(test.labels), "chosen_C": list(result.chosen_C)}
+
+
+@register_task
+class TREC(TransferTask):
+    metadata = TaskMetadata(
+        name="TREC", family="transfer", main_metric="acc",
+        description="TREC question type, 6 coarse classes (C by 10-fold CV on train; test accuracy).",
+        files=(f"{DOWNSTREAM}/TREC/train_5500.label", f"{DOWNSTREAM}/TREC/TREC_10.label"),
+        splits=("train", "test"), reference="Li & Roth 2002; SentEval")
+
+    @cached_property
+    def data(self) -> tuple[Sentences, Sentences]:
+        return Sentences.sorted(*read_trec(self.path(0))), Sentences.sorted(*read_trec(self.path(1)))
+
+    def texts(self) -> list[str]:
+        return [text for part in self.data for text in part.texts]
+
+    def evaluate(self, encoder: Any) -> dict[str, Any]:
+        train, test = self.data
+        result = classifier.kfold(encoder.encode(train.texts), train.labels, encoder.encode(test.texts),
+                                  test.labels, k=self.kfold, seed=self.seed, n_jobs=self.n_jobs,
+                                  warm_start=self.warm_start)
+        return {"acc": result.acc, "dev_acc": result.dev_acc, "n_train": len(train.labels),
+                "n_test": len(test.labels), "chosen_C": list(result.chosen_C)}
+
+
+def pair_features(first: np.ndarray, second: np.ndarray, kind: str) -> np.ndarray:
+    """`senteval`: [|u−v|, u∗v] (SentEval's MRPC); `full`: [u, v, |u−v|, u∗v] (InferSent, SentGLUE)."""
+    parts = [np.abs(first - second), first * second]
+    if kind == "full":
+        parts = [first, second, *parts]
+    elif kind != "senteval":
+        raise ConfigError(f"pair features {kind!r}: choose from {', '.join(PAIR_FEATURES)}")
+    return np.concatenate(parts, axis=1)
+
+
+@register_task
+class MRPC(TransferTask):
+    metadata = TaskMetadata(
+        name="MRPC", family="transfer", main_metric="acc",
+        description="Microsoft Research Paraphrase Corpus (C by 10-fold CV on train; test accuracy and F1).",
+        files=(f"{DOWNSTREAM}/MRPC/msr_paraphrase_train.txt", f"{DOWNSTREAM}/MRPC/msr_paraphrase_test.txt"),
+        splits=("train", "test"), reference="Dolan et al. 2004; SentEval")
+
+    def __init__(self, data_dir: str | Path, seed: int = classifier.SEED, kfold: int = classifier.KFOLD,
+                 n_jobs: int = -1, warm_start: bool = False, features: str = "senteval") -> None:
+        super().__init__(data_dir, seed, kfold, n_jobs, warm_start)
+        if features not in PAIR_FEATURES:
+            raise ConfigError(f"MRPC features {features!r}: choose from {', '.join(PAIR_FEATURES)}")
+        self.features = features
+
+    @cached_property
+    def data(self) -> tuple[SentencePairs, SentencePairs]:
+        return SentencePairs.sorted(*read_mrpc(self.path(0))), SentencePairs.sorted(*read_mrpc(self.path(1)))
+
+    def texts(self) -> list[str]:
+        return [text for part in self.data for text in part.first + part.second]
+
+    def _features(self, pairs: SentencePairs, encoder: Any) -> np.ndarray:
+        return pair_features(encoder.encode(pairs.first), encoder.encode(pairs.second), self.features)
+
+    def evaluate(self, encoder: Any) -> dict[str, Any]:
+        train, test = self.data
+        result = classifier.kfold(self._features(train, encoder), train.labels, self._features(test, encoder),
+                                  test.labels, k=self.kfold, seed=self.seed, n_jobs=self.n_jobs,
+                                  warm_start=self.warm_start)
+        return {"acc": result.acc, "f1": round(100 * float(f1_score(test.labels, result.predictions)), 2),
+                "dev_acc": result.dev_acc, "n_train": len(train.labels), "n_test": len(test.labels),
+                "chosen_C": list(result.chosen_C)}

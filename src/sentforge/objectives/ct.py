@@ -1,0 +1,61 @@
+"""Contrastive Tension (Carlsson et al., 2021): two independent copies of the encoder are trained so
+that the dot product of their vectors is high for the same sentence and low for different ones.
+
+Each batch of B sentences becomes B pairs (first copy's input, second copy's input): about one in
+K + 1 pairs is positive (the same sentence twice) and the others negative (the sentence against
+another of the batch), scored by binary cross-entropy on the dot product. The second copy -- the
+encoder passed in -- is the one kept; the first starts as its deep copy. Paper settings: K = 7
+negatives per positive, batch 16, RMSprop, learning rate 1e-5 lowered in steps to 2e-6.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from sentforge.errors import ConfigError
+from sentforge.training.distributed import rank
+
+# Trainer settings of the paper (Carlsson et al., 2021): RMSprop, lr 1e-5 -> 8e-6 -> ... -> 2e-6 every 500 steps.
+TRAINING_DEFAULTS = {"optimizer": "rmsprop", "lr": 1e-5, "batch_size": 16, "schedule": "piecewise",
+                     "schedule_boundaries": (500, 1000, 1500, 2000), "schedule_factors": (1.0, 0.8, 0.6, 0.4, 0.2),
+                     "weight_decay": 0.0}
+
+
+class ContrastiveTension(nn.Module):
+    def __init__(self, encoder: nn.Module, negatives: int = 7, seed: int = 0) -> None:
+        super().__init__()
+        if negatives < 1:
+            raise ConfigError(f"Contrastive Tension needs at least one negative per positive, got {negatives}")
+        self.encoder = encoder  # the second model: trained and kept
+        self.first = copy.deepcopy(encoder)
+        self.negatives = negatives
+        self.seed = seed
+        self.register_buffer("pair_draws", torch.zeros((), dtype=torch.int64))
+        self.last_stats: dict[str, float] = {}
+
+    def pairs(self, batch: Sequence[str]) -> tuple[list[str], list[str], torch.Tensor]:
+        """(first inputs, second inputs, labels): the first B // (K + 1) pairs (at least one) are
+        positives, each other sentence meets a random other one of the batch."""
+        rng = np.random.default_rng([self.seed, rank(), int(self.pair_draws)])
+        self.pair_draws += 1
+        size = len(batch)
+        positives = max(1, size // (self.negatives + 1))
+        partners = [i if i < positives else (i + int(rng.integers(1, size))) % size for i in range(size)]
+        second = [batch[j] for j in partners]
+        labels = torch.tensor([float(a == b) for a, b in zip(batch, second)])
+        return list(batch), second, labels
+
+    def forward(self, batch: Sequence[str]) -> torch.Tensor:
+        if len(batch) < 2:
+            raise ConfigError("Contrastive Tension needs batches of at least 2 sentences")
+        first, second, labels = self.pairs(batch)
+        scores = (self.first.embed(first) * self.encoder.embed(second)).sum(dim=-1)
+        labels = labels.to(scores.device)
+        self.last_stats = {"positives": float(labels.sum())}
+        return F.binary_cross_entropy_with_logits(scores.float(), labels)

@@ -1,0 +1,133 @@
+"""Masked language modelling (Devlin et al., 2019): pre-training from scratch, and the MLM
+domain-adaptation baseline of the TSDAE paper (Wang et al., 2021).
+
+15% of the non-special tokens are chosen; of those 80% become [MASK], 10% a random token and 10%
+stay as they are; the loss is the cross-entropy of the original token at the chosen positions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+from transformers import AutoModelForMaskedLM
+
+from sentforge.errors import ConfigError, ModelFormatError
+
+IGNORE_INDEX = -100
+
+
+def mask_tokens(input_ids: torch.Tensor, special: torch.Tensor, mask_token_id: int, vocab_size: int,
+                mlm_probability: float = 0.15, mask_ratio: float = 0.8, random_ratio: float = 0.1,
+                generator: torch.Generator | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """(corrupted input ids, labels with IGNORE_INDEX except at the chosen positions).
+
+    `special` is True where a token may not be chosen (padding, [CLS], [SEP], ...).
+    """
+    device = input_ids.device
+    chance = torch.full(input_ids.shape, mlm_probability, device=device).masked_fill(special, 0.0)
+    chosen = torch.bernoulli(chance, generator=generator).bool()
+    labels = input_ids.masked_fill(~chosen, IGNORE_INDEX)
+    draw = torch.rand(input_ids.shape, generator=generator, device=device)
+    to_mask = chosen & (draw < mask_ratio)
+    to_random = chosen & (draw >= mask_ratio) & (draw < mask_ratio + random_ratio)
+    random_ids = torch.randint(vocab_size, input_ids.shape, generator=generator, device=device)
+    corrupted = input_ids.masked_fill(to_mask, mask_token_id)
+    corrupted = torch.where(to_random, random_ids, corrupted)
+    return corrupted, labels
+
+
+class MaskedLanguageModeling(nn.Module):
+    """MLM over the encoder's Hugging Face backbone with a masked-LM head (`*ForMaskedLM`).
+
+    The head is new (random) unless `head_from` names a `*ForMaskedLM` checkpoint whose head to
+    reuse; either way the base model inside `self.lm` *is* the encoder's backbone model, so training
+    the objective trains the encoder. `self.lm.save_pretrained(dir)` writes a standard checkpoint.
+    Defaults: BERT's 15% masking with 80/10/10 replacement.
+    """
+
+    def __init__(self, encoder: nn.Module, mlm_probability: float = 0.15, mask_ratio: float = 0.8,
+                 random_ratio: float = 0.1, max_seq_length: int | None = None,
+                 head_from: str | Path | None = None) -> None:
+        super().__init__()
+        if not 0 < mlm_probability < 1 or mask_ratio < 0 or random_ratio < 0 or mask_ratio + random_ratio > 1:
+            raise ConfigError("MLM needs 0 < mlm_probability < 1 and mask_ratio + random_ratio <= 1")
+        backbone = encoder[0]
+        base = getattr(backbone, "model", None)
+        tokenizer = getattr(backbone, "tokenizer", None)
+        if base is None or tokenizer is None:
+            raise ConfigError("MLM needs an encoder over a Hugging Face backbone")
+        if tokenizer.mask_token_id is None:
+            raise ModelFormatError("MLM needs a tokenizer with a mask token")
+        if head_from is not None:
+            lm = AutoModelForMaskedLM.from_pretrained(str(head_from))
+        else:
+            lm = AutoModelForMaskedLM.from_config(base.config)
+        setattr(lm, lm.base_model_prefix, base)
+        lm.tie_weights()
+        self.encoder = encoder
+        self.lm = lm
+        self.mlm_probability = mlm_probability
+        self.mask_ratio = mask_ratio
+        self.random_ratio = random_ratio
+        self.max_seq_length = max_seq_length
+        self.mask_token_id = tokenizer.mask_token_id
+        self.vocab_size = lm.get_output_embeddings().weight.shape[0]
+        self.special_ids = torch.tensor(sorted(set(tokenizer.all_special_ids)))
+        # BERT's and RoBERTa's heads are one module over the hidden states: apply it only at the
+        # masked positions (about 7x less work in the vocabulary projection).
+        heads = [m for name, m in lm.named_children() if name != lm.base_model_prefix]
+        self._head = heads[0] if len(heads) == 1 else None
+        self.last_stats: dict[str, float] = {}
+
+    def _corrupt(self, texts: Sequence[str], generator: torch.Generator | None = None) -> dict[str, torch.Tensor]:
+        features = self.encoder.tokenize(list(texts), self.max_seq_length)
+        device = self.encoder.device
+        input_ids = features["input_ids"].to(device)
+        special = torch.isin(input_ids, self.special_ids.to(device))
+        corrupted, labels = mask_tokens(input_ids, special, self.mask_token_id, self.vocab_size,
+                                        self.mlm_probability, self.mask_ratio, self.random_ratio, generator)
+        return {"input_ids": corrupted, "attention_mask": features["attention_mask"].to(device), "labels": labels}
+
+    def _logits_and_labels(self, inputs: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+        labels = inputs["labels"]
+        if self._head is None:
+            logits = self.lm(input_ids=inputs["input_ids"], attention_mask=inputs["attention_mask"]).logits
+            chosen = labels != IGNORE_INDEX
+            return logits[chosen], labels[chosen]
+        hidden = self.encoder[0]({"input_ids": inputs["input_ids"],
+                                  "attention_mask": inputs["attention_mask"]})["token_embeddings"]
+        chosen = labels != IGNORE_INDEX
+        return self._head(hidden[chosen]), labels[chosen]
+
+    def forward(self, batch: Sequence[str]) -> torch.Tensor:
+        inputs = self._corrupt(batch)
+        logits, labels = self._logits_and_labels(inputs)
+        # A batch where no token was chosen (tiny texts) contributes a zero loss with a graph.
+        loss = F.cross_entropy(logits.float(), labels) if len(labels) else logits.sum() * 0.0
+        self.last_stats = {"tokens": float(inputs["attention_mask"].sum())}
+        return loss
+
+    @torch.no_grad()
+    def evaluate(self, texts: Sequence[str], batch_size: int = 64, seed: int = 0) -> dict[str, float]:
+        """Held-out masked-token loss and accuracy with a fixed masking (own generator: the training
+        random state is left alone), so that two models are compared on the same masked tokens."""
+        generator = torch.Generator(device=self.encoder.device).manual_seed(seed)
+        was_training = self.training
+        self.eval()
+        total_loss, correct, count = 0.0, 0, 0
+        try:
+            for start in range(0, len(texts), batch_size):
+                inputs = self._corrupt(texts[start:start + batch_size], generator)
+                logits, labels = self._logits_and_labels(inputs)
+                total_loss += F.cross_entropy(logits.float(), labels, reduction="sum").item()
+                correct += (logits.argmax(dim=-1) == labels).sum().item()
+                count += len(labels)
+        finally:
+            self.train(was_training)
+        if count == 0:
+            raise ConfigError("no token was masked in the evaluation texts")
+        return {"mlm_loss": total_loss / count, "mlm_accuracy": correct / count, "masked_tokens": count}

@@ -1,0 +1,36 @@
+"""STS regression (Reimers & Gurevych, 2019): the cosine similarity of the two sentence vectors is
+regressed onto the gold score divided by its maximum (5 for STS), with mean squared error -- the
+supervised objective of the TSDAE paper's NLI+STS setting."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from sentforge.errors import ConfigError
+
+# Trainer settings of Sentence-BERT's STS-B training (Reimers & Gurevych, 2019): batch 16, lr 2e-5, 10% warm-up.
+TRAINING_DEFAULTS = {"optimizer": "adamw", "lr": 2e-5, "batch_size": 16, "schedule": "linear", "warmup_ratio": 0.1}
+
+
+class CosineRegression(nn.Module):
+    """A batch is a list of (sentence1, sentence2, score) with 0 <= score <= score_max."""
+
+    def __init__(self, encoder: nn.Module, score_max: float = 5.0) -> None:
+        super().__init__()
+        if score_max <= 0:
+            raise ConfigError(f"score_max must be positive, got {score_max}")
+        self.encoder = encoder
+        self.score_max = float(score_max)
+
+    def forward(self, batch: Sequence[tuple[str, str, float]]) -> torch.Tensor:
+        if any(len(example) != 3 for example in batch):
+            raise ConfigError("STS regression examples are (sentence1, sentence2, score) triples")
+        first, second, scores = zip(*batch)
+        vectors = self.encoder.embed([*first, *second])
+        cosine = F.cosine_similarity(vectors[:len(batch)], vectors[len(batch):], dim=-1)
+        target = torch.tensor(scores, dtype=cosine.dtype, device=cosine.device) / self.score_max
+        return F.mse_loss(cosine, target)

@@ -1,0 +1,238 @@
+"""Pre-training from scratch: a tokenizer and a BERT-like (masked LM) or T5-like (span corruption)
+model trained on an unlabelled corpus, written as a standard Hugging Face directory.
+
+Output directory:
+    config.json, model.safetensors, tokenizer files   the model (`transformers.AutoModel`,
+                                                      `sentforge.load`, `build_encoder` read it)
+    pretrain.json                                     the run's settings and final held-out metrics
+    training/tokenizer/                               the tokenizer, trained once (reused on resume)
+    training/heldout.txt                              held-out sentences (never trained on)
+    training/metrics.jsonl, training/checkpoints/     the Trainer's log and checkpoints
+The model files are written last (config.json after the weights), so a directory with a
+config.json holds a finished model.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import tempfile
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from transformers import AutoTokenizer, BertConfig, BertModel, PreTrainedTokenizerFast, T5Config, T5EncoderModel
+
+from sentforge.encoder import Encoder
+from sentforge.errors import ConfigError, OutputExistsError
+from sentforge.io import check_output_dir, save_json
+from sentforge.modules import Pooling, Transformer
+from sentforge.objectives.mlm import MaskedLanguageModeling
+from sentforge.objectives.span_corruption import SpanCorruption
+from sentforge.seed import set_seed
+from sentforge.training import distributed
+from sentforge.training.tokenizer import train_unigram, train_wordpiece
+from sentforge.training.trainer import Trainer, TrainingConfig
+
+logger = logging.getLogger(__name__)
+
+KINDS = ("mlm", "t5")
+TRAINING_DIR = "training"
+TOKENIZER_DIR = "tokenizer"
+HELDOUT_FILE = "heldout.txt"
+SUMMARY_FILE = "pretrain.json"
+
+
+@dataclass(frozen=True)
+class ModelSize:
+    layers: int
+    hidden: int
+    heads: int
+    intermediate: int
+    vocab_size: int
+    max_positions: int = 512
+
+
+# tiny: unit tests. small: about BERT-mini (Turc et al., 2019: 4 layers, hidden 256). base: BERT-base /
+# T5 v1.1-base widths.
+BERT_SIZES = {
+    "tiny": ModelSize(layers=2, hidden=64, heads=2, intermediate=128, vocab_size=1000, max_positions=128),
+    "small": ModelSize(layers=4, hidden=256, heads=4, intermediate=1024, vocab_size=16000),
+    "base": ModelSize(layers=12, hidden=768, heads=12, intermediate=3072, vocab_size=30522),
+}
+T5_SIZES = {
+    "tiny": ModelSize(layers=2, hidden=64, heads=2, intermediate=128, vocab_size=1000),
+    "small": ModelSize(layers=4, hidden=256, heads=4, intermediate=1024, vocab_size=16000),
+    "base": ModelSize(layers=12, hidden=768, heads=12, intermediate=2048, vocab_size=32100),
+}
+
+
+@dataclass
+class PretrainConfig:
+    """Settings of one pre-training run. The learning rate is higher than BERT's 1e-4 (batch 256,
+    1M steps) because the runs here are short and the batches small; warm-up and clipping keep it stable."""
+
+    kind: str = "mlm"
+    size: str = "small"
+    steps: int = 1000
+    batch_size: int = 64
+    lr: float = 1e-3
+    optimizer: str = "adamw"
+    schedule: str = "linear"
+    warmup_ratio: float = 0.05
+    weight_decay: float = 0.01
+    max_seq_length: int = 128
+    vocab_size: int | None = None  # default: the size preset's
+    heldout: int = 1000
+    seed: int = 0
+    checkpoint_every: int = 200
+    keep_last: int = 2
+    eval_every: int | None = None  # default: 5 evaluations per run
+    log_every: int = 10
+    device: str | None = None
+    gradient_accumulation: int = 1
+    overrides: dict[str, Any] = field(default_factory=dict)  # ModelSize fields to change
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ConfigError(f"unknown pre-training objective {self.kind!r}; choose mlm or t5")
+        sizes = BERT_SIZES if self.kind == "mlm" else T5_SIZES
+        if self.size not in sizes:
+            raise ConfigError(f"unknown model size {self.size!r}; choose one of {', '.join(sizes)}")
+        if self.heldout < 1:
+            raise ConfigError(f"heldout must be >= 1, got {self.heldout}")
+
+    @property
+    def model_size(self) -> ModelSize:
+        base = (BERT_SIZES if self.kind == "mlm" else T5_SIZES)[self.size]
+        values = {**asdict(base), **self.overrides}
+        if self.vocab_size:
+            values["vocab_size"] = self.vocab_size
+        return ModelSize(**values)
+
+
+def split_heldout(sentences: Sequence[str], n_heldout: int, seed: int) -> tuple[list[str], list[str]]:
+    """(training sentences, held-out sentences): a seeded random split."""
+    if n_heldout >= len(sentences):
+        raise ConfigError(f"the corpus has {len(sentences)} sentences; cannot hold out {n_heldout}")
+    order = np.random.default_rng(seed).permutation(len(sentences))
+    held = set(order[:n_heldout].tolist())
+    train = [s for i, s in enumerate(sentences) if i not in held]
+    return train, [sentences[i] for i in sorted(held)]
+
+
+def train_tokenizer(kind: str, sentences: Sequence[str], vocab_size: int) -> PreTrainedTokenizerFast:
+    if kind == "mlm":
+        return train_wordpiece(sentences, vocab_size=vocab_size)
+    return train_unigram(sentences, vocab_size=vocab_size)
+
+
+def build_model(kind: str, size: ModelSize, tokenizer: PreTrainedTokenizerFast, max_seq_length: int,
+                seed: int) -> tuple[Encoder, torch.nn.Module]:
+    """A randomly initialised encoder (mean pooling) and its pre-training objective."""
+    set_seed(seed)
+    vocab = len(tokenizer)
+    if kind == "mlm":
+        config = BertConfig(vocab_size=vocab, hidden_size=size.hidden, num_hidden_layers=size.layers,
+                            num_attention_heads=size.heads, intermediate_size=size.intermediate,
+                            max_position_embeddings=size.max_positions, pad_token_id=tokenizer.pad_token_id)
+        model = BertModel(config, add_pooling_layer=False)
+    else:
+        config = T5Config(vocab_size=vocab, d_model=size.hidden, d_kv=size.hidden // size.heads, d_ff=size.intermediate,
+                          num_layers=size.layers, num_decoder_layers=size.layers, num_heads=size.heads,
+                          feed_forward_proj="gated-gelu", tie_word_embeddings=False,
+                          decoder_start_token_id=tokenizer.pad_token_id, pad_token_id=tokenizer.pad_token_id,
+                          eos_token_id=tokenizer.eos_token_id)
+        model = T5EncoderModel(config)
+    backbone = Transformer(model, tokenizer, max_seq_length=min(max_seq_length, size.max_positions))
+    encoder = Encoder([backbone, Pooling(backbone.output_dim, "mean")], name=f"{kind}-{size.hidden}")
+    objective = MaskedLanguageModeling(encoder) if kind == "mlm" else SpanCorruption(encoder)
+    return encoder, objective
+
+
+def _prepare_output(output: Path, resume: bool, overwrite: bool) -> None:
+    if resume:
+        if output.exists() and not (output / TRAINING_DIR).is_dir():
+            raise OutputExistsError(f"--resume: {output} holds no pre-training run ({TRAINING_DIR}/ is missing)")
+        return
+    check_output_dir(output, overwrite)
+    if overwrite and output.exists():
+        shutil.rmtree(output)
+
+
+def _save_model(objective: torch.nn.Module, tokenizer: PreTrainedTokenizerFast, output: Path) -> None:
+    """Write the Hugging Face files into `output`, config.json last."""
+    tmp = Path(tempfile.mkdtemp(dir=output, prefix=".model.", suffix=".tmp"))
+    try:
+        objective.lm.save_pretrained(tmp, safe_serialization=True)
+        tokenizer.save_pretrained(tmp)
+        names = sorted((p.name for p in tmp.iterdir()), key=lambda n: n == "config.json")
+        for name in names:
+            (tmp / name).replace(output / name)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def pretrain(sentences: Sequence[str], output: str | Path, config: PretrainConfig, resume: bool = False,
+             overwrite: bool = False, show_progress: bool | None = None) -> dict[str, Any]:
+    """Pre-train from scratch on `sentences` and write the model to `output`; returns the summary."""
+    output = Path(output)
+    distributed.init_distributed(torch.device(config.device) if config.device else None)
+    main = distributed.is_main_process()
+    if main:
+        _prepare_output(output, resume, overwrite)
+    distributed.barrier()
+    work = output / TRAINING_DIR
+    train_texts, heldout = split_heldout(list(sentences), config.heldout, config.seed)
+    size = config.model_size
+    tokenizer_dir = work / TOKENIZER_DIR
+    if main and not (tokenizer_dir / "tokenizer.json").exists():
+        logger.info("training a %s tokenizer (vocabulary %d) on %d sentences",
+                    "WordPiece" if config.kind == "mlm" else "Unigram", size.vocab_size, len(train_texts))
+        tokenizer = train_tokenizer(config.kind, train_texts, size.vocab_size)
+        tokenizer.save_pretrained(tokenizer_dir)
+        (work / HELDOUT_FILE).write_text("".join(f"{s}\n" for s in heldout), encoding="utf-8")
+    distributed.barrier()
+    tokenizer = AutoTokenizer.from_pretrained(str(tokenizer_dir))
+    encoder, objective = build_model(config.kind, size, tokenizer, config.max_seq_length, config.seed)
+    logger.info("%s model: %s parameters", config.kind, f"{sum(p.numel() for p in objective.parameters()):,}")
+
+    eval_every = config.eval_every or max(1, config.steps // 5)
+    training = TrainingConfig(
+        output_dir=work, steps=config.steps, batch_size=config.batch_size, optimizer=config.optimizer,
+        lr=config.lr, weight_decay=config.weight_decay, schedule=config.schedule,
+        warmup_ratio=config.warmup_ratio, seed=config.seed, group_by_length=True, log_every=config.log_every,
+        eval_every=eval_every, eval_at_start=True, checkpoint_every=config.checkpoint_every,
+        keep_last=config.keep_last, resume=resume, overwrite=True, device=config.device,
+        gradient_accumulation=config.gradient_accumulation, show_progress=show_progress)
+    result = Trainer(encoder, objective, train_texts, training,
+                     evaluator=lambda _encoder: objective.evaluate(heldout, seed=config.seed)).train()
+
+    summary: dict[str, Any] = {}
+    if main:
+        final = objective.evaluate(heldout, seed=config.seed)
+        summary = {"config": asdict(config), "model_size": asdict(size), "parameters": sum(
+            p.numel() for p in objective.parameters()), "train_sentences": len(train_texts),
+            "heldout_sentences": len(heldout), "steps": result.steps, "heldout": final,
+            "tokens_per_second": result.tokens_per_second}
+        _save_model(objective, tokenizer, output)
+        save_json(output / SUMMARY_FILE, summary)
+        logger.info("wrote %s: held-out %s", output, final)
+    distributed.barrier()
+    return summary
+
+
+def random_init_like(model_dir: str | Path, seed: int = 0) -> Encoder:
+    """The architecture and tokenizer of a pre-trained directory with random weights, mean pooling:
+    the baseline that pre-training is measured against."""
+    from transformers import AutoConfig
+
+    config = AutoConfig.from_pretrained(str(model_dir))
+    tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
+    set_seed(seed)
+    model = T5EncoderModel(config) if config.model_type == "t5" else BertModel(config, add_pooling_layer=False)
+    backbone = Transformer(model, tokenizer)
+    return Encoder([backbone, Pooling(backbone.output_dim, "mean")], name=f"random-init:{model_dir}")

@@ -1,0 +1,440 @@
+"""The training engine every sentforge method runs through.
+
+    trainer = Trainer(encoder, objective, data, TrainingConfig(steps=1000, batch_size=64, output_dir="run"))
+    result = trainer.train()
+
+Contracts
+- `objective` is an `nn.Module` built as `Objective(encoder, **config)` that owns the encoder (and any
+  parts of its own: heads, decoders); `objective(batch) -> loss`, a scalar tensor. A batch is a list
+  of examples taken from `data` (texts, tuples of texts, ...): the objective tokenizes and collates.
+  It may set `objective.last_stats` (a dict of numbers) in `forward`; "tokens" is summed into the
+  throughput figures and any other entry is averaged into the logs.
+- `data` is a sequence of examples. The order is a seeded permutation per epoch; on N processes each
+  takes its slice of the same global batch (see training/data.py).
+- `evaluator` is any callable `encoder -> dict of metrics`, or an evaluation `Task` (its `evaluate`),
+  run every `eval_every` steps on the main process.
+- `callbacks` are called after every optimizer step with the `TrainerState`.
+
+The output directory holds `metrics.jsonl` (one JSON object per logged step / evaluation) and
+`checkpoints/step-XXXXXXXX/` (see training/checkpoint.py); `resume=True` continues from the newest
+complete checkpoint with identical results to an uninterrupted run (same seed, same device type).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+from tqdm.auto import tqdm
+
+from sentforge.errors import ConfigError, OutputExistsError
+from sentforge.io import atomic_file
+from sentforge.seed import set_seed
+from sentforge.training import distributed
+from sentforge.training.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
+from sentforge.training.data import BatchOrder, DataState, process_slice
+from sentforge.training.optim import build_optimizer, build_scheduler, parameter_groups, schedule_from_config
+
+logger = logging.getLogger(__name__)
+
+METRICS_FILE = "metrics.jsonl"
+CHECKPOINTS_DIR = "checkpoints"
+MIXED_PRECISION = ("auto", "no", "bf16", "fp16")
+
+
+@dataclass
+class TrainingConfig:
+    """How to train. Defaults are generic; each method's config sets the values of its paper."""
+
+    output_dir: str | Path | None = None
+    steps: int | None = None  # optimizer steps; or give `epochs`
+    epochs: int | None = None
+    batch_size: int = 32  # per process and per micro-batch
+    gradient_accumulation: int = 1
+    optimizer: str = "adamw"
+    lr: float = 5e-5
+    weight_decay: float = 0.01
+    optimizer_options: dict[str, Any] = field(default_factory=dict)
+    schedule: str = "linear"
+    warmup_steps: int = 0
+    warmup_ratio: float = 0.0
+    schedule_power: float = 1.0
+    schedule_end_factor: float = 0.0
+    schedule_boundaries: tuple[int, ...] = ()
+    schedule_factors: tuple[float, ...] = (1.0,)
+    max_grad_norm: float | None = 1.0
+    mixed_precision: str = "auto"  # auto: bf16 (or fp16) on CUDA, none on CPU
+    device: str | None = None
+    seed: int = 0
+    group_by_length: bool = False
+    log_every: int = 10
+    eval_every: int | None = None
+    eval_at_start: bool = False
+    checkpoint_every: int | None = None
+    keep_last: int = 2
+    resume: bool = False
+    overwrite: bool = False
+    early_stopping_patience: int | None = None  # off by default: the seeds train a fixed number of steps
+    early_stopping_metric: str | None = None
+    early_stopping_mode: str = "max"
+    # DDP: encoders often carry parameters no objective uses (BERT's pooler); False is faster when
+    # every parameter gets a gradient.
+    find_unused_parameters: bool = True
+    show_progress: bool | None = None
+
+    def __post_init__(self) -> None:
+        if (self.steps is None) == (self.epochs is None):
+            raise ConfigError("give exactly one of steps and epochs")
+        for name in ("steps", "epochs", "batch_size", "gradient_accumulation", "log_every", "eval_every",
+                     "checkpoint_every", "keep_last", "early_stopping_patience"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise ConfigError(f"{name} must be >= 1, got {value}")
+        if self.mixed_precision not in MIXED_PRECISION:
+            raise ConfigError(f"mixed_precision must be one of {', '.join(MIXED_PRECISION)}")
+        if self.early_stopping_mode not in ("max", "min"):
+            raise ConfigError("early_stopping_mode must be 'max' or 'min'")
+        if self.max_grad_norm is not None and self.max_grad_norm <= 0:
+            raise ConfigError(f"max_grad_norm must be positive or None, got {self.max_grad_norm}")
+        if (self.checkpoint_every or self.resume) and self.output_dir is None:
+            raise ConfigError("checkpoints and resume need an output_dir")
+        self.schedule_boundaries = tuple(self.schedule_boundaries)
+        self.schedule_factors = tuple(self.schedule_factors)
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["output_dir"] = None if self.output_dir is None else str(self.output_dir)
+        return data
+
+
+@dataclass
+class TrainerState:
+    step: int = 0
+    total_steps: int = 0
+    epoch: int = 0
+    loss: float = math.nan
+    lr: float = 0.0
+    best_metric: float | None = None
+    evals_without_improvement: int = 0
+    should_stop: bool = False
+
+
+@dataclass
+class TrainResult:
+    steps: int
+    losses: list[float]  # global loss of every step this call ran
+    evaluations: list[dict[str, Any]]
+    stopped_early: bool
+    tokens_per_second: float | None
+
+
+class Trainer:
+    def __init__(self, encoder: nn.Module, objective: nn.Module, data: Sequence[Any], config: TrainingConfig,
+                 evaluator: Any = None, callbacks: Sequence[Callable[[TrainerState], None]] = ()) -> None:
+        if not any(p is q for p in objective.parameters() for q in list(encoder.parameters())[:1]):
+            raise ConfigError("the objective must own the encoder it trains (Objective(encoder, ...))")
+        if config.early_stopping_patience and evaluator is None:
+            raise ConfigError("early stopping needs an evaluator")
+        self.encoder = encoder
+        self.objective = objective
+        self.data = data
+        self.config = config
+        self.evaluator = evaluator
+        self.callbacks = list(callbacks)
+        self.state = TrainerState()
+        self.output_dir = Path(config.output_dir) if config.output_dir is not None else None
+
+    # -- setup -----------------------------------------------------------------------------------
+
+    def _device(self) -> torch.device:
+        if self.config.device:
+            return torch.device(self.config.device)
+        if torch.cuda.is_available():
+            return torch.device("cuda", distributed.local_rank())
+        return torch.device("cpu")
+
+    def _autocast_dtype(self, device: torch.device) -> torch.dtype | None:
+        choice = self.config.mixed_precision
+        if device.type != "cuda" or choice == "no":
+            return None
+        if choice == "auto":
+            return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+        return torch.bfloat16 if choice == "bf16" else torch.float16
+
+    def _lengths(self) -> list[int] | None:
+        if not self.config.group_by_length:
+            return None
+        lengths = []
+        for i, example in enumerate(self.data):
+            parts = [example] if isinstance(example, str) else example
+            if not all(isinstance(p, str) for p in parts):
+                raise ConfigError(f"group_by_length needs texts or tuples of texts; example {i} is {type(example)}")
+            lengths.append(sum(len(p) for p in parts))
+        return lengths
+
+    def _check_output(self) -> None:
+        if self.output_dir is None or not distributed.is_main_process():
+            return
+        owned = [self.output_dir / METRICS_FILE, self.output_dir / CHECKPOINTS_DIR]
+        if self.config.resume or not any(p.exists() for p in owned):
+            return
+        if not self.config.overwrite:
+            raise OutputExistsError(f"{self.output_dir} already holds a training run (metrics.jsonl / checkpoints); "
+                                    "pass --resume to continue it or --overwrite to start again")
+        import shutil
+
+        (self.output_dir / METRICS_FILE).unlink(missing_ok=True)
+        shutil.rmtree(self.output_dir / CHECKPOINTS_DIR, ignore_errors=True)
+
+    def _truncate_metrics(self, step: int) -> None:
+        """Drop log records after `step`: the resumed run writes them again."""
+        path = self.output_dir / METRICS_FILE
+        if not path.exists():
+            return
+        kept = []
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:  # a line cut short by the crash
+                continue
+            if record.get("step", 0) <= step:
+                kept.append(line)
+        with atomic_file(path, "w") as handle:
+            handle.write("".join(f"{line}\n" for line in kept))
+
+    def _log(self, record: dict[str, Any]) -> None:
+        logger.debug("%s", record)
+        if self.output_dir is None or not distributed.is_main_process():
+            return
+        with open(self.output_dir / METRICS_FILE, "a", encoding="utf-8") as handle:
+            handle.write(json.dumps(record) + "\n")
+
+    # -- evaluation and early stopping -----------------------------------------------------------
+
+    def _evaluate(self) -> dict[str, Any] | None:
+        if self.evaluator is None:
+            return None
+        metrics: dict[str, Any] | None = None
+        if distributed.is_main_process():
+            was_training = self.objective.training
+            self.objective.eval()
+            try:
+                run = getattr(self.evaluator, "evaluate", self.evaluator)
+                with torch.no_grad():
+                    metrics = dict(run(self.encoder))
+            finally:
+                self.objective.train(was_training)
+            self._log({"step": self.state.step, "eval": metrics})
+            logger.info("step %d: evaluation %s", self.state.step, metrics)
+            self._update_early_stopping(metrics)
+        stop = torch.tensor([1.0 if self.state.should_stop else 0.0])
+        if distributed.is_distributed():
+            torch.distributed.broadcast(stop, src=0)
+        self.state.should_stop = bool(stop.item())
+        return metrics
+
+    def _metric_name(self) -> str:
+        if self.config.early_stopping_metric:
+            return self.config.early_stopping_metric
+        metadata = getattr(self.evaluator, "metadata", None)
+        if metadata is not None:
+            return metadata.main_metric
+        raise ConfigError("early stopping needs early_stopping_metric (the evaluator is not a Task)")
+
+    def _update_early_stopping(self, metrics: dict[str, Any]) -> None:
+        if not self.config.early_stopping_patience:
+            return
+        name = self._metric_name()
+        if name not in metrics:
+            raise ConfigError(f"early stopping metric {name!r} is not among the evaluation metrics {sorted(metrics)}")
+        value = float(metrics[name])
+        best = self.state.best_metric
+        better = best is None or (value > best if self.config.early_stopping_mode == "max" else value < best)
+        if better:
+            self.state.best_metric, self.state.evals_without_improvement = value, 0
+        else:
+            self.state.evals_without_improvement += 1
+            if self.state.evals_without_improvement >= self.config.early_stopping_patience:
+                logger.info("early stopping at step %d: %s has not improved for %d evaluations",
+                            self.state.step, name, self.state.evals_without_improvement)
+                self.state.should_stop = True
+
+    # -- the loop --------------------------------------------------------------------------------
+
+    def train(self) -> TrainResult:
+        cfg = self.config
+        device = self._device()
+        distributed.init_distributed(device)
+        world, rank = distributed.world_size(), distributed.rank()
+        self._check_output()
+        distributed.barrier()
+        set_seed(cfg.seed + rank)
+
+        # One global batch per optimizer step: every process takes its slice and splits it into
+        # `gradient_accumulation` micro-batches of `batch_size`.
+        global_batch = cfg.batch_size * world * cfg.gradient_accumulation
+        order = BatchOrder(len(self.data), global_batch, cfg.seed, self._lengths())
+        total_steps = cfg.steps if cfg.steps is not None else cfg.epochs * order.batches_per_epoch
+        self.state.total_steps = total_steps
+
+        self.objective.to(device)
+        optimizer = build_optimizer(parameter_groups(self.objective, cfg.weight_decay), cfg.optimizer, cfg.lr,
+                                    cfg.weight_decay, **cfg.optimizer_options)
+        scheduler = build_scheduler(optimizer, schedule_from_config(
+            cfg.schedule, total_steps, cfg.warmup_steps, cfg.warmup_ratio, cfg.schedule_power, cfg.schedule_end_factor,
+            cfg.schedule_boundaries, cfg.schedule_factors))
+        autocast_dtype = self._autocast_dtype(device)
+        scaler = torch.amp.GradScaler("cuda") if autocast_dtype == torch.float16 else None
+
+        checkpoints = self.output_dir / CHECKPOINTS_DIR if self.output_dir is not None else None
+        if self.output_dir is not None and distributed.is_main_process():
+            self.output_dir.mkdir(parents=True, exist_ok=True)
+        resumed = self._resume(checkpoints, optimizer, scheduler, scaler, order, global_batch) if cfg.resume else False
+
+        model: nn.Module = self.objective
+        if distributed.is_distributed():
+            model = nn.parallel.DistributedDataParallel(
+                self.objective, device_ids=[device.index] if device.type == "cuda" else None,
+                find_unused_parameters=cfg.find_unused_parameters)
+
+        if not resumed:
+            self._log({"step": 0, "event": "start", "config": cfg.to_json(), "world_size": world,
+                       "total_steps": total_steps, "examples": len(self.data)})
+            if cfg.eval_at_start:
+                self._evaluate()
+
+        losses: list[float] = []
+        evaluations: list[dict[str, Any]] = []
+        window: dict[str, float] = {}
+        window_steps, window_start = 0, time.perf_counter()
+        tokens_total, tokens_time = 0.0, 0.0
+        self.objective.train()
+        progress = tqdm(total=total_steps, initial=self.state.step, desc="train", unit="step",
+                        disable=(not distributed.is_main_process()) or (
+                            None if cfg.show_progress is None else not cfg.show_progress), dynamic_ncols=True)
+        try:
+            while self.state.step < total_steps and not self.state.should_stop:
+                step_start = time.perf_counter()
+                loss, stats = self._optimizer_step(model, order, optimizer, scheduler, scaler, autocast_dtype,
+                                                   rank, world, device)
+                self.state.step += 1
+                self.state.epoch = order.state.epoch
+                self.state.loss = loss
+                self.state.lr = scheduler.get_last_lr()[0]
+                losses.append(loss)
+                elapsed = time.perf_counter() - step_start
+                if "tokens" in stats:
+                    tokens_total += stats["tokens"]
+                    tokens_time += elapsed
+                for key, value in {"loss": loss, **stats}.items():
+                    window[key] = window.get(key, 0.0) + value
+                window_steps += 1
+                progress.update(1)
+                progress.set_postfix(loss=f"{loss:.4f}", refresh=False)
+
+                if self.state.step % cfg.log_every == 0 or self.state.step == total_steps:
+                    span = time.perf_counter() - window_start
+                    record = {"step": self.state.step, "epoch": order.state.epoch, "lr": self.state.lr,
+                              "steps_per_s": window_steps / span if span > 0 else None}
+                    for key, value in window.items():
+                        record[key] = value if key == "tokens" else value / window_steps
+                    if "tokens" in window and span > 0:
+                        record["tokens_per_s"] = window["tokens"] / span
+                    self._log(record)
+                    window, window_steps, window_start = {}, 0, time.perf_counter()
+                if cfg.eval_every and self.state.step % cfg.eval_every == 0:
+                    metrics = self._evaluate()
+                    if metrics is not None:
+                        evaluations.append({"step": self.state.step, **metrics})
+                if checkpoints is not None and cfg.checkpoint_every and (
+                        self.state.step % cfg.checkpoint_every == 0 or self.state.step == total_steps
+                        or self.state.should_stop):
+                    self._save(checkpoints, optimizer, scheduler, scaler, order, global_batch)
+                for callback in self.callbacks:
+                    callback(self.state)
+        finally:
+            progress.close()
+        self._log({"step": self.state.step, "event": "end", "stopped_early": self.state.should_stop})
+        return TrainResult(steps=self.state.step, losses=losses, evaluations=evaluations,
+                           stopped_early=self.state.should_stop,
+                           tokens_per_second=tokens_total / tokens_time if tokens_time > 0 else None)
+
+    def _optimizer_step(self, model: nn.Module, order: BatchOrder, optimizer: torch.optim.Optimizer, scheduler: Any,
+                        scaler: Any, autocast_dtype: torch.dtype | None, rank: int, world: int,
+                        device: torch.device) -> tuple[float, dict[str, float]]:
+        cfg = self.config
+        accumulation = cfg.gradient_accumulation
+        total_loss = torch.zeros((), device=device)
+        stats: dict[str, float] = {}
+        share = process_slice(order.next_batch(), rank, world)
+        for micro in range(accumulation):
+            indices = share[micro * cfg.batch_size:(micro + 1) * cfg.batch_size]
+            batch = [self.data[int(i)] for i in indices]
+            last = micro == accumulation - 1
+            sync = contextlib.nullcontext() if last or not hasattr(model, "no_sync") else model.no_sync()
+            with sync:
+                with torch.autocast(device.type, dtype=autocast_dtype, enabled=autocast_dtype is not None):
+                    loss = model(batch)
+                if loss.dim() != 0:
+                    raise ConfigError(f"{type(self.objective).__name__}.forward must return a scalar loss, "
+                                      f"got shape {tuple(loss.shape)}")
+                scaled = loss / accumulation
+                (scaler.scale(scaled) if scaler is not None else scaled).backward()
+            total_loss += scaled.detach().float()
+            for key, value in (getattr(self.objective, "last_stats", None) or {}).items():
+                stats[key] = stats.get(key, 0.0) + float(value) / (1 if key == "tokens" else accumulation)
+        if scaler is not None:
+            scaler.unscale_(optimizer)
+        if cfg.max_grad_norm is not None:
+            torch.nn.utils.clip_grad_norm_(self.objective.parameters(), cfg.max_grad_norm)
+        if scaler is not None:
+            scaler.step(optimizer)
+            scaler.update()
+        else:
+            optimizer.step()
+        scheduler.step()
+        optimizer.zero_grad(set_to_none=True)
+        if "tokens" in stats and distributed.is_distributed():
+            tokens = torch.tensor([stats["tokens"]], dtype=torch.float64)
+            torch.distributed.all_reduce(tokens)
+            stats["tokens"] = float(tokens.item())
+        return float(distributed.mean_across_processes(total_loss).item()), stats
+
+    # -- checkpoints -----------------------------------------------------------------------------
+
+    def _trainer_state(self, order: BatchOrder, global_batch: int) -> dict[str, Any]:
+        return {"state": asdict(self.state), "data": order.state.to_json(), "global_batch_size": global_batch,
+                "seed": self.config.seed}
+
+    def _save(self, root: Path, optimizer, scheduler, scaler, order: BatchOrder, global_batch: int) -> None:
+        path = save_checkpoint(root, self.state.step, self.objective, optimizer, scheduler,
+                               self._trainer_state(order, global_batch), scaler, self.config.keep_last)
+        self._log({"step": self.state.step, "event": "checkpoint", "path": str(path)})
+
+    def _resume(self, root: Path, optimizer, scheduler, scaler, order: BatchOrder, global_batch: int) -> bool:
+        path = latest_checkpoint(root)
+        if path is None:
+            logger.warning("--resume: no complete checkpoint in %s; starting from the beginning", root)
+            return False
+        saved = load_checkpoint(path, self.objective, optimizer, scheduler, scaler)
+        for key, value in (("global_batch_size", global_batch), ("seed", self.config.seed)):
+            if saved[key] != value:
+                raise ConfigError(f"cannot resume {path}: it was trained with {key}={saved[key]}, "
+                                  f"this run has {value}")
+        self.state = TrainerState(**saved["state"])
+        self.state.should_stop = False if self.state.step < self.state.total_steps else self.state.should_stop
+        order.state = DataState.from_json(saved["data"])
+        if distributed.is_main_process():
+            self._truncate_metrics(self.state.step)
+        logger.info("resumed from %s (step %d)", path, self.state.step)
+        self._log({"step": self.state.step, "event": "resume", "path": str(path)})
+        return True

@@ -1,0 +1,114 @@
+"""Pre-training from scratch: tokenizer + tiny BERT (MLM) and T5 (span corruption), standard HF output,
+the `sentforge pretrain` command (refuses a non-empty output, resumes)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+from transformers import AutoModel, AutoTokenizer, BertModel, T5Model
+from typer.testing import CliRunner
+
+from conftest import CORPUS
+from sentforge import build_encoder, load
+from sentforge.cli import app
+from sentforge.errors import ConfigError, OutputExistsError
+from sentforge.training.pretrain import PretrainConfig, pretrain, random_init_like, split_heldout
+
+# Enough distinct sentences for a tokenizer and a held-out split.
+SENTENCES = [f"{text} number {i} of the story" for i, text in enumerate(CORPUS * 3)]
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(previous)
+
+
+def _config(kind: str, **overrides) -> PretrainConfig:
+    options = {"kind": kind, "size": "tiny", "steps": 30, "batch_size": 8, "heldout": 16, "checkpoint_every": 10,
+               "eval_every": 10, "vocab_size": 300, "lr": 3e-3, "log_every": 5}
+    return PretrainConfig(**{**options, **overrides})
+
+
+def test_heldout_split_is_seeded_and_disjoint():
+    train, held = split_heldout(SENTENCES, 10, seed=1)
+    assert len(held) == 10 and len(train) == len(SENTENCES) - 10 and not set(held) & set(train)
+    assert split_heldout(SENTENCES, 10, seed=1) == (train, held)
+    with pytest.raises(ConfigError, match="cannot hold out"):
+        split_heldout(SENTENCES[:5], 5, seed=0)
+
+
+def test_mlm_pretraining_writes_a_standard_model_that_learned(tmp_path):
+    out = tmp_path / "bert"
+    summary = pretrain(SENTENCES, out, _config("mlm"), show_progress=False)
+    records = [json.loads(line) for line in (out / "training" / "metrics.jsonl").read_text().splitlines()]
+    evals = [r["eval"] for r in records if "eval" in r]
+    assert [r["step"] for r in records if "eval" in r] == [0, 10, 20, 30]
+    assert evals[-1]["mlm_loss"] < 0.75 * evals[0]["mlm_loss"]
+    assert summary["heldout"] == evals[-1] and summary["steps"] == 30 and summary["tokens_per_second"] > 0
+    assert json.loads((out / "pretrain.json").read_text())["heldout"] == summary["heldout"]
+
+    model = AutoModel.from_pretrained(out)
+    assert isinstance(model, BertModel) and model.config.num_hidden_layers == 2 and model.config.hidden_size == 64
+    tokenizer = AutoTokenizer.from_pretrained(out)
+    assert tokenizer.mask_token == "[MASK]" and len(tokenizer) == model.config.vocab_size
+    encoder = load(out)
+    vectors = encoder.encode(["a cat on a mat", "the train leaves"])
+    assert vectors.shape == (2, 64) and np.isfinite(vectors).all()
+    # The saved encoder weights are the trained ones (not a fresh initialisation).
+    again = build_encoder(out)
+    assert np.allclose(again.encode(["a cat on a mat"]), vectors[:1], atol=1e-6)
+    random = random_init_like(out, seed=0)
+    assert random.dim == 64 and not np.allclose(random.encode(["a cat on a mat"]), vectors[:1], atol=1e-3)
+
+
+def test_t5_pretraining_writes_a_standard_model_that_learned(tmp_path):
+    out = tmp_path / "t5"
+    summary = pretrain(SENTENCES, out, _config("t5"), show_progress=False)
+    records = [json.loads(line) for line in (out / "training" / "metrics.jsonl").read_text().splitlines()]
+    evals = [r["eval"]["span_loss"] for r in records if "eval" in r]
+    assert evals[-1] < 0.5 * evals[0] and summary["heldout"]["span_loss"] == evals[-1]
+    assert isinstance(AutoModel.from_pretrained(out), T5Model)
+    tokenizer = AutoTokenizer.from_pretrained(out)
+    assert tokenizer.convert_tokens_to_ids("<extra_id_0>") != tokenizer.unk_token_id
+    assert load(out).encode(["a cat"]).shape == (1, 64)
+    assert build_encoder(out, backbone="t5-encdec", pooling="first").encode(["a cat"]).shape == (1, 64)
+
+
+def test_pretrain_output_rules(tmp_path):
+    out = tmp_path / "taken"
+    out.mkdir()
+    (out / "keep.txt").write_text("user data")
+    with pytest.raises(OutputExistsError, match="not empty"):
+        pretrain(SENTENCES, out, _config("mlm", steps=2))
+    with pytest.raises(OutputExistsError, match="holds no pre-training run"):
+        pretrain(SENTENCES, out, _config("mlm", steps=2), resume=True)
+    assert (out / "keep.txt").read_text() == "user data"
+    with pytest.raises(ConfigError, match="unknown model size"):
+        PretrainConfig(kind="t5", size="huge")
+
+
+def test_cli_refuses_non_empty_output_and_resumes(tmp_path):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(SENTENCES), encoding="utf-8")
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "x").write_text("x")
+    args = ["pretrain", "mlm", "--corpus", str(corpus), "--config", "tiny", "--steps", "6", "--batch-size", "8",
+            "--heldout", "16", "--vocab-size", "300", "--checkpoint-every", "3", "--output", str(out), "--seed", "1"]
+    runner = CliRunner()
+    refused = runner.invoke(app, args)
+    assert refused.exit_code != 0 and isinstance(refused.exception, OutputExistsError)
+    done = runner.invoke(app, [*args, "--overwrite"])
+    assert done.exit_code == 0, done.output
+    assert "6 steps" in done.output and not (out / "x").exists()
+    weights = (out / "model.safetensors").read_bytes()
+    # Resuming a finished run restores the last checkpoint and writes the same model again.
+    again = runner.invoke(app, [*args, "--resume"])
+    assert again.exit_code == 0, again.output
+    assert (out / "model.safetensors").read_bytes() == weights
