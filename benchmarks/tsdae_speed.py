@@ -5,17 +5,19 @@ DenoisingAutoEncoderLoss, on CPU in one process.
 
 Both start from the same model (default ../shared/models/paraphrase-MiniLM-L3-v2, CLS pooling, tied
 encoder-decoder), train on the same sentences (the first 2,000 distinct tweets of TURL train
-a.toks) in the same batches of 8 (the Trainer's seeded batch order, replayed for the other side), with the same deletion
-noise function (sentforge.data.noise.WordNoise("delete", 0.6)) and the optimiser that each side's
-trainer uses by default (sentence-transformers' trainer: fused AdamW, lr 3e-5 here, gradient norm
-clipped at 1; sentforge: the `sentforge train tsdae` defaults). A step is everything from the raw
+a.toks) in the same batches of 8 (the Trainer's seeded batch order, replayed for the other side),
+with the same deletion noise function (sentforge.data.noise.WordNoise("delete", 0.6)) and the
+optimiser that each side's trainer uses by default (sentence-transformers' trainer: fused AdamW, no
+weight decay, lr 3e-5 here, gradient norm clipped at 1; sentforge: the `sentforge train tsdae`
+defaults, which are the same). A step is everything from the raw
 sentences to the updated weights: noise, tokenisation, forward, backward, clipping, optimiser step.
 The sentence-transformers side runs as a plain loop (its trainer needs the `datasets` package, and a
 bare loop only flatters it): for each batch it noises the sentences, tokenises the two columns with
 `model.preprocess` as its data collator does, and calls the loss.
 
 Rounds alternate (A B, B A, ...); each round times `--steps` steps after `--warmup` untimed ones.
-Printed: steps/s per round, the median of each side, and the median of the per-round ratios.
+Printed: steps/s (and the mean training loss, a check that both sides learn alike) per round, the
+median of each side, and the median of the per-round ratios.
 """
 
 from __future__ import annotations
@@ -64,7 +66,7 @@ class SentenceTransformersRun:
         self.lr = lr
         self.torch = torch
 
-    def run(self, sentences: list[str], steps: int, batch_size: int, seed: int) -> list[float]:
+    def run(self, sentences: list[str], steps: int, batch_size: int, seed: int) -> tuple[list[float], list[float]]:
         from sentforge.training.data import BatchOrder
 
         torch = self.torch
@@ -74,7 +76,7 @@ class SentenceTransformersRun:
         optimizer = torch.optim.AdamW([p for p in self.loss.parameters() if p.requires_grad], lr=self.lr,
                                       weight_decay=0.0, fused=True)
         self.loss.train()
-        stamps = [time.perf_counter()]
+        stamps, losses = [time.perf_counter()], []
         for batch in batches:
             noisy = [self.noise(text) for text in batch]
             features = [self.model.preprocess(noisy), self.model.preprocess(batch)]
@@ -84,7 +86,8 @@ class SentenceTransformersRun:
             optimizer.step()
             optimizer.zero_grad(set_to_none=True)
             stamps.append(time.perf_counter())
-        return stamps
+            losses.append(loss.item())
+        return stamps, losses
 
 
 class SentforgeRun:
@@ -99,7 +102,7 @@ class SentforgeRun:
         self.objective = TSDAE(self.encoder, noise=noise, seed=seed)
         self.defaults = method_training_defaults("tsdae")
 
-    def run(self, sentences: list[str], steps: int, batch_size: int, seed: int) -> list[float]:
+    def run(self, sentences: list[str], steps: int, batch_size: int, seed: int) -> tuple[list[float], list[float]]:
         from sentforge.training.trainer import Trainer, TrainingConfig
 
         stamps = [time.perf_counter()]
@@ -107,8 +110,7 @@ class SentforgeRun:
                                 **{**self.defaults, "batch_size": batch_size})
         trainer = Trainer(self.encoder, self.objective, sentences, config,
                           callbacks=[lambda state: stamps.append(time.perf_counter())])
-        trainer.train()
-        return stamps
+        return stamps, trainer.train().losses
 
 
 def steps_per_second(stamps: list[float], warmup: int) -> float:
@@ -144,13 +146,16 @@ def main() -> None:
              "sentforge": SentforgeRun(args.model, noise, args.seed)}
     per_round = args.steps + args.warmup
     results: dict[str, list[float]] = {name: [] for name in sides}
+    mean_losses: dict[str, list[float]] = {name: [] for name in sides}
     for round_no in range(args.rounds):
         names = list(sides) if round_no % 2 == 0 else list(reversed(sides))
         for name in names:
-            stamps = sides[name].run(sentences, per_round, args.batch_size, args.seed + round_no)
+            stamps, losses = sides[name].run(sentences, per_round, args.batch_size, args.seed + round_no)
             rate = steps_per_second(stamps, args.warmup)
             results[name].append(rate)
-            print(f"round {round_no + 1} {name:>22}: {rate:.3f} steps/s", flush=True)
+            mean_losses[name].append(float(np.mean(losses)))
+            print(f"round {round_no + 1} {name:>22}: {rate:.3f} steps/s, mean loss {mean_losses[name][-1]:.3f}",
+                  flush=True)
     ratios = [a / b for a, b in zip(results["sentforge"], results["sentence-transformers"])]
     summary = {
         "model": str(args.model), "sentences": len(sentences), "batch_size": args.batch_size,
@@ -158,6 +163,7 @@ def main() -> None:
         "steps_per_s": results,
         "median_steps_per_s": {name: statistics.median(rates) for name, rates in results.items()},
         "median_ratio": statistics.median(ratios), "ratio_range": [min(ratios), max(ratios)],
+        "mean_loss_per_round": mean_losses,
         "mean_words_per_sentence": float(np.mean([len(s.split()) for s in sentences])),
     }
     print(f"median steps/s: sentforge {summary['median_steps_per_s']['sentforge']:.3f}, sentence-transformers "

@@ -191,3 +191,17 @@ def test_sigkilled_and_resumed_run_ends_with_identical_weights(tiny_bert_dir, tm
 
     assert losses(run) == losses(tmp_path / "straight")
     assert [s for s, _ in losses(run)] == list(range(1, steps + 1))
+
+
+def test_resume_without_a_complete_checkpoint_starts_afresh(tiny_bert_dir, tmp_path):
+    from sentforge.training.trainer import Trainer, TrainingConfig
+
+    (tmp_path / "metrics.jsonl").write_text('{"step": 0, "event": "start"}\n{"step": 3, "loss": 1.0}\n')
+    (tmp_path / "checkpoints" / ".step-00000004.tmp").mkdir(parents=True)  # a crash before the first one
+    encoder = build_encoder(tiny_bert_dir)
+    config = TrainingConfig(steps=2, batch_size=4, output_dir=tmp_path, resume=True, log_every=1,
+                            show_progress=False)
+    result = Trainer(encoder, MaskedLanguageModeling(encoder), CORPUS, config).train()
+    records = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    assert result.steps == 2 and [r["step"] for r in records if "loss" in r] == [1, 2]
+    assert sum(1 for r in records if r.get("event") == "start") == 1

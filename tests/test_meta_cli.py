@@ -7,12 +7,11 @@ import sys
 
 import numpy as np
 import pytest
+from conftest import CORPUS
 
 import sentforge
 from sentforge.cli import main
 from sentforge.meta import MetaEncoder
-
-from conftest import CORPUS
 
 TEXTS = ["a man is playing a guitar", "the cat sat on the mat", "a dog runs"]
 

@@ -49,7 +49,7 @@ def test_mlm_pretraining_writes_a_standard_model_that_learned(tmp_path):
     records = [json.loads(line) for line in (out / "training" / "metrics.jsonl").read_text().splitlines()]
     evals = [r["eval"] for r in records if "eval" in r]
     assert [r["step"] for r in records if "eval" in r] == [0, 10, 20, 30]
-    assert evals[-1]["mlm_loss"] < 0.75 * evals[0]["mlm_loss"]
+    assert evals[-1]["mlm_loss"] < 0.85 * evals[0]["mlm_loss"]
     assert summary["heldout"] == evals[-1] and summary["steps"] == 30 and summary["tokens_per_second"] > 0
     assert json.loads((out / "pretrain.json").read_text())["heldout"] == summary["heldout"]
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -17,7 +17,7 @@ def eval_command(
     model: ModelOpt = DEFAULT_MODEL,
     tasks: Annotated[str, typer.Option(help="Comma-separated task families (sts, transfer, sentglue, useb, "
                                        "geometry) and/or task names, e.g. sts,STSBenchmark-raw.")] = "sts",
-    data_dir: Annotated[Optional[Path], typer.Option(
+    data_dir: Annotated[Path | None, typer.Option(
         envvar="SENTFORGE_DATA", show_envvar=True,
         help="Data root holding senteval/, glue/, cqa-qatarliving/, … (default: $SENTFORGE_DATA).")] = None,
     batch_size: Annotated[int, typer.Option(min=1, help="Encoding batch size.")] = 64,

@@ -137,7 +137,7 @@ def ablate(
     """Leave-one-member-out: fit the method on all members and on every set without one member, score each
     on the tasks, and print/write the table. Each member encodes the corpus and the task texts once."""
     from sentforge.evaluation.runner import markdown_path
-    from sentforge.io import check_output_file
+    from sentforge.io import atomic_file, check_output_file, save_json
     from sentforge.meta.ablation import ablation_markdown, leave_one_member_out
     from sentforge.seed import set_seed
 
@@ -154,8 +154,6 @@ def ablate(
     report = leave_one_member_out(members, method, params, sentences, tasks, data_dir=data_dir,
                                   batch_size=batch_size,
                                   cache_dir=None if no_cache else (cache_dir or DEFAULT_CACHE), seed=seed)
-    from sentforge.io import atomic_file, save_json
-
     save_json(output, report)
     table = ablation_markdown(report)
     with atomic_file(markdown_path(output), "w") as handle:

@@ -13,6 +13,7 @@ TSDAE paper's settings:
 
 from __future__ import annotations
 
+import json
 import logging
 import shutil
 import tempfile
@@ -144,8 +145,8 @@ def train(
     output: Annotated[Path, typer.Option("--output", "-o", help="Directory for the trained encoder and training/.")],
     steps: Annotated[Optional[int], typer.Option(min=1, help="Optimizer steps (default: one epoch).")] = None,
     epochs: Annotated[Optional[int], typer.Option(min=1, help="Epochs instead of steps.")] = None,
-    batch_size: Annotated[Optional[int], typer.Option(min=1, help="Examples per step (default: the method's "
-                                                                       "paper: tsdae 8, ct 16, bertflow 32, ...).")] = None,
+    batch_size: Annotated[Optional[int], typer.Option(
+        min=1, help="Examples per step (default: the method's paper: tsdae 8, ct 16, bertflow 32, ...).")] = None,
     lr: Annotated[Optional[float], typer.Option(help="Learning rate (default: the method's paper).")] = None,
     optimizer: Annotated[Optional[str], typer.Option(help="adamw, adam, adafactor or rmsprop.")] = None,
     schedule: Annotated[Optional[str], typer.Option(help="constant, linear, polynomial, piecewise, "
@@ -184,9 +185,12 @@ def train(
     seed: SeedOpt = 0,
 ) -> None:
     """Train an encoder with TSDAE, MLM, SimCSE, CT, BERT-flow, MNRL or STS regression."""
+    import torch
+
     from sentforge.encoder import Encoder
     from sentforge.io import check_output_dir, save_json
     from sentforge.seed import set_seed
+    from sentforge.training import distributed
     from sentforge.training.trainer import Trainer, TrainingConfig
 
     name = method.value
@@ -199,8 +203,11 @@ def train(
             raise ConfigError(f"--resume: {output} holds no training run ({TRAINING_DIR}/ is missing)")
     else:
         check_output_dir(output, overwrite)
-        if overwrite and output.exists():
-            shutil.rmtree(output)
+    # The same command runs on N processes (torchrun / accelerate launch): only the first writes.
+    distributed.init_distributed(torch.device(device) if device else None)
+    if not resume and overwrite and output.exists() and distributed.is_main_process():
+        shutil.rmtree(output)
+    distributed.barrier()
     set_seed(seed)
 
     data = _training_data(name, corpus, field, split, min_words, max_words)
@@ -213,7 +220,7 @@ def train(
         encoder = with_pooling(encoder, chosen_pooling)
     if max_seq_length:
         encoder.max_seq_length = max_seq_length
-    objective = _objective(name, encoder, noise=noise, noise_ratio=noise_ratio, tied=tied, seed=seed,
+    objective = _objective(name, encoder, model=model, noise=noise, noise_ratio=noise_ratio, tied=tied, seed=seed,
                            mlm_probability=mlm_probability, temperature=temperature, negatives=negatives,
                            flow_steps=flow_steps, flow_hidden=flow_hidden, score_max=score_max)
     if name == "bertflow":
@@ -233,12 +240,12 @@ def train(
     config = TrainingConfig(output_dir=output / TRAINING_DIR, steps=steps, epochs=None if steps else (epochs or 1),
                             max_grad_norm=max_grad_norm or None, seed=seed, device=device,
                             checkpoint_every=checkpoint_every, keep_last=keep_last, log_every=log_every,
-                            resume=resume, overwrite=True, **settings)
+                            resume=resume, overwrite=True,
+                            # Hugging Face backbones carry a pooler layer that no sentence objective uses.
+                            find_unused_parameters=distributed.launched_distributed(), **settings)
     logger.info("%s: %d training examples, %s", name, len(data),
                 ", ".join(f"{k}={v}" for k, v in settings.items() if k != "optimizer_options"))
     result = Trainer(encoder, objective, data, config).train()
-
-    from sentforge.training import distributed
 
     if distributed.is_main_process():
         trained = objective.fitted_encoder() if name == "bertflow" else encoder
@@ -281,6 +288,16 @@ def _method_options(method: str, **options: Any) -> dict[str, Any]:
     return {key: options[key] for key in keys}
 
 
+def _masked_lm_checkpoint(model: str) -> str | None:
+    """The model directory itself when it holds a masked-LM head to keep training (a checkpoint
+    written by `sentforge pretrain mlm`); otherwise the head starts new."""
+    config = Path(model) / "config.json"
+    if not config.is_file():
+        return None
+    architectures = json.loads(config.read_text(encoding="utf-8")).get("architectures") or []
+    return model if any(name.endswith("ForMaskedLM") for name in architectures) else None
+
+
 def _objective(method: str, encoder, **options: Any):
     if method == "tsdae":
         from sentforge.objectives.tsdae import TSDAE
@@ -290,7 +307,8 @@ def _objective(method: str, encoder, **options: Any):
     if method == "mlm":
         from sentforge.objectives.mlm import MaskedLanguageModeling
 
-        return MaskedLanguageModeling(encoder, mlm_probability=options["mlm_probability"])
+        return MaskedLanguageModeling(encoder, mlm_probability=options["mlm_probability"],
+                                      head_from=_masked_lm_checkpoint(options["model"]))
     if method == "simcse":
         from sentforge.objectives.simcse import simcse
 

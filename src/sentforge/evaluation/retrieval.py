@@ -22,7 +22,12 @@ from typing import Any
 import numpy as np
 
 from sentforge.errors import ConfigError, InputFileError
-from sentforge.evaluation.reranking import average_precision, is_lexical, read_json, unit_embeddings
+from sentforge.evaluation.reranking import (
+    average_precision,
+    is_lexical,
+    read_json,
+    unit_embeddings,
+)
 from sentforge.evaluation.task import Task, TaskMetadata, register_task
 
 MAP_CUTOFF = 100

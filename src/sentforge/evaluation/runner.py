@@ -80,12 +80,18 @@ def evaluate(model: Any, tasks: str | Sequence[str] = "sts", data_dir: str | os.
         check_output_file(markdown_path(output), overwrite)
     set_seed(seed)
     started = time.perf_counter()
-    model_name = model if isinstance(model, str) else getattr(model, "name", type(model).__name__)
-    if isinstance(model, str):
-        logger.info("loading model %s", model)
-        model = load_model(model, device, show_progress)
-
-    runnable, skipped = _runnable_tasks([cls(root, seed=seed) for cls in selected], model, model_name, strict)
+    available, skipped = _tasks_with_data([cls(root, seed=seed) for cls in selected], strict)
+    model_name = str(model) if isinstance(model, (str, os.PathLike)) else getattr(model, "name", type(model).__name__)
+    if isinstance(model, (str, os.PathLike)):
+        logger.info("loading model %s", model_name)
+        model = load_model(model_name, device, show_progress)
+    runnable = []
+    for task in available:
+        if task.supports(model):
+            runnable.append(task)
+        else:
+            skipped[task.name] = f"does not apply to {model_name}"
+            logger.info("skipping task %s: it does not apply to %s", task.name, model_name)
     if not runnable:
         raise DataNotFoundError(f"none of the selected tasks can run on {model_name} with data directory {root}: "
                                 + "; ".join(f"{name}: {why}" for name, why in skipped.items()))
@@ -136,32 +142,30 @@ def evaluate(model: Any, tasks: str | Sequence[str] = "sts", data_dir: str | os.
     return report
 
 
-def _runnable_tasks(tasks: list[Task], model: Any, model_name: str,
-                    strict: bool) -> tuple[list[Task], dict[str, str]]:
-    runnable, skipped = [], {}
+def _tasks_with_data(tasks: list[Task], strict: bool) -> tuple[list[Task], dict[str, str]]:
+    """The tasks whose files are all present; the others are skipped with a warning, or fail when `strict`."""
+    available, skipped = [], {}
     for task in tasks:
         missing = task.missing_files()
-        if missing:
-            if strict:
-                task.check_available()
-            shown = ", ".join(str(path) for path in missing[:3]) + (f" and {len(missing) - 3} more"
-                                                                    if len(missing) > 3 else "")
-            skipped[task.name] = f"missing {len(missing)} file(s): {shown}"
-            logger.warning("skipping task %s: missing %s (pass --strict to make this an error)", task.name, shown)
-        elif not task.supports(model):
-            skipped[task.name] = f"does not apply to {model_name}"
-            logger.info("skipping task %s: it does not apply to %s", task.name, model_name)
-        else:
-            runnable.append(task)
-    return runnable, skipped
+        if not missing:
+            available.append(task)
+            continue
+        shown = ", ".join(str(path) for path in missing[:3])
+        if len(missing) > 3:
+            shown += f" and {len(missing) - 3} more"
+        if strict:
+            raise DataNotFoundError(f"task {task.name}: missing {shown} (--strict)")
+        skipped[task.name] = f"missing {len(missing)} file(s): {shown}"
+        logger.warning("skipping task %s: missing %s (pass --strict to make this an error)", task.name, shown)
+    return available, skipped
 
 
 def family_averages(results: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Mean main score of the tasks of each family that ran (with their count, since skips change it).
-    Variants of another task (e.g. STS12-raw of STS12) are left out so that no data set counts twice."""
+    A variant of another task that also ran (STS12-raw of STS12) is left out: no data set counts twice."""
     by_family: dict[str, list[float]] = {}
     for entry in results.values():
-        if entry.get("variant_of"):
+        if entry.get("variant_of") in results:
             continue
         by_family.setdefault(entry["family"], []).append(float(entry["main_score"]))
     return {family: {"mean_main_score": float(np.mean(scores)), "n_tasks": len(scores)}
@@ -183,21 +187,23 @@ def markdown_report(report: dict[str, Any]) -> str:
     for name, entry in report["tasks"].items():
         lines.append(f"| {name} | {entry['family']} | {entry['main_metric']} | {_format(entry['main_score'])} "
                      f"| {entry['seconds']:.1f} |")
-    lines += ["", "| family | mean of main scores (variants such as -raw excluded) | tasks |", "|---|---:|---:|"]
+    lines += ["", "| family | mean of main scores (a -raw variant counts only without its original) | tasks |",
+              "|---|---:|---:|"]
     lines += [f"| {family} | {_format(entry['mean_main_score'])} | {entry['n_tasks']} |"
               for family, entry in report["families"].items()]
     timing = report["timing"]
-    lines += ["", f"Encoding: {timing['distinct_texts_encoded']} distinct texts in {timing['encode_seconds']:.1f} s; "
-              f"total {timing['total_seconds']:.1f} s (batch size {report['config']['batch_size']}, "
-              f"seed {report['config']['seed']})."]
+    lines += ["", (f"Encoding: {timing['distinct_texts_encoded']} distinct texts in {timing['encode_seconds']:.1f} s; "
+                   f"total {timing['total_seconds']:.1f} s (batch size {report['config']['batch_size']}, "
+                   f"seed {report['config']['seed']}).")]
     sts = {name: entry["metrics"] for name, entry in report["tasks"].items() if "spearman_mean" in entry["metrics"]}
     if sts:
-        lines += ["", "STS aggregates over subsets (SentEval mean and weighted mean; \"all\": one correlation over "
-                  "the concatenated subsets):", "",
-                  "| task | Spearman mean | Spearman wmean | Spearman all | Pearson mean | Pearson wmean | Pearson all |",
-                  "|---|---:|---:|---:|---:|---:|---:|"]
         keys = [f"{m}_{a}" for m in ("spearman", "pearson") for a in ("mean", "wmean", "all")]
-        lines += [f"| {name} | " + " | ".join(_format(metrics[k]) for k in keys) + " |" for name, metrics in sts.items()]
+        lines += ["", ("STS aggregates over subsets (SentEval mean and weighted mean; \"all\": one correlation "
+                       "over the concatenated subsets):"), "",
+                  "| task | " + " | ".join(k.replace("_", " ").capitalize() for k in keys) + " |",
+                  "|---|" + "---:|" * len(keys)]
+        lines += [f"| {name} | " + " | ".join(_format(metrics[k]) for k in keys) + " |"
+                  for name, metrics in sts.items()]
     if report["skipped"]:
         lines += ["", "Skipped:", *(f"- {name}: {why}" for name, why in report["skipped"].items())]
     lines += ["", "## All metrics"]

@@ -70,8 +70,9 @@ def leave_one_member_out(members: Sequence[Any], method: str, params: dict[str, 
 
 def ablation_markdown(report: dict[str, Any]) -> str:
     tasks = list(report["main_metrics"])
-    lines = [f"Leave-one-member-out, {report['method']} {report['params']}, fitted on {report['n_sentences']} "
-             "sentences (main metric of each task)", "",
+    title = (f"Leave-one-member-out, {report['method']} {report['params']}, fitted on {report['n_sentences']} "
+             "sentences (main metric of each task)")
+    lines = [title, "",
              "| ensemble | d | " + " | ".join(tasks) + " | mean | Δ mean |",
              "|---|---:|" + "---:|" * (len(tasks) + 2)]
     full = report["rows"][0]["mean"]

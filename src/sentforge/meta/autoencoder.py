@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from itertools import pairwise
 from typing import ClassVar
 
 import numpy as np
@@ -36,7 +37,7 @@ def reconstruction_loss(kind: str, prediction: torch.Tensor, target: torch.Tenso
 def _mlp(sizes: list[int]) -> nn.Sequential:
     """Linear layers through `sizes`, ReLU between them (none after the last)."""
     layers: list[nn.Module] = []
-    for i, (n_in, n_out) in enumerate(zip(sizes, sizes[1:])):
+    for i, (n_in, n_out) in enumerate(pairwise(sizes)):
         if i:
             layers.append(nn.ReLU())
         layers.append(nn.Linear(n_in, n_out))

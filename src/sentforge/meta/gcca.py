@@ -39,8 +39,7 @@ class GCCA(MetaMethod):
 
     def covariance_matrices(self, views: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(mean, Sigma, D) of the already normalised member views, both matrices regularised."""
-        concat = np.concatenate(views, axis=1)
-        mean, sigma = mean_and_covariance(concat)
+        mean, sigma = mean_and_covariance(views)
         within = np.zeros_like(sigma)
         start = 0
         for view in views:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -25,9 +26,13 @@ PARAMETERS_FILE = "meta_parameters.safetensors"
 FORMAT = "sentforge-meta-encoder"
 
 
+_HUB_ID = re.compile(r"^[\w.-]+/[\w.-]+$")
+
+
 def reference_spec(member: Any, index: int) -> str:
-    """A spec that `sentforge.load` resolves to this member from any working directory."""
-    from sentforge.loading import _HUB_ID, SHORT_NAMES
+    """A spec that `sentforge.load` resolves to this member from any working directory: an absolute model
+    directory, `glove:` with an absolute file, a short name, or a hub id (`owner/name`)."""
+    from sentforge.loading import SHORT_NAMES
 
     spec = member_spec(member)
     if spec is not None:
@@ -36,7 +41,7 @@ def reference_spec(member: Any, index: int) -> str:
             return str(path.resolve())
         if spec.startswith("glove:") and Path(spec[len("glove:"):]).expanduser().is_file():
             return "glove:" + str(Path(spec[len("glove:"):]).expanduser().resolve())
-        if spec in SHORT_NAMES or ("/" in spec and _HUB_ID.match(spec) and not spec.startswith((".", "/", "~"))):
+        if spec in SHORT_NAMES or (_HUB_ID.match(spec) and not spec.startswith((".", "~"))):
             return spec
     raise ConfigError(f"member {index} ({getattr(member, 'name', member)!r}) has no spec that sentforge.load can "
                       "resolve (a model directory, short name or hub id); save it embedded (embed_members=True, "

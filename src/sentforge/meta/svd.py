@@ -36,16 +36,15 @@ class SVD(MetaMethod):
         return self.dim
 
     def _fit(self, views: list[np.ndarray]) -> None:
-        concat = np.concatenate(views, axis=1)
-        self._check_dim(self.dim, concat.shape[1])
-        mean, covariance = mean_and_covariance(concat)
-        total = concat.shape[1]
+        total = sum(view.shape[1] for view in views)
+        self._check_dim(self.dim, total)
+        mean, covariance = mean_and_covariance(views)
         eigenvalues, eigenvectors = scipy.linalg.eigh(covariance, subset_by_index=[total - self.dim, total - 1])
         eigenvalues, eigenvectors = eigenvalues[::-1], eigenvectors[:, ::-1]
         _, vt = svd_flip(np.zeros((1, self.dim)), np.ascontiguousarray(eigenvectors.T), u_based_decision=False)
         self.mean = mean.astype(np.float32)
         self.components = np.ascontiguousarray(vt.T, dtype=np.float32)
-        self.singular_values = np.sqrt(np.clip(eigenvalues, 0, None) * concat.shape[0]).astype(np.float32)
+        self.singular_values = np.sqrt(np.clip(eigenvalues, 0, None) * views[0].shape[0]).astype(np.float32)
 
     def _transform(self, views: list[np.ndarray]) -> np.ndarray:
         return (np.concatenate(views, axis=1) - self.mean) @ self.components

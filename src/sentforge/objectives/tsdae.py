@@ -7,19 +7,20 @@ it needs must be in the sentence embedding. Paper defaults: deletion noise with 
 pooling (set on the encoder, see `sentforge train tsdae --pooling`), encoder and decoder weights
 tied, output projection tied to the input embeddings, AdamW with lr 3e-5, batch size 8.
 
-Decoders: BERT-like backbones (any `*ForCausalLM` of the family that supports `add_cross_attention`:
-BERT, RoBERTa, ELECTRA, ...) and T5-like ones (a T5 decoder stack over the encoder's embeddings).
+Decoders: BERT-like backbones (a `*ForCausalLM` of the family with `add_cross_attention` that is the
+base model plus one LM head: BERT, RoBERTa, ...) and T5-like ones (a T5 decoder stack over the
+encoder's embeddings).
 
 Speed. sentence-transformers' DenoisingAutoEncoderLoss pads both batches to their longest sentence
 and computes everything, the vocabulary projection included, at every padded position. Here, for
-the BERT, RoBERTa, ELECTRA and T5 families, a batch is packed padding-free: the sentences of the
+the BERT, RoBERTa and T5 families, a batch is packed padding-free: the sentences of the
 batch are laid end to end as one sequence, with block-diagonal attention masks (each token attends
 only within its own sentence, and in the decoder's cross-attention only to its own sentence's
 vector) and positions that restart at every sentence, which computes the same function as the
 padded batch with no work spent on padding. The noisy and original sentences are tokenised in one
-call and their token embeddings looked up in one sparse-gradient lookup, whose rows autograd adds
-to the vocabulary projection's dense gradient of the same (tied) matrix, instead of each lookup
-filling and adding a dense vocabulary-sized gradient. Other families run the padded batch.
+call and their token embeddings looked up at once, and the backward of that lookup builds the tied
+matrix's whole gradient (see _TiedGradient) instead of autograd filling, copying and adding
+vocabulary-sized gradients per use. Other families run the padded batch.
 """
 
 from __future__ import annotations
@@ -32,13 +33,12 @@ from pathlib import Path
 import numpy as np
 import torch
 import torch.nn.functional as F
-import transformers
 from torch import nn
 from transformers import AutoModelForCausalLM
 
 from sentforge.data.noise import WordNoise
 from sentforge.errors import ConfigError
-from sentforge.modules.backbone import T5_FAMILY
+from sentforge.modules.backbone import T5_FAMILY, _quiet_transformers
 from sentforge.modules.base import Features
 from sentforge.training.distributed import rank
 
@@ -48,20 +48,9 @@ IGNORE_INDEX = -100
 # Trainer settings of the paper (Wang et al., 2021): AdamW, constant learning rate 3e-5, batch size 8.
 TRAINING_DEFAULTS = {"optimizer": "adamw", "lr": 3e-5, "batch_size": 8, "schedule": "constant", "weight_decay": 0.0}
 # Families whose absolute positions start at 0 ...
-_POSITIONS_FROM_ZERO = {"bert", "electra"}
+_POSITIONS_FROM_ZERO = {"bert"}
 # ... or right after the padding index.
 _POSITIONS_AFTER_PADDING = {"roberta", "xlm-roberta", "camembert"}
-
-
-@contextlib.contextmanager
-def _quiet_transformers() -> Iterator[None]:
-    """Hide transformers' report of the (expected) newly initialised cross-attention weights."""
-    previous = transformers.logging.get_verbosity()
-    transformers.logging.set_verbosity_error()
-    try:
-        yield
-    finally:
-        transformers.logging.set_verbosity(previous)
 
 
 def _share_or_copy(target: nn.Module, sources: dict[str, nn.Parameter], counterpart, tie: bool) -> int:
@@ -106,7 +95,8 @@ def _attention_mask(allowed: torch.Tensor, config, dtype: torch.dtype) -> torch.
     SDPA, additive in `dtype` for eager attention (what transformers' own mask builders produce)."""
     allowed = allowed[None, None]
     if config._attn_implementation == "eager":
-        return torch.zeros(allowed.shape, dtype=dtype, device=allowed.device).masked_fill(~allowed, torch.finfo(dtype).min)
+        blocked = torch.zeros(allowed.shape, dtype=dtype, device=allowed.device)
+        return blocked.masked_fill(~allowed, torch.finfo(dtype).min)
     return allowed
 
 
@@ -144,6 +134,77 @@ class _Packed:
         return padded, mask
 
 
+class _TiedGradient:
+    """One packed forward pass's hand-off between the vocabulary projection and the token lookup of
+    the same (tied) matrix.
+
+    The projection's backward leaves its (grad of logits, inputs) here; the lookup's backward --
+    which autograd runs after it, because the looked-up embeddings feed the projection -- builds the
+    matrix's whole gradient at once: one fresh matrix product with the lookup rows added in place.
+    Autograd would otherwise fill a dense vocabulary-sized gradient per lookup (or copy the
+    projection's gradient to add sparse rows to it) and add the pieces together.
+    """
+
+    def __init__(self) -> None:
+        self.pending: list[tuple[torch.Tensor, torch.Tensor]] = []
+
+
+class _Projection(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, hidden, weight, bias, tied):
+        ctx.save_for_backward(hidden, weight)
+        ctx.tied, ctx.has_bias = tied, bias is not None
+        return F.linear(hidden, weight, bias)
+
+    @staticmethod
+    def backward(ctx, grad):
+        hidden, weight = ctx.saved_tensors
+        grad = grad.to(weight.dtype)
+        ctx.tied.pending.append((grad, hidden))
+        grad_hidden = (grad @ weight).to(hidden.dtype) if ctx.needs_input_grad[0] else None
+        grad_bias = grad.sum(0) if ctx.has_bias and ctx.needs_input_grad[2] else None
+        return grad_hidden, None, grad_bias, None
+
+
+class _Lookup(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, ids, weight, padding_idx, tied):
+        ctx.save_for_backward(ids)
+        ctx.tied, ctx.padding_idx, ctx.weight_shape = tied, padding_idx, (weight.shape, weight.dtype)
+        return F.embedding(ids, weight, padding_idx)
+
+    @staticmethod
+    def backward(ctx, grad_rows):
+        (ids,) = ctx.saved_tensors
+        shape, dtype = ctx.weight_shape
+        grad_weight = None
+        for grad, hidden in ctx.tied.pending:
+            part = grad.t().mm(hidden.to(dtype))
+            grad_weight = part if grad_weight is None else grad_weight.add_(part)
+        ctx.tied.pending.clear()
+        if grad_weight is None:
+            grad_weight = torch.zeros(shape, dtype=dtype, device=grad_rows.device)
+        if ctx.padding_idx is not None:
+            grad_rows = grad_rows.masked_fill((ids == ctx.padding_idx)[:, None], 0)
+        return None, grad_weight.index_add_(0, ids, grad_rows.to(dtype)), None, None
+
+
+class _TiedLinear(nn.Module):
+    """The output projection (same weight and bias Parameters); during a packed pass it hands its
+    weight gradient to the lookup (see _TiedGradient)."""
+
+    def __init__(self, linear: nn.Module) -> None:
+        super().__init__()
+        self.weight = linear.weight
+        self.bias = linear.bias
+        self.tied: _TiedGradient | None = None
+
+    def forward(self, hidden: torch.Tensor) -> torch.Tensor:
+        if self.tied is None:
+            return F.linear(hidden, self.weight, self.bias)
+        return _Projection.apply(hidden, self.weight, self.bias, self.tied)
+
+
 class _Decoder(nn.Module):
     """A decoder that cross-attends to one vector per sentence and scores the vocabulary."""
 
@@ -157,7 +218,8 @@ class _Decoder(nn.Module):
         """(decoder input, target) of one tokenised sentence."""
         raise NotImplementedError
 
-    def logits(self, hidden: torch.Tensor) -> torch.Tensor:
+    def logits(self, hidden: torch.Tensor, tied: _TiedGradient | None = None) -> torch.Tensor:
+        """Vocabulary scores; with `tied`, the projection hands its weight gradient to the lookup."""
         raise NotImplementedError
 
     @property
@@ -210,13 +272,19 @@ class BertLikeDecoder(_Decoder):
             raise ConfigError(f"no parameter of the {config.model_type} decoder matches the encoder's")
         # The vocabulary projection is the decoder's input embedding matrix (the encoder's when tied).
         model.get_output_embeddings().weight = self.body.get_input_embeddings().weight
+        self.projection = _TiedLinear(model.get_output_embeddings())
+        model.set_output_embeddings(self.projection)
 
     def shift(self, ids: list[int]) -> tuple[list[int], list[int]]:
         # [CLS] w1 ... wn [SEP]: read [CLS] w1 ... wn, predict w1 ... wn [SEP].
         return ids[:-1], ids[1:]
 
-    def logits(self, hidden: torch.Tensor) -> torch.Tensor:
-        return self.head(hidden)
+    def logits(self, hidden: torch.Tensor, tied: _TiedGradient | None = None) -> torch.Tensor:
+        self.projection.tied = tied
+        try:
+            return self.head(hidden)
+        finally:
+            self.projection.tied = None
 
     @property
     def projection_weight(self) -> nn.Parameter:
@@ -255,8 +323,10 @@ class T5LikeDecoder(_Decoder):
         # w1 ... wn </s>: read <start> w1 ... wn, predict w1 ... wn </s>.
         return [self.start_id, *ids[:-1]], ids
 
-    def logits(self, hidden: torch.Tensor) -> torch.Tensor:
-        return F.linear(hidden * self.scale, self.body.embed_tokens.weight)
+    def logits(self, hidden: torch.Tensor, tied: _TiedGradient | None = None) -> torch.Tensor:
+        if tied is None:
+            return F.linear(hidden * self.scale, self.body.embed_tokens.weight)
+        return _Projection.apply(hidden * self.scale, self.body.embed_tokens.weight, None, tied)
 
     @property
     def projection_weight(self) -> nn.Parameter:
@@ -396,13 +466,15 @@ class TSDAE(nn.Module):
 
         encoder_lookup = model.get_input_embeddings()
         decoder_weight = self.decoder.projection_weight
+        padding_idx = self.decoder.body.get_input_embeddings().padding_idx
+        tied = _TiedGradient()
         if encoder_lookup.weight is decoder_weight:
-            # Tied: one lookup for both, its gradient rows added sparsely to the projection's.
-            embeds = F.embedding(torch.cat([source.ids, target.ids]), decoder_weight, sparse=True)
+            # Tied: one lookup for both, whose backward also builds the projection's weight gradient.
+            embeds = _Lookup.apply(torch.cat([source.ids, target.ids]), decoder_weight, padding_idx, tied)
             source_embeds, target_embeds = embeds[:len(source.ids)], embeds[len(source.ids):]
         else:
             source_embeds = encoder_lookup(source.ids)
-            target_embeds = F.embedding(target.ids, decoder_weight, sparse=True)
+            target_embeds = _Lookup.apply(target.ids, decoder_weight, padding_idx, tied)
         source_embeds, target_embeds = source_embeds[None], target_embeds[None]
 
         source_mask = source.self_attention_mask(model.config, False, source_embeds.dtype)
@@ -416,5 +488,5 @@ class TSDAE(nn.Module):
             attention_mask=target.self_attention_mask(body.config, True, target_embeds.dtype),
             encoder_attention_mask=target.cross_attention_mask(body.config, target_embeds.dtype),
             **self._positions(target))[0]
-        loss = F.cross_entropy(self.decoder.logits(hidden).float(), labels)
+        loss = F.cross_entropy(self.decoder.logits(hidden, tied).float(), labels)
         return loss, len(source.ids) + len(target.ids)

@@ -143,7 +143,10 @@ def build_model(kind: str, size: ModelSize, tokenizer: PreTrainedTokenizerFast, 
     else:
         config = T5Config(vocab_size=vocab, d_model=size.hidden, d_kv=size.hidden // size.heads, d_ff=size.intermediate,
                           num_layers=size.layers, num_decoder_layers=size.layers, num_heads=size.heads,
-                          feed_forward_proj="gated-gelu", tie_word_embeddings=False,
+                          # Tied output embedding with T5's d_model**-0.5 logit scaling: the untied head's
+                          # std-1 initialisation in transformers starts at a loss near 100 nats, which a
+                          # short run never recovers from.
+                          feed_forward_proj="gated-gelu", tie_word_embeddings=True,
                           decoder_start_token_id=tokenizer.pad_token_id, pad_token_id=tokenizer.pad_token_id,
                           eos_token_id=tokenizer.eos_token_id)
         model = T5EncoderModel(config)

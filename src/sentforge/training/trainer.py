@@ -424,6 +424,8 @@ class Trainer:
         path = latest_checkpoint(root)
         if path is None:
             logger.warning("--resume: no complete checkpoint in %s; starting from the beginning", root)
+            if distributed.is_main_process():
+                (self.output_dir / METRICS_FILE).unlink(missing_ok=True)  # the log of the lost start
             return False
         saved = load_checkpoint(path, self.objective, optimizer, scheduler, scaler)
         for key, value in (("global_batch_size", global_batch), ("seed", self.config.seed)):

@@ -1,0 +1,79 @@
+"""Contrastive Tension: pairs and labels, the loss against an independent computation, learning, and
+the second (passed-in) encoder being the one trained and kept."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+from sentforge import build_encoder
+from sentforge.errors import ConfigError
+from sentforge.objectives.ct import ContrastiveTension
+
+from conftest import CORPUS
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    """Tiny models gain nothing from intra-op threads, and lose a lot when other jobs share the cores."""
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(previous)
+
+
+def test_pairs_have_k_negatives_per_positive(tiny_bert_dir):
+    objective = ContrastiveTension(build_encoder(tiny_bert_dir), negatives=3)
+    batch = CORPUS[:8]
+    first, second, labels = objective.pairs(batch)
+    assert first == batch
+    assert labels.tolist() == [1.0, 1.0] + [0.0] * 6  # 8 // (3 + 1) positives, the rest negatives
+    assert second[:2] == batch[:2]
+    assert all(b in batch and b != a for a, b in zip(first[2:], second[2:]))
+    repeated = ["same text"] * 4
+    assert objective.pairs(repeated)[2].tolist() == [1.0] * 4  # identical texts are positives whatever the pairing
+
+
+def test_loss_is_bce_on_dot_products_of_the_two_encoders(tiny_bert_dir):
+    objective = ContrastiveTension(build_encoder(tiny_bert_dir), negatives=3).eval()
+    batch = CORPUS[:8]
+    with torch.no_grad():
+        loss = objective(batch)
+        objective.pair_draws -= 1  # replay the same pairs
+        first, second, labels = objective.pairs(batch)
+        a, b = objective.first.encode(first), objective.encoder.encode(second)
+    logits = torch.from_numpy((a * b).sum(axis=1))
+    assert loss.item() == pytest.approx(F.binary_cross_entropy_with_logits(logits, labels).item(), rel=1e-5)
+
+
+def test_training_keeps_the_second_encoder_and_both_change(tiny_bert_dir):
+    encoder = build_encoder(tiny_bert_dir)
+    objective = ContrastiveTension(encoder, negatives=3).train()
+    assert objective.encoder is encoder
+    assert not {p.data_ptr() for p in objective.first.parameters()} & {p.data_ptr() for p in encoder.parameters()}
+    start = {k: v.clone() for k, v in encoder.state_dict().items()}
+    start_first = {k: v.clone() for k, v in objective.first.state_dict().items()}
+    optimizer = torch.optim.RMSprop(objective.parameters(), lr=1e-3)
+    losses = []
+    for step in range(12):
+        batch = [CORPUS[(step * 8 + i) % 12] for i in range(8)]
+        loss = objective(batch)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        losses.append(loss.item())
+    assert np.mean(losses[-3:]) < np.mean(losses[:3])
+    key = "0.model.encoder.layer.0.attention.self.query.weight"
+    assert not torch.equal(encoder.state_dict()[key], start[key])
+    assert not torch.equal(objective.first.state_dict()[key], start_first[key])
+    assert not torch.equal(encoder.state_dict()[key], objective.first.state_dict()[key])
+    assert {k for k in objective.state_dict() if k.startswith("encoder.")}  # the kept model is `encoder`
+
+
+def test_bad_settings(tiny_bert_dir):
+    with pytest.raises(ConfigError, match="negative"):
+        ContrastiveTension(build_encoder(tiny_bert_dir), negatives=0)
+    with pytest.raises(ConfigError, match="at least 2"):
+        ContrastiveTension(build_encoder(tiny_bert_dir))(["one sentence"])

@@ -1,0 +1,150 @@
+"""`sentforge train`: every method runs from the command line on the Trainer, runs chain through
+--model, a TSDAE model written by the CLI loads in sentence-transformers with identical vectors,
+--resume ends where an uninterrupted run ends, and bad input gives one clean error line."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+import sentforge
+from sentforge.cli import main
+
+from conftest import CORPUS
+
+PAIRS = [("the cat sat on the mat", "a cat is sitting on a mat", 4.2),
+         ("a dog runs in the park", "the weather is nice today", 0.4),
+         ("how do i reset my password", "where can i change my password", 3.1),
+         ("the app crashes on start", "the application fails when it starts", 4.8),
+         ("a man is playing a guitar", "two women are walking on the beach", 0.0),
+         ("please cancel my subscription", "i want to end my subscription", 4.0)]
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    """Tiny models gain nothing from intra-op threads, and lose a lot when other jobs share the cores."""
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(previous)
+
+
+@pytest.fixture()
+def corpus(tmp_path):
+    path = tmp_path / "corpus.txt"
+    path.write_text("".join(f"{line}\n" for line in CORPUS), encoding="utf-8")
+    return path
+
+
+def run(args, capsys):
+    sys.argv = ["sentforge", *map(str, args)]
+    with pytest.raises(SystemExit) as exit_info:
+        main()
+    out = capsys.readouterr()
+    return exit_info.value.code, out.out, out.err
+
+
+def train(method, model, corpus, output, capsys, *extra):
+    code, out, err = run(["train", method, "--model", model, "--corpus", corpus, "--output", output,
+                          "--batch-size", 4, *extra], capsys)
+    assert code == 0, err
+    return json.loads((output / "train.json").read_text(encoding="utf-8"))
+
+
+def test_tsdae_from_the_cli_loads_in_sentence_transformers(tiny_bert_dir, corpus, tmp_path, capsys):
+    st = pytest.importorskip("sentence_transformers")
+    summary = train("tsdae", tiny_bert_dir, corpus, tmp_path / "tsdae", capsys, "--steps", 3, "--lr", 1e-3)
+    assert summary["steps"] == 3 and summary["pooling"] == "cls"
+    assert summary["method_options"] == {"noise": "delete", "noise_ratio": 0.6, "tied": True}
+    assert summary["training"]["optimizer"] == "adamw" and summary["training"]["lr"] == 1e-3
+    records = [json.loads(line) for line in (tmp_path / "tsdae/training/metrics.jsonl").read_text().splitlines()]
+    assert any(r.get("step") == 3 and "loss" in r for r in records)
+    ours = sentforge.load(tmp_path / "tsdae").encode(CORPUS)
+    untrained = sentforge.build_encoder(tiny_bert_dir, pooling="cls").encode(CORPUS)
+    assert not np.allclose(ours, untrained, atol=1e-4)
+    theirs = st.SentenceTransformer(str(tmp_path / "tsdae"), device="cpu").encode(CORPUS, convert_to_numpy=True)
+    np.testing.assert_allclose(ours, theirs, atol=1e-5)
+
+
+@pytest.mark.parametrize("method,extra,modules", [
+    ("mlm", [], ["Transformer", "Pooling"]),
+    ("simcse", [], ["Transformer", "Pooling"]),
+    ("ct", ["--negatives", 3], ["Transformer", "Pooling"]),
+    ("bertflow", ["--flow-steps", 2], ["Transformer", "Pooling", "Flow"]),
+    ("tsdae", ["--noise", "swap", "--noise-ratio", 0.3, "--untied", "--pooling", "max"], ["Transformer", "Pooling"]),
+])
+def test_unsupervised_methods(tiny_bert_dir, corpus, tmp_path, capsys, method, extra, modules):
+    summary = train(method, tiny_bert_dir, corpus, tmp_path / method, capsys, "--steps", 2, *extra)
+    assert summary["method"] == method and summary["steps"] == 2
+    encoder = sentforge.load(tmp_path / method)
+    assert [type(m).__name__ for m in encoder] == modules
+    vectors = encoder.encode(CORPUS[:5])
+    assert vectors.shape == (5, 32) and np.isfinite(vectors).all()
+
+
+def test_unsupervised_then_supervised_chain(tiny_bert_dir, corpus, tmp_path, capsys):
+    train("tsdae", tiny_bert_dir, corpus, tmp_path / "tsdae", capsys, "--steps", 2)
+    tsv = tmp_path / "pairs.tsv"
+    tsv.write_text("sentence1\tsentence2\n" + "".join(f"{a}\t{b}\n" for a, b, _ in PAIRS), encoding="utf-8")
+    summary = train("mnrl", tmp_path / "tsdae", tsv, tmp_path / "mnrl", capsys, "--steps", 2)
+    assert summary["model"] == str(tmp_path / "tsdae") and summary["pooling"] == "keep"
+    assert [m.modes for m in sentforge.load(tmp_path / "mnrl") if hasattr(m, "modes")] == [("cls",)]
+    jsonl = tmp_path / "sts.jsonl"
+    jsonl.write_text("".join(json.dumps({"sentence1": a, "sentence2": b, "score": s}) + "\n" for a, b, s in PAIRS),
+                     encoding="utf-8")
+    summary = train("sts", tmp_path / "mnrl", jsonl, tmp_path / "sts", capsys, "--steps", 3, "--lr", 1e-3)
+    assert summary["examples"] == len(PAIRS)
+    before, after = sentforge.load(tmp_path / "mnrl").encode(CORPUS), sentforge.load(tmp_path / "sts").encode(CORPUS)
+    assert not np.allclose(before, after, atol=1e-5)
+
+
+def test_resume_ends_with_the_uninterrupted_weights(tiny_bert_dir, corpus, tmp_path, capsys):
+    common = ["--lr", 1e-3, "--checkpoint-every", 2, "--seed", 5]
+    train("tsdae", tiny_bert_dir, corpus, tmp_path / "straight", capsys, "--steps", 4, *common)
+    train("tsdae", tiny_bert_dir, corpus, tmp_path / "parts", capsys, "--steps", 2, *common)
+    summary = train("tsdae", tiny_bert_dir, corpus, tmp_path / "parts", capsys, "--steps", 4, "--resume", *common)
+    assert summary["steps"] == 4
+    np.testing.assert_array_equal(sentforge.load(tmp_path / "parts").encode(CORPUS),
+                                  sentforge.load(tmp_path / "straight").encode(CORPUS))
+
+
+def test_lines_corpus_and_overwrite(tiny_bert_dir, tmp_path, capsys):
+    toks = tmp_path / "a.toks"  # any other suffix: one sentence per line
+    toks.write_text("".join(f"{line}\n" for line in CORPUS), encoding="utf-8")
+    summary = train("simcse", tiny_bert_dir, toks, tmp_path / "out", capsys, "--steps", 1)
+    assert summary["examples"] == len(set(CORPUS))  # de-duplicated
+    code, _, err = run(["train", "simcse", "--model", tiny_bert_dir, "--corpus", toks, "--output", tmp_path / "out",
+                        "--steps", 1, "--batch-size", 4], capsys)
+    _assert_clean_error(code, err, "not empty", "--overwrite")
+    train("simcse", tiny_bert_dir, toks, tmp_path / "out", capsys, "--steps", 1, "--overwrite")
+
+
+def _assert_clean_error(code, err, *fragments):
+    assert code == 2
+    assert "Traceback" not in err
+    lines = [line for line in err.splitlines() if line.startswith("error:")]
+    assert len(lines) == 1, err
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+
+
+def test_bad_input_gives_one_line_errors(tiny_bert_dir, corpus, tmp_path, capsys):
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("sentence1\tsentence2\tscore\na\tb\t3\nc\td\tlots\n", encoding="utf-8")
+    code, _, err = run(["train", "sts", "--model", tiny_bert_dir, "--corpus", bad, "--output", tmp_path / "o"], capsys)
+    _assert_clean_error(code, err, "bad.tsv:3", "not a number")
+    missing = tmp_path / "missing.csv"
+    missing.write_text("left,right\na,b\n", encoding="utf-8")
+    code, _, err = run(["train", "mnrl", "--model", tiny_bert_dir, "--corpus", missing, "--output", tmp_path / "o"],
+                       capsys)
+    _assert_clean_error(code, err, "missing.csv:2", "sentence1")
+    code, _, err = run(["train", "tsdae", "--model", tiny_bert_dir, "--corpus", corpus, "--output", tmp_path / "o",
+                        "--noise", "shuffle"], capsys)
+    _assert_clean_error(code, err, "unknown noise type")
+    code, _, err = run(["train", "tsdae", "--model", tiny_bert_dir, "--corpus", tmp_path / "nope.txt",
+                        "--output", tmp_path / "o"], capsys)
+    _assert_clean_error(code, err, "not found", "nope.txt")

@@ -1,0 +1,207 @@
+"""TSDAE: the decoder sees only the sentence vector, weights are tied, the padding-free batch computes
+the padded batch's loss and gradients, the loss falls, training resumes exactly, and the trained
+encoder loads in sentence-transformers with identical vectors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import sentforge
+from sentforge import build_encoder
+from sentforge.data.noise import WordNoise
+from sentforge.errors import ConfigError
+from sentforge.objectives.tsdae import TSDAE
+from sentforge.training.trainer import Trainer, TrainingConfig
+
+from conftest import CORPUS
+
+SENTENCES = ["the cat sat on the mat", "a dog runs in the park", "how do i reset my password", "the train"]
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    """Tiny models gain nothing from intra-op threads, and lose a lot when other jobs share the cores."""
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(previous)
+
+
+def _objective(model_dir, pooling="cls", seed=0, **options) -> TSDAE:
+    torch.manual_seed(seed)
+    return TSDAE(build_encoder(model_dir, pooling=pooling), seed=seed, **options)
+
+
+def _loss(objective: TSDAE, batch=SENTENCES) -> torch.Tensor:
+    objective.noise_draws.zero_()  # the same noise every call
+    return objective(batch)
+
+
+@pytest.mark.parametrize("packed", [True, False])
+def test_decoder_sees_only_the_pooled_vector(tiny_bert_dir, packed):
+    objective = _objective(tiny_bert_dir, packed=packed).eval()
+    reference = _loss(objective).item()
+    pooling = objective.encoder[1]
+
+    def perturb_tokens_after_first(module, args):
+        features = args[0]
+        tokens = features["token_embeddings"].clone()
+        tokens[:, 1:] += 5.0 * torch.randn_like(tokens[:, 1:])
+        features["token_embeddings"] = tokens
+
+    handle = pooling.register_forward_pre_hook(perturb_tokens_after_first)
+    try:
+        assert _loss(objective).item() == pytest.approx(reference, abs=1e-7)
+        pooling.modes = ("mean",)  # the same perturbation now reaches the vector, and the loss
+        assert abs(_loss(objective).item() - reference) > 1e-4
+    finally:
+        handle.remove()
+        pooling.modes = ("cls",)
+
+
+def test_cross_attention_has_one_key_per_sentence(tiny_bert_dir):
+    objective = _objective(tiny_bert_dir, packed=False).eval()
+    seen = []
+    layer = objective.decoder.body.encoder.layer[0].crossattention.self
+    handle = layer.key.register_forward_hook(lambda module, args, out: seen.append(tuple(args[0].shape)))
+    try:
+        _loss(objective)
+    finally:
+        handle.remove()
+    assert seen == [(len(SENTENCES), 1, 32)]
+
+
+def test_packed_cross_attention_mask_allows_only_the_own_sentence_vector(tiny_bert_dir):
+    from sentforge.objectives.tsdae import _Packed
+
+    packed = _Packed([[5, 6, 7], [8], [9, 10]], torch.device("cpu"))
+    config = build_encoder(tiny_bert_dir)[0].model.config
+    mask = packed.cross_attention_mask(config, torch.float32)[0, 0]
+    assert mask.dtype == torch.bool
+    assert mask.sum(dim=1).tolist() == [1] * 6
+    assert mask.float().argmax(dim=1).tolist() == [0, 0, 0, 1, 2, 2]
+    causal = packed.self_attention_mask(config, True, torch.float32)[0, 0]
+    assert causal[2].tolist() == [True, True, True, False, False, False]
+    assert causal[4].tolist() == [False, False, False, False, True, False]
+
+
+@pytest.mark.parametrize("fixture,pooling", [("tiny_bert_dir", "cls"), ("tiny_t5_dir", "mean")])
+@pytest.mark.parametrize("tie", [True, False])
+def test_padding_free_batch_equals_padded_batch(request, fixture, pooling, tie):
+    objective = _objective(request.getfixturevalue(fixture), pooling, tie=tie).eval()
+    results = []
+    for packed in (True, False):
+        objective.packed = packed
+        loss = _loss(objective)
+        loss.backward()
+        grads = {name: p.grad.clone() for name, p in objective.named_parameters() if p.grad is not None}
+        objective.zero_grad(set_to_none=True)
+        results.append((loss.item(), grads))
+    (packed_loss, packed_grads), (padded_loss, padded_grads) = results
+    assert packed_loss == pytest.approx(padded_loss, rel=1e-5)
+    assert packed_grads.keys() == padded_grads.keys()
+    for name, grad in packed_grads.items():
+        torch.testing.assert_close(grad, padded_grads[name], atol=1e-5, rtol=1e-4, msg=name)
+        assert grad.layout == torch.strided  # the sparse lookups fold into ordinary dense gradients
+
+
+def test_tied_weights_share_storage(tiny_bert_dir):
+    tied = _objective(tiny_bert_dir)
+    encoder_model, body = tied.encoder[0].model, tied.decoder.body
+    query = encoder_model.encoder.layer[1].attention.self.query.weight
+    assert body.encoder.layer[1].attention.self.query.weight is query
+    embedding = encoder_model.get_input_embeddings().weight
+    assert tied.decoder.projection_weight is embedding
+    assert tied.decoder.head.predictions.decoder.weight.data_ptr() == embedding.data_ptr()
+    shared = {p.data_ptr() for p in encoder_model.parameters()}
+    own = [name for name, p in body.named_parameters() if p.data_ptr() not in shared]
+    assert own and all("crossattention" in name for name in own)
+
+    untied = _objective(tiny_bert_dir, tie=False)
+    encoder_params = {p.data_ptr() for p in untied.encoder.parameters()}
+    assert not encoder_params & {p.data_ptr() for p in untied.decoder.parameters()}
+    assert untied.decoder.head.predictions.decoder.weight is untied.decoder.body.get_input_embeddings().weight
+    torch.testing.assert_close(untied.decoder.body.encoder.layer[0].output.dense.weight,
+                               untied.encoder[0].model.encoder.layer[0].output.dense.weight)
+
+
+def test_t5_decoder_ties_self_attention_and_feed_forward(tiny_t5_dir):
+    objective = _objective(tiny_t5_dir, "mean")
+    encoder_blocks, decoder_blocks = objective.encoder[0].model.encoder.block, objective.decoder.body.block
+    assert decoder_blocks[1].layer[0].SelfAttention.q.weight is encoder_blocks[1].layer[0].SelfAttention.q.weight
+    assert decoder_blocks[0].layer[2].DenseReluDense.wi.weight is encoder_blocks[0].layer[1].DenseReluDense.wi.weight
+    assert decoder_blocks[0].layer[1].EncDecAttention.q.weight is not encoder_blocks[0].layer[0].SelfAttention.q.weight
+    assert objective.decoder.projection_weight is objective.encoder[0].model.shared.weight
+
+
+@pytest.mark.parametrize("fixture,pooling", [("tiny_bert_dir", "cls"), ("tiny_t5_dir", "mean")])
+def test_loss_falls_on_a_tiny_corpus(request, fixture, pooling):
+    objective = _objective(request.getfixturevalue(fixture), pooling).train()
+    optimizer = torch.optim.AdamW(objective.parameters(), lr=1e-2)
+    losses = []
+    for step in range(30):
+        batch = [CORPUS[(step * 8 + i) % 12] for i in range(8)]
+        loss = objective(batch)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        losses.append(loss.item())
+    assert np.mean(losses[-4:]) < 0.75 * np.mean(losses[:4])
+
+
+def test_noise_is_applied_fresh_and_reproducibly(tiny_bert_dir):
+    seen = []
+
+    def recording_noise(text, rng):
+        noisy = WordNoise("delete", 0.6)(text, rng)
+        seen.append(noisy)
+        return noisy
+
+    objective = _objective(tiny_bert_dir, noise=recording_noise)
+    objective(SENTENCES)
+    objective(SENTENCES)
+    first, second = seen[:4], seen[4:]
+    assert first != second  # a new draw every batch
+    objective.noise_draws.zero_()
+    objective(SENTENCES)
+    assert seen[8:] == first  # the draw counter (saved with the objective) fixes the noise
+    assert "noise_draws" in objective.state_dict()
+
+
+def test_bad_configurations_are_refused(tiny_bert_dir):
+    with pytest.raises(ConfigError, match="hidden size"):
+        TSDAE(build_encoder(tiny_bert_dir, pooling=["cls", "mean"]))
+    with pytest.raises(ConfigError, match="unknown noise type"):
+        TSDAE(build_encoder(tiny_bert_dir), noise="scramble")
+    with pytest.raises(ConfigError, match="sentences"):
+        TSDAE(build_encoder(tiny_bert_dir))([1, 2])
+
+
+def _train(model_dir, output, steps, resume=False, checkpoint_every=None):
+    objective = _objective(model_dir)
+    config = TrainingConfig(output_dir=output, steps=steps, batch_size=4, lr=1e-3, optimizer="adamw",
+                            schedule="constant", checkpoint_every=checkpoint_every, resume=resume, seed=3,
+                            show_progress=False)
+    Trainer(objective.encoder, objective, CORPUS, config).train()
+    return objective.encoder
+
+
+def test_resumed_training_ends_with_the_same_weights(tiny_bert_dir, tmp_path):
+    straight = _train(tiny_bert_dir, tmp_path / "a", steps=4)
+    _train(tiny_bert_dir, tmp_path / "b", steps=2, checkpoint_every=2)
+    resumed = _train(tiny_bert_dir, tmp_path / "b", steps=4, resume=True, checkpoint_every=2)
+    for (name, a), b in zip(straight.state_dict().items(), resumed.state_dict().values()):
+        torch.testing.assert_close(a, b, atol=0, rtol=0, msg=name)
+
+
+def test_trained_model_loads_in_sentence_transformers_with_identical_vectors(tiny_bert_dir, tmp_path):
+    st = pytest.importorskip("sentence_transformers")
+    encoder = _train(tiny_bert_dir, None, steps=3)
+    before = build_encoder(tiny_bert_dir, pooling="cls").encode(CORPUS)
+    encoder.save(tmp_path / "tsdae")
+    ours = sentforge.load(tmp_path / "tsdae").encode(CORPUS)
+    assert not np.allclose(ours, before, atol=1e-4)  # training changed the encoder
+    theirs = st.SentenceTransformer(str(tmp_path / "tsdae"), device="cpu").encode(CORPUS, convert_to_numpy=True)
+    np.testing.assert_allclose(ours, theirs, atol=1e-5)
