@@ -231,7 +231,7 @@ def part_main(bench: Bench, d: int) -> dict:
     rows["avg"] = bench.score(everyone, Average())
     for dim in dims:
         rows[f"SVD d={dim}"] = bench.score(everyone, SVD(dim=dim))
-    taus = (1e-3, 1e-2, 1e-1, 1.0, 10.0)
+    taus = (1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0, 1000.0)
     tuning = {}
     for dim in dims:
         grid = {tau: bench.score(everyone, GCCA(dim=dim, tau=tau)) for tau in taus}
@@ -294,6 +294,30 @@ def part_ae(bench: Bench, d: int) -> dict:
             "budget": {"sentences": len(subset[0]), "epochs": args.ae_epochs, "batch_size": args.ae_batch_size}}
 
 
+def part_ae_final(bench: Bench, d: int) -> dict:
+    """The configuration chosen by part_ae on STS-B dev, retrained with a larger budget (--ae-final-*)."""
+    import json
+    import time
+
+    from sentforge.meta import AutoEncoder, MetaEncoder
+
+    args = bench.args
+    chosen = json.loads((args.out / "ae.json").read_text())["chosen"]
+    loss, depth = chosen.split("/")
+    subset = [e[:args.ae_final_sentences] for e in bench.corpus_embeddings]
+    method = AutoEncoder(dim=d, hidden_layers=int(depth), loss=loss, epochs=args.ae_final_epochs,
+                         batch_size=args.ae_batch_size, seed=args.seed, show_progress=False)
+    start = time.perf_counter()
+    method.fit(subset)
+    seconds = time.perf_counter() - start
+    meta = MetaEncoder(bench.lookups, method)
+    entry = {"members": bench.names, "method": method.config(), "dim": d, "fit_seconds": seconds,
+             "loss_history": method.loss_history, "results": sts_results(meta, bench.tasks, bench.dev)}
+    logger.info("AE %s retrained: dev %.2f, %.0f s", chosen, _dev(entry), seconds)
+    return {"chosen": chosen, "entry": entry,
+            "budget": {"sentences": len(subset[0]), "epochs": args.ae_final_epochs, "batch_size": args.ae_batch_size}}
+
+
 def part_speed(bench: Bench, d: int) -> dict:
     """MetaEncoder.encode time vs the sum of its members' encode times on the same texts, alternated."""
     import time
@@ -328,7 +352,7 @@ def stage_run(args) -> None:
     from sentforge.io import save_json
 
     bench = Bench(args)
-    parts = {"main": part_main, "ae": part_ae, "speed": part_speed}
+    parts = {"main": part_main, "ae": part_ae, "ae_final": part_ae_final, "speed": part_speed}
     for part in args.parts:
         with threadpool_limits(args.threads):
             result = parts[part](bench, args.dim)
@@ -366,9 +390,14 @@ def stage_report(args) -> None:
     singles = {k: v for k, v in rows.items() if len(v["members"]) == 1 and "up-projected" not in k}
     upprojected = {k: v for k, v in rows.items() if "up-projected" in k}
     metas = {k: v for k, v in rows.items() if len(v["members"]) > 1}
+    ae_final = json.loads((args.out / "ae_final.json").read_text()) if (args.out / "ae_final.json").exists() else None
     if ae_part:
         chosen = ae_part["grid"][ae_part["chosen"]]
-        metas[f"AE d={d} ({ae_part['chosen'].replace('/', ', depth ')})"] = chosen
+        metas[f"AE d={d} ({ae_part['chosen'].replace('/', ', depth ')}; grid budget)"] = chosen
+    if ae_final:
+        budget = ae_final["budget"]
+        metas[f"AE d={d} ({ae_final['chosen'].replace('/', ', depth ')}; {budget['sentences']} sentences, "
+              f"{budget['epochs']} epochs)"] = ae_final["entry"]
     out = [f"Fit corpus: {main_part['fit_corpus_sentences']} sentences; d = {d}.", ""]
     for metric in ("spearman", "pearson"):
         out += [f"### {metric.capitalize()}", ""] + _table({**singles, **upprojected, **metas}, metric) + [""]
@@ -402,6 +431,11 @@ def stage_report(args) -> None:
             out.append(f"| {key} | {dev['spearman']:.2f} | {dev['pearson']:.2f} | {entry['loss_first_epoch']:.4f} → "
                        f"{entry['loss_last_epoch']:.4f} | {entry['fit_seconds']:.0f} |")
         out.append(f"\nchosen: {ae_part['chosen']}")
+    if ae_final:
+        history = ae_final["entry"]["loss_history"]
+        out.append(f"\nRetrained {ae_final['chosen']} on {ae_final['budget']['sentences']} sentences, "
+                   f"{ae_final['budget']['epochs']} epochs, batch {ae_final['budget']['batch_size']}: train loss by "
+                   f"epoch {', '.join(f'{x:.3f}' for x in history)}; {ae_final['entry']['fit_seconds']:.0f} s.")
     for method, table in main_part["ablation"].items():
         out += ["", f"### Leave one member out: {method} (Spearman; avg over the six test columns)", "",
                 "| ensemble | d | " + " | ".join(COLUMNS) + " | avg | Δ avg |", "|---|---:|" + "---:|" * (len(COLUMNS) + 2)]
@@ -441,11 +475,13 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1, help="torch and BLAS threads (1 is fastest on this "
                         "2-core machine while other jobs share it)")
     parser.add_argument("--out", type=Path, default=Path("/work/runs/meta-bench"))
-    parser.add_argument("--parts", nargs="+", default=["main", "ae", "speed"], choices=["main", "ae", "speed"])
+    parser.add_argument("--parts", nargs="+", default=["main", "ae", "speed"], choices=["main", "ae", "ae_final", "speed"])
     parser.add_argument("--dim", type=int, default=512, help="d: the largest member dimension (USE, 512)")
     parser.add_argument("--ae-sentences", type=int, default=20_000)
     parser.add_argument("--ae-epochs", type=int, default=2)
     parser.add_argument("--ae-batch-size", type=int, default=1_000)
+    parser.add_argument("--ae-final-sentences", type=int, default=100_000)
+    parser.add_argument("--ae-final-epochs", type=int, default=5)
     parser.add_argument("--speed-texts", type=int, default=500)
     parser.add_argument("--speed-reps", type=int, default=5)
     args = parser.parse_args()

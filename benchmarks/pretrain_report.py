@@ -90,7 +90,8 @@ def report(run: Path, data: Path, img_dir: Path) -> dict:
     }
     pairs = read_stsb(data / STSB_TEST)
     result["stsb_test_spearman_pretrained"] = stsb_spearman(load(run), pairs)
-    result["stsb_test_spearman_random_init"] = stsb_spearman(random_init_like(run, seed=summary["config"]["seed"]), pairs)
+    random_encoder = random_init_like(run, seed=summary["config"]["seed"])
+    result["stsb_test_spearman_random_init"] = stsb_spearman(random_encoder, pairs)
     return result
 
 

@@ -12,17 +12,22 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import resume_worker
 import torch
+from conftest import CORPUS, REPO
 from safetensors.torch import load_file
 
-import resume_worker
-from conftest import CORPUS, REPO
 from sentforge import build_encoder
 from sentforge.errors import ModelFormatError
 from sentforge.objectives import MaskedLanguageModeling
 from sentforge.training import checkpoint
-from sentforge.training.checkpoint import (latest_checkpoint, list_checkpoints, load_checkpoint, save_checkpoint,
-                                           verify_checkpoint)
+from sentforge.training.checkpoint import (
+    latest_checkpoint,
+    list_checkpoints,
+    load_checkpoint,
+    save_checkpoint,
+    verify_checkpoint,
+)
 from sentforge.training.optim import Schedule, build_optimizer, build_scheduler
 
 WORKER = Path(__file__).with_name("resume_worker.py")

@@ -6,10 +6,16 @@ import json
 import zipfile
 
 import pytest
-
 from conftest import DATA, needs
-from sentforge.data.corpora import (SentenceFilter, detokenize, load_sentences, read_corpus, read_nltk_zip,
-                                    split_sentences)
+
+from sentforge.data.corpora import (
+    SentenceFilter,
+    detokenize,
+    load_sentences,
+    read_corpus,
+    read_nltk_zip,
+    split_sentences,
+)
 from sentforge.errors import ConfigError, InputFileError
 
 CORPORA = DATA / "corpora"
@@ -45,7 +51,8 @@ def test_nltk_formats_read_from_the_zip(tmp_path):
     assert read_nltk_zip(brown) == ['The jury said "no".', "It didn't."]
     conll = _zip(tmp_path / "conll2000.zip", {"conll2000/train.txt": "He PRP B-NP\nran VBD B-VP\n. . O\n\nOk UH O\n"})
     assert read_nltk_zip(conll) == ["He ran.", "Ok"]
-    pros = _zip(tmp_path / "pros_cons.zip", {"pros_cons/IntegratedPros.txt": "<Pros>Fast, cheap</Pros>\n<Pros></Pros>\n"})
+    pros = _zip(tmp_path / "pros_cons.zip",
+                {"pros_cons/IntegratedPros.txt": "<Pros>Fast, cheap</Pros>\n<Pros></Pros>\n"})
     assert read_nltk_zip(pros) == ["Fast, cheap"]
     rte = _zip(tmp_path / "rte.zip", {"rte/rte1_dev.xml": (
         '<?xml version="1.0"?><entailment-corpus><pair id="1" value="TRUE"><t>A cat sat. It slept.</t>'
@@ -53,7 +60,8 @@ def test_nltk_formats_read_from_the_zip(tmp_path):
     assert read_nltk_zip(rte) == ["A cat sat.", "It slept.", "A cat rested."]
     web = _zip(tmp_path / "webtext.zip", {"webtext/overheard.txt": "Girl #1: Oh my. That is great!\n"})
     assert read_nltk_zip(web) == ["Oh my.", "That is great!"]
-    treebank = _zip(tmp_path / "treebank.zip", {"treebank/raw/wsj_0001": ".START \n\nPierre Vinken will join. He is 61.\n"})
+    raw = ".START \n\nPierre Vinken will join. He is 61.\n"
+    treebank = _zip(tmp_path / "treebank.zip", {"treebank/raw/wsj_0001": raw})
     assert read_nltk_zip(treebank) == ["Pierre Vinken will join.", "He is 61."]
     other = _zip(tmp_path / "notes.zip", {"a/x.txt": "First one. Second one.\n"})
     assert read_nltk_zip(other) == ["First one.", "Second one."]

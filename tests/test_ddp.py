@@ -13,9 +13,9 @@ import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 import torch.nn.functional as F
+from conftest import CORPUS
 from torch import nn
 
-from conftest import CORPUS
 from sentforge import build_encoder
 from sentforge.objectives import ContrastiveLoss
 from sentforge.training import distributed

@@ -3,7 +3,6 @@ brute-force scikit-learn searches, and (slow) all-MiniLM-L6-v2 against the offic
 
 from __future__ import annotations
 
-import time
 import zlib
 
 import numpy as np
@@ -183,16 +182,6 @@ def test_parallel_folds_equal_sequential():
     assert parallel == sequential and np.array_equal(parallel.predictions, sequential.predictions)
 
 
-def test_warm_start_path_agrees_with_cold_fits():
-    X, y = noisy_problem(7, n=300)
-    X_valid, y_valid = noisy_problem(8, n=300)
-    regs = classifier.INNER_KFOLD_REGS
-    cold = classifier.path_scores(X, y, X_valid, y_valid, regs, 1111)
-    warm = classifier.path_scores(X, y, X_valid, y_valid, regs, 1111, warm_start=True)
-    # Both stop at lbfgs's tolerance from different starts: at most a couple of predictions differ.
-    assert np.abs(np.subtract(cold, warm)).max() <= 2 / 300
-
-
 def test_folds_need_enough_examples_per_class():
     X, y = noisy_problem(9, n=30)[0], np.array([0] * 25 + [1] * 5)
     with pytest.raises(ConfigError, match="10-fold cross-validation needs at least 10 examples"):
@@ -261,16 +250,15 @@ def test_sst2_trec_mrpc_end_to_end(tiny_root):
     task = transfer.MRPC(tiny_root, kfold=5, n_jobs=1)
     mrpc = task.evaluate(encoder)
     train, test = task.data
-    features = transfer.pair_features(encoder.encode(train.first), encoder.encode(train.second), "senteval")
-    reference = LogisticRegression(C=mrpc["chosen_C"][0], random_state=1111).fit(features, train.labels)
-    predicted = reference.predict(transfer.pair_features(encoder.encode(test.first), encoder.encode(test.second),
-                                                         "senteval"))
-    assert mrpc["f1"] == round(100 * f1_score(test.labels, predicted), 2)
-    assert mrpc["acc"] == round(100 * float(np.mean(predicted == test.labels)), 2) >= 80
-    full = transfer.MRPC(tiny_root, kfold=5, n_jobs=1, features="full")
-    assert full.evaluate(encoder)["n_train"] == 60
-    with pytest.raises(ConfigError, match="MRPC features"):
-        transfer.MRPC(tiny_root, features="sum")
+    assert (mrpc["n_train"], mrpc["n_test"]) == (60, 20)
+    for kind, suffix in (("senteval", ""), ("full", "_uv")):
+        features = transfer.pair_features(encoder.encode(train.first), encoder.encode(train.second), kind)
+        assert features.shape[1] == {"senteval": 2, "full": 4}[kind] * 24
+        reference = LogisticRegression(C=mrpc[f"chosen_C{suffix}"][0], random_state=1111).fit(features, train.labels)
+        predicted = reference.predict(transfer.pair_features(encoder.encode(test.first), encoder.encode(test.second),
+                                                             kind))
+        assert mrpc[f"f1{suffix}"] == round(100 * f1_score(test.labels, predicted), 2)
+        assert mrpc[f"acc{suffix}"] == round(100 * float(np.mean(predicted == test.labels)), 2) >= 80
 
 
 def test_malformed_task_file_names_file_and_line(tmp_path):
@@ -302,8 +290,6 @@ def test_cr_with_minilm_matches_official_senteval():
     import sentforge
 
     encoder = CachedEncoder(sentforge.load("all-MiniLM-L6-v2"), batch_size=64)
-    started = time.perf_counter()
     result = transfer.CR(DATA).evaluate(encoder)
     # Official SentEval (scikit-learn path, kfold 10, seed 1111) on the same files: 82.60.
     assert abs(result["acc"] - 82.60) <= 0.5, result
-    assert time.perf_counter() - started < 150

@@ -8,14 +8,21 @@ import json
 import numpy as np
 import pytest
 import torch
+from conftest import CORPUS
 from transformers import AutoModel, AutoTokenizer, BertModel, T5Model
 from typer.testing import CliRunner
 
-from conftest import CORPUS
 from sentforge import build_encoder, load
 from sentforge.cli import app
 from sentforge.errors import ConfigError, OutputExistsError
-from sentforge.training.pretrain import PretrainConfig, pretrain, random_init_like, split_heldout
+from sentforge.training.pretrain import (
+    PretrainConfig,
+    canonical_vocabulary,
+    pretrain,
+    random_init_like,
+    split_heldout,
+    train_tokenizer,
+)
 
 # Enough distinct sentences for a tokenizer and a held-out split.
 SENTENCES = [f"{text} number {i} of the story" for i, text in enumerate(CORPUS * 3)]
@@ -41,6 +48,25 @@ def test_heldout_split_is_seeded_and_disjoint():
     assert split_heldout(SENTENCES, 10, seed=1) == (train, held)
     with pytest.raises(ConfigError, match="cannot hold out"):
         split_heldout(SENTENCES[:5], 5, seed=0)
+
+
+@pytest.mark.parametrize("kind", ["mlm", "t5"])
+def test_canonical_vocabulary_renumbers_without_changing_tokenisation(tmp_path, kind):
+    tokenizer = train_tokenizer(kind, SENTENCES, 300)
+    tokenizer.save_pretrained(tmp_path)
+    special_ids = {token: tokenizer.convert_tokens_to_ids(token) for token in tokenizer.all_special_tokens}
+    canonical_vocabulary(tmp_path / "tokenizer.json")
+    renumbered = AutoTokenizer.from_pretrained(tmp_path)
+    for text in SENTENCES[:20]:
+        assert renumbered.tokenize(text) == tokenizer.tokenize(text)
+    assert {token: renumbered.convert_tokens_to_ids(token) for token in special_ids} == special_ids
+    model = json.loads((tmp_path / "tokenizer.json").read_text())["model"]
+    if kind == "mlm":
+        ordinary = [t for t, _ in sorted(model["vocab"].items(), key=lambda item: item[1]) if t not in special_ids]
+        assert ordinary == sorted(ordinary)
+    else:
+        scores = [score for piece, score in model["vocab"] if piece not in special_ids]
+        assert scores == sorted(scores, reverse=True)
 
 
 def test_mlm_pretraining_writes_a_standard_model_that_learned(tmp_path):

@@ -8,11 +8,15 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
-from torch import nn
-from transformers import (BertForMaskedLM, get_constant_schedule_with_warmup, get_linear_schedule_with_warmup,
-                          get_polynomial_decay_schedule_with_warmup)
-
 from conftest import CORPUS
+from torch import nn
+from transformers import (
+    BertForMaskedLM,
+    get_constant_schedule_with_warmup,
+    get_linear_schedule_with_warmup,
+    get_polynomial_decay_schedule_with_warmup,
+)
+
 from sentforge import build_encoder
 from sentforge.errors import ConfigError, OutputExistsError
 from sentforge.objectives import ContrastiveLoss, MaskedLanguageModeling, SpanCorruption
@@ -21,7 +25,6 @@ from sentforge.objectives.span_corruption import corrupt_spans, noise_spans
 from sentforge.training.data import BatchOrder, process_slice
 from sentforge.training.optim import Schedule, build_optimizer, build_scheduler
 from sentforge.training.trainer import Trainer, TrainingConfig
-
 
 
 @pytest.fixture(autouse=True)

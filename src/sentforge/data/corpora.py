@@ -29,7 +29,8 @@ _ABBREVIATIONS = ("Mr", "Mrs", "Ms", "Dr", "Prof", "Sr", "Jr", "St", "Mt", "No",
                   "Col", "Lt", "Capt", "Sgt", "Inc", "Ltd", "Co", "Corp", "vs", "etc", "e.g", "i.e", "U.S",
                   "Jan", "Feb", "Mar", "Apr", "Jun", "Jul", "Aug", "Sep", "Sept", "Oct", "Nov", "Dec")
 _SENTENCE_END = re.compile(r"""([.!?]["')\]]*)\s+(?=["'(\[]?[A-Z0-9])""")
-_ABBREVIATION_END = re.compile(r"(?:^|[\s(])(?:%s)\.$|(?:^|\s)[A-Z]\.$" % "|".join(re.escape(a) for a in _ABBREVIATIONS))
+_ABBREVIATION_END = re.compile(r"(?:^|[\s(])(?:%s)\.$|(?:^|\s)[A-Z]\.$"
+                               % "|".join(re.escape(a) for a in _ABBREVIATIONS))
 _SPACES = re.compile(r"\s+")
 
 

@@ -18,10 +18,8 @@ wins), so the numbers equal the official code's for the same features and sample
 
 Speed comes from the execution, not from a different protocol: folds run in parallel worker processes
 (joblib), each with single-threaded BLAS/OpenMP (multi-threaded BLAS on a busy 2-core machine is ten
-times slower per fit), and all C values of one split are fitted inside one worker. With
-`warm_start=True` each fit along the ascending C path starts from the previous solution: fewer lbfgs
-iterations, but lbfgs stops at its tolerance, so accuracies can move by about 0.1 from SentEval's cold
-fits; it is off by default.
+times slower per fit), and all C values of one split are fitted inside one worker. Warm starts along
+the C path were measured and dropped: no faster with lbfgs here, and less exact (docs/transfer.md).
 """
 
 from __future__ import annotations
@@ -76,9 +74,9 @@ def accuracy(y_true: np.ndarray, y_pred: np.ndarray) -> float:
     return float(np.mean(y_true == y_pred))
 
 
-def logistic_regression(C: float, seed: int, warm_start: bool = False) -> LogisticRegression:
+def logistic_regression(C: float, seed: int) -> LogisticRegression:
     """SentEval's estimator: scikit-learn defaults apart from C and the seed."""
-    return LogisticRegression(C=C, random_state=seed, warm_start=warm_start)
+    return LogisticRegression(C=C, random_state=seed)
 
 
 def fit(X: np.ndarray, y: np.ndarray, C: float, seed: int) -> LogisticRegression:
@@ -90,19 +88,11 @@ def fit(X: np.ndarray, y: np.ndarray, C: float, seed: int) -> LogisticRegression
 
 
 def path_scores(X_train: np.ndarray, y_train: np.ndarray, X_valid: np.ndarray, y_valid: np.ndarray,
-                regs: Sequence[float], seed: int, warm_start: bool = False,
-                metric: Metric = accuracy) -> list[float]:
-    """Validation score of a model fitted at each C, in the given order, single-threaded; with
-    `warm_start` each fit starts from the previous C's solution."""
-    scores = []
-    model = logistic_regression(regs[0], seed, warm_start=True) if warm_start else None
+                regs: Sequence[float], seed: int, metric: Metric = accuracy) -> list[float]:
+    """Validation score of a model fitted at each C, single-threaded."""
     with single_threaded(), warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        for C in regs:
-            fitted = model.set_params(C=C) if warm_start else logistic_regression(C, seed)
-            fitted.fit(X_train, y_train)
-            scores.append(metric(y_valid, fitted.predict(X_valid)))
-    return scores
+        return [metric(y_valid, logistic_regression(C, seed).fit(X_train, y_train).predict(X_valid)) for C in regs]
 
 
 def stratified_folds(X: np.ndarray, y: np.ndarray, k: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -115,10 +105,9 @@ def stratified_folds(X: np.ndarray, y: np.ndarray, k: int, seed: int) -> list[tu
     return list(StratifiedKFold(n_splits=k, shuffle=True, random_state=seed).split(X, y))
 
 
-def cv_scores(X: np.ndarray, y: np.ndarray, regs: Sequence[float], k: int, seed: int,
-              warm_start: bool = False) -> list[float]:
+def cv_scores(X: np.ndarray, y: np.ndarray, regs: Sequence[float], k: int, seed: int) -> list[float]:
     """Mean k-fold accuracy ×100 of each C, rounded to two decimals as SentEval does (sequential)."""
-    per_fold = [path_scores(X[train], y[train], X[test], y[test], regs, seed, warm_start)
+    per_fold = [path_scores(X[train], y[train], X[test], y[test], regs, seed)
                 for train, test in stratified_folds(X, y, k, seed)]
     return [round(100 * float(np.mean(scores)), 2) for scores in zip(*per_fold)]
 
@@ -129,19 +118,19 @@ def _best(regs: Sequence[float], scores: Sequence[float]) -> tuple[float, float]
 
 
 def _outer_fold(X: np.ndarray, y: np.ndarray, train: np.ndarray, test: np.ndarray, regs: Sequence[float],
-                k: int, seed: int, warm_start: bool) -> tuple[float, float, float]:
+                k: int, seed: int) -> tuple[float, float, float]:
     X_train, y_train = X[train], y[train]
-    C, dev = _best(regs, cv_scores(X_train, y_train, regs, k, seed, warm_start))
+    C, dev = _best(regs, cv_scores(X_train, y_train, regs, k, seed))
     model = fit(X_train, y_train, C, seed)
     return dev, round(100 * model.score(X[test], y[test]), 2), C
 
 
 def inner_kfold(X: np.ndarray, y: np.ndarray, regs: Sequence[float] = INNER_KFOLD_REGS, k: int = KFOLD,
-                seed: int = SEED, n_jobs: int = -1, warm_start: bool = False) -> ClassifierResult:
+                seed: int = SEED, n_jobs: int = -1) -> ClassifierResult:
     """SentEval's InnerKFoldClassifier; outer folds run in parallel. The official code hard-codes
     random_state=1111 for both splitters; here `seed` (default 1111) sets them and the estimator."""
     folds = stratified_folds(X, y, k, seed)
-    outcomes = Parallel(n_jobs=n_jobs)(delayed(_outer_fold)(X, y, train, test, regs, k, seed, warm_start)
+    outcomes = Parallel(n_jobs=n_jobs)(delayed(_outer_fold)(X, y, train, test, regs, k, seed)
                                        for train, test in folds)
     dev, test, chosen = zip(*outcomes)
     return ClassifierResult(dev_acc=round(float(np.mean(dev)), 2), acc=round(float(np.mean(test)), 2),
@@ -149,16 +138,16 @@ def inner_kfold(X: np.ndarray, y: np.ndarray, regs: Sequence[float] = INNER_KFOL
 
 
 def _fold_path(X: np.ndarray, y: np.ndarray, train: np.ndarray, test: np.ndarray, regs: Sequence[float],
-               seed: int, warm_start: bool) -> list[float]:
-    return path_scores(X[train], y[train], X[test], y[test], regs, seed, warm_start)
+               seed: int) -> list[float]:
+    return path_scores(X[train], y[train], X[test], y[test], regs, seed)
 
 
 def kfold(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray, y_test: np.ndarray,
-          regs: Sequence[float] = KFOLD_REGS, k: int = KFOLD, seed: int = SEED, n_jobs: int = -1,
-          warm_start: bool = False) -> ClassifierResult:
+          regs: Sequence[float] = KFOLD_REGS, k: int = KFOLD, seed: int = SEED,
+          n_jobs: int = -1) -> ClassifierResult:
     """SentEval's KFoldClassifier: C by k-fold CV on train (folds in parallel), refit on train, test."""
     folds = stratified_folds(X_train, y_train, k, seed)
-    per_fold = Parallel(n_jobs=n_jobs)(delayed(_fold_path)(X_train, y_train, train, test, regs, seed, warm_start)
+    per_fold = Parallel(n_jobs=n_jobs)(delayed(_fold_path)(X_train, y_train, train, test, regs, seed)
                                        for train, test in folds)
     scores = [round(100 * float(np.mean(s)), 2) for s in zip(*per_fold)]
     C, dev = _best(regs, scores)

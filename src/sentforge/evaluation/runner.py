@@ -195,9 +195,10 @@ def markdown_report(report: dict[str, Any]) -> str:
     lines += ["", (f"Encoding: {timing['distinct_texts_encoded']} distinct texts in {timing['encode_seconds']:.1f} s; "
                    f"total {timing['total_seconds']:.1f} s (batch size {report['config']['batch_size']}, "
                    f"seed {report['config']['seed']}).")]
-    sts = {name: entry["metrics"] for name, entry in report["tasks"].items() if "spearman_mean" in entry["metrics"]}
+    keys = [f"{m}_{a}" for m in ("spearman", "pearson") for a in ("mean", "wmean", "all")]
+    sts = {name: entry["metrics"] for name, entry in report["tasks"].items()
+           if entry["family"] == "sts" and all(k in entry["metrics"] for k in keys)}
     if sts:
-        keys = [f"{m}_{a}" for m in ("spearman", "pearson") for a in ("mean", "wmean", "all")]
         lines += ["", ("STS aggregates over subsets (SentEval mean and weighted mean; \"all\": one correlation "
                        "over the concatenated subsets):"), "",
                   "| task | " + " | ".join(k.replace("_", " ").capitalize() for k in keys) + " |",

@@ -32,26 +32,23 @@ def member_spec(member: Any) -> str | None:
     return member.name if isinstance(member, Encoder) else None
 
 
-def _weights_fingerprint(member: Any) -> str:
-    """A digest of a torch member's weights, so that a retrained model saved under the same path never
-    reuses stale vectors."""
-    import torch
+# Texts whose vectors identify what a member computes (see `member_cache_key`).
+PROBE_TEXTS = ("A man is playing a guitar.", "the weather is cold today , is n't it ?", "sentforge 2020")
 
-    digest = hashlib.blake2b(digest_size=16)
-    for key, tensor in member.state_dict().items():
-        digest.update(key.encode())
-        digest.update(tensor.detach().cpu().reshape(-1).contiguous().view(torch.uint8).numpy().tobytes())
-    return digest.hexdigest()
+
+def _output_fingerprint(member: Any) -> str:
+    """A digest of the member's vectors for fixed probe texts (rounded to 1e-4, so that bit-level noise
+    from thread scheduling does not matter). It changes when a model under the same spec is retrained, and
+    ignores weights that never reach the output (e.g. a pooler that a checkpoint lacks and that
+    transformers initialises at random on every load)."""
+    vectors = np.asarray(member.encode(list(PROBE_TEXTS), batch_size=len(PROBE_TEXTS)), dtype=np.float64)
+    return hashlib.sha256((np.round(vectors, 4) + 0.0).tobytes()).hexdigest()[:20]
 
 
 def member_cache_key(member: Any) -> str | None:
-    """Spec plus (for torch members) a weights digest; None when the member cannot be identified."""
+    """Spec plus a fingerprint of the member's outputs; None when the member has no spec."""
     spec = member_spec(member)
-    if spec is None:
-        return None
-    from sentforge.encoder import Encoder
-
-    return f"{spec}|{_weights_fingerprint(member)}" if isinstance(member, Encoder) else spec
+    return None if spec is None else f"{spec}|{_output_fingerprint(member)}"
 
 
 def corpus_fingerprint(texts: Sequence[str]) -> str:

@@ -279,7 +279,8 @@ def load_checkpoint(path: str | Path, module: nn.Module, optimizer: torch.optim.
         if "optimizer" not in state:
             raise ModelFormatError(f"checkpoint {path} holds no optimizer state")
         flat = load_file(str(path / OPTIMIZER_FILE))
-        optimizer.load_state_dict(_unflatten_optimizer(flat, state["optimizer"], optimizer.state_dict()["param_groups"]))
+        template = optimizer.state_dict()["param_groups"]
+        optimizer.load_state_dict(_unflatten_optimizer(flat, state["optimizer"], template))
     if scheduler is not None and state.get("scheduler") is not None:
         scheduler.load_state_dict({**state["scheduler"], "lr_lambdas": [None] * len(scheduler.lr_lambdas)})
     if scaler is not None and state.get("scaler") is not None:

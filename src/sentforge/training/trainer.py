@@ -26,6 +26,7 @@ import contextlib
 import json
 import logging
 import math
+import shutil
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -190,8 +191,6 @@ class Trainer:
         if not self.config.overwrite:
             raise OutputExistsError(f"{self.output_dir} already holds a training run (metrics.jsonl / checkpoints); "
                                     "pass --resume to continue it or --overwrite to start again")
-        import shutil
-
         (self.output_dir / METRICS_FILE).unlink(missing_ok=True)
         shutil.rmtree(self.output_dir / CHECKPOINTS_DIR, ignore_errors=True)
 

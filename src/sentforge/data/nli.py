@@ -1,0 +1,173 @@
+"""Readers of partially labelled sentence pairs (NLI-style data) for PAUSE.
+
+A pair is (sentence1, sentence2, label), label a class name or None (unlabelled). Formats:
+- pair tables: .csv/.tsv with a header, .jsonl objects; fields sentence1, sentence2 and label
+  (empty or missing: unlabelled);
+- SentEval SNLI: a directory with s1.<split>, s2.<split>, labels.<split> (one item per line);
+- SICK: SICK_train.txt / SICK_trial.txt / SICK_test_annotated.txt (entailment_judgment, lower-cased);
+- GLUE RTE (sentence1, sentence2, label) and QNLI (question, sentence, label) .tsv files (test
+  files without labels give unlabelled pairs);
+- positive-only pair lists: .txt, one "sentence1<TAB>sentence2" per line, every pair labelled
+  `positive`.
+`label_fraction` keeps a seeded, class-stratified share of the labels and turns the rest unlabelled.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from sentforge.data.pairs import _records
+from sentforge.data.texts import _decoded_lines
+from sentforge.errors import ConfigError, InputFileError
+
+NLIPair = tuple[str, str, "str | None"]
+POSITIVE = "positive"
+SNLI_SPLITS = ("dev", "test")
+
+
+def _pair(path: Path, line_no: int, first: object, second: object, label: object) -> NLIPair:
+    if not (isinstance(first, str) and first.strip() and isinstance(second, str) and second.strip()):
+        raise InputFileError(f"{path}:{line_no}: both sentences must be non-empty text")
+    if label is not None and not isinstance(label, str):
+        label = str(label)
+    label = label.strip() if label is not None else None
+    return first.strip(), second.strip(), label or None
+
+
+def read_nli_table(path: str | Path) -> list[NLIPair]:
+    """A .csv/.tsv (header row) or .jsonl pair file with sentence1, sentence2 and label (may be empty)."""
+    path = Path(path)
+    pairs = []
+    for line_no, record in _records(path):
+        missing = [f for f in ("sentence1", "sentence2") if f not in record]
+        if missing:
+            raise InputFileError(f"{path}:{line_no}: no field {', '.join(map(repr, missing))} "
+                                 f"(found: {', '.join(record)}); NLI pair files need sentence1, sentence2[, label]")
+        pairs.append(_pair(path, line_no, record["sentence1"], record["sentence2"], record.get("label")))
+    return pairs
+
+
+def read_senteval_snli(directory: str | Path, splits: Sequence[str] = SNLI_SPLITS) -> list[NLIPair]:
+    """SentEval's SNLI files: s1.<split>, s2.<split>, labels.<split> for each split."""
+    directory = Path(directory)
+    pairs = []
+    for split in splits:
+        files = [directory / f"{name}.{split}" for name in ("s1", "s2", "labels")]
+        for file in files:
+            if not file.is_file():
+                raise InputFileError(f"SNLI file not found: {file}")
+        columns = [_decoded_lines(file) for file in files]
+        while all(column and not column[-1].strip() for column in columns):
+            for column in columns:
+                column.pop()
+        if len({len(column) for column in columns}) != 1:
+            raise InputFileError(f"{directory}: s1.{split}, s2.{split}, labels.{split} have "
+                                 f"{', '.join(str(len(c)) for c in columns)} lines; they must match")
+        for line_no, (first, second, label) in enumerate(zip(*columns), 1):
+            if not label.strip():
+                raise InputFileError(f"{files[2]}:{line_no}: empty label")
+            pairs.append(_pair(files[0], line_no, first, second, label))
+    return pairs
+
+
+def _tsv_rows(path: Path) -> list[tuple[int, list[str]]]:
+    return [(line_no, line.split("\t")) for line_no, line in enumerate(_decoded_lines(path), 1) if line.strip()]
+
+
+def read_sick(path: str | Path) -> list[NLIPair]:
+    """SICK's original tab-separated file; the label is the entailment judgment, lower-cased."""
+    path = Path(path)
+    rows = _tsv_rows(path)
+    if not rows:
+        raise InputFileError(f"{path} is empty")
+    header = rows[0][1]
+    needed = ("sentence_A", "sentence_B", "entailment_judgment")
+    if any(name not in header for name in needed):
+        raise InputFileError(f"{path}:1: a SICK file needs the columns {', '.join(needed)}; found {', '.join(header)}")
+    columns = [header.index(name) for name in needed]
+    pairs = []
+    for line_no, row in rows[1:]:
+        if len(row) != len(header):
+            raise InputFileError(f"{path}:{line_no}: {len(row)} fields, the header has {len(header)}")
+        first, second, label = (row[c] for c in columns)
+        pairs.append(_pair(path, line_no, first, second, label.lower()))
+    return pairs
+
+
+def read_glue_nli(path: str | Path) -> list[NLIPair]:
+    """GLUE RTE (sentence1, sentence2, label) or QNLI (question, sentence, label) .tsv."""
+    path = Path(path)
+    rows = _tsv_rows(path)
+    if not rows:
+        raise InputFileError(f"{path} is empty")
+    header = rows[0][1]
+    for names in (("sentence1", "sentence2"), ("question", "sentence")):
+        if all(name in header for name in names):
+            first_col, second_col = (header.index(name) for name in names)
+            break
+    else:
+        raise InputFileError(f"{path}:1: a GLUE NLI file needs sentence1/sentence2 or question/sentence columns; "
+                             f"found {', '.join(header)}")
+    label_col = header.index("label") if "label" in header else None
+    pairs = []
+    for line_no, row in rows[1:]:
+        if len(row) != len(header):
+            raise InputFileError(f"{path}:{line_no}: {len(row)} fields, the header has {len(header)}")
+        pairs.append(_pair(path, line_no, row[first_col], row[second_col],
+                           None if label_col is None else row[label_col]))
+    return pairs
+
+
+def read_positive_pairs(path: str | Path) -> list[NLIPair]:
+    """A positive-only pair list: one "sentence1<TAB>sentence2" per line, all labelled `positive`."""
+    path = Path(path)
+    pairs = []
+    for line_no, row in _tsv_rows(path):
+        if len(row) != 2:
+            raise InputFileError(f"{path}:{line_no}: expected sentence1<TAB>sentence2, got {len(row)} fields")
+        pairs.append(_pair(path, line_no, row[0], row[1], POSITIVE))
+    return pairs
+
+
+def read_nli_pairs(path: str | Path) -> list[NLIPair]:
+    """Any of the formats above, told apart by the path: a directory is SentEval SNLI, SICK*.txt is
+    SICK, another .txt a positive-only list, a .tsv with an index column GLUE, else a pair table."""
+    path = Path(path)
+    if path.is_dir():
+        pairs = read_senteval_snli(path)
+    elif not path.is_file():
+        raise InputFileError(f"pair file not found: {path}")
+    elif path.suffix.lower() == ".txt":
+        pairs = read_sick(path) if path.name.upper().startswith("SICK") else read_positive_pairs(path)
+    elif path.suffix.lower() == ".tsv" and _decoded_lines(path)[:1] and \
+            _decoded_lines(path)[0].split("\t")[0] == "index":
+        pairs = read_glue_nli(path)
+    else:
+        pairs = read_nli_table(path)
+    if not pairs:
+        raise InputFileError(f"{path} holds no sentence pairs")
+    return pairs
+
+
+def label_fraction(pairs: Sequence[NLIPair], fraction: float, seed: int = 0) -> list[NLIPair]:
+    """The pairs with a seeded, class-stratified `fraction` of each class's labels kept
+    (round(fraction * n_class), at least one per class when fraction > 0) and the others unlabelled;
+    the order of the pairs is kept."""
+    if not 0.0 <= fraction <= 1.0 or math.isnan(fraction):
+        raise ConfigError(f"label fraction must be in [0, 1], got {fraction}")
+    by_class: dict[object, list[int]] = {}
+    for i, (_, _, label) in enumerate(pairs):
+        if label is not None:
+            by_class.setdefault(label, []).append(i)
+    rng = np.random.default_rng(seed)
+    kept: set[int] = set()
+    for label in sorted(by_class, key=str):
+        members = by_class[label]
+        count = 0 if fraction == 0 else max(1, round(fraction * len(members)))
+        kept.update(int(i) for i in rng.permutation(members)[:count])
+    return [(first, second, label if label is None or i in kept else None)
+            for i, (first, second, label) in enumerate(pairs)]
