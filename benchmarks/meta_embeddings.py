@@ -4,12 +4,19 @@ Stages (each reads what the earlier ones cached under --cache-dir, outside the r
 
   encode   build a >= 100K-sentence unlabelled corpus from the NLTK zips in ../shared/data/corpora and
            encode it once with every member (cached .npy per member and 10K-sentence shard)
-  run      fit conc / avg / SVD / GCCA / AE (+ up-projected members), choose GCCA tau and the AE depth and
-           loss on STS-B dev, evaluate STS12-16 + STS-B test, the leave-one-member-out table, GCCA fit
-           speed and MetaEncoder.encode speed; writes JSON + Markdown under --out
+  run      --parts main: single and up-projected members, conc / avg / SVD / GCCA (tau chosen on STS-B
+           dev), STS12-16 + STS-B test, leave-one-member-out tables, GCCA fit time;
+           --parts ae: auto-encoder loss and depth chosen on STS-B dev (reduced budget, --ae-*);
+           --parts ae_final: the chosen auto-encoder retrained longer (--ae-final-*);
+           --parts speed: MetaEncoder.encode vs the sum of its members' encode times (alternated)
+           each part writes PART.json under --out
+  report   the Markdown tables of docs/meta-embeddings.md from those JSON files
 
   python benchmarks/meta_embeddings.py encode
-  python benchmarks/meta_embeddings.py run --out /work/runs/meta-bench
+  python benchmarks/meta_embeddings.py run --parts ae --ae-sentences 20000 --ae-epochs 2 --ae-batch-size 1000
+  python benchmarks/meta_embeddings.py run --parts main speed
+  python benchmarks/meta_embeddings.py run --parts ae_final --ae-final-sentences 100000 --ae-final-epochs 5
+  python benchmarks/meta_embeddings.py report
 """
 
 from __future__ import annotations
