@@ -1,12 +1,19 @@
-"""Shared fixtures: tiny random BERT and T5 checkpoints built from scratch (no downloads)."""
+"""Shared fixtures and helpers: tiny random BERT and T5 checkpoints built from scratch (no downloads),
+fixtures that pin threads (opted into with `pytestmark = pytest.mark.usefixtures(...)`), and helpers
+that several test files use."""
 
 from __future__ import annotations
 
 import os
+import sys
+import zlib
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
+import torch.nn.functional as F
+from torch import nn
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -60,3 +67,83 @@ def tiny_t5_dir(tmp_path_factory) -> Path:
     T5Model(config).save_pretrained(path)
     tokenizer.save_pretrained(path)
     return path
+
+
+@pytest.fixture()
+def one_torch_thread():
+    """Tiny models gain nothing from intra-op threads, and lose a lot when other jobs share the cores."""
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(previous)
+
+
+@pytest.fixture()
+def single_threaded_fits():
+    """The brute-force references fit single-threaded too: many small multi-threaded fits on a busy
+    2-core machine are an order of magnitude slower."""
+    from sentforge.evaluation import classifier
+
+    with classifier.single_threaded():
+        yield
+
+
+def bag_of_words(dim: int = 24):
+    """Deterministic sentence vectors: the sum of a fixed pseudo-random vector per word."""
+    from sentforge.external import CallableEncoder
+
+    def encode(texts: list[str]) -> np.ndarray:
+        out = np.zeros((len(texts), dim), np.float32)
+        for row, text in enumerate(texts):
+            for word in text.split():
+                out[row] += np.random.default_rng(zlib.crc32(word.encode())).standard_normal(dim)
+        return out
+    return CallableEncoder(encode, name="bag-of-words", dim=dim)
+
+
+class PairRegression(nn.Module):
+    """A deterministic, non-contrastive objective: the cosine of a pair regressed on a target score."""
+
+    def __init__(self, encoder):
+        super().__init__()
+        self.encoder = encoder
+
+    def forward(self, batch):
+        left = self.encoder.embed([a for a, _, _ in batch])
+        right = self.encoder.embed([b for _, b, _ in batch])
+        target = torch.tensor([score for _, _, score in batch], dtype=left.dtype)
+        return F.mse_loss(F.cosine_similarity(left, right), target)
+
+
+def training_losses(objective: nn.Module, optimizer: torch.optim.Optimizer, steps: int,
+                    batch_size: int = 8) -> list[float]:
+    """The loss of each of `steps` optimiser steps on batches that cycle through the 12 distinct CORPUS texts."""
+    losses = []
+    for step in range(steps):
+        batch = [CORPUS[(step * batch_size + i) % 12] for i in range(batch_size)]
+        loss = objective(batch)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        losses.append(loss.item())
+    return losses
+
+
+def run_cli(args, capsys):
+    """(exit code, stdout, stderr) of `sentforge ARGS`."""
+    from sentforge.cli import main
+
+    sys.argv = ["sentforge", *map(str, args)]
+    with pytest.raises(SystemExit) as exit_info:
+        main()
+    out = capsys.readouterr()
+    return exit_info.value.code, out.out, out.err
+
+
+def assert_one_line_error(code, err, *fragments):
+    """The CLI failed with exit code 2 and one `error:` line (no traceback) that holds every fragment."""
+    assert code == 2 and "Traceback" not in err
+    lines = [line for line in err.splitlines() if line.startswith("error:")]
+    assert len(lines) == 1, err
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]

@@ -12,16 +12,10 @@ from sentforge import build_encoder
 from sentforge.errors import ConfigError
 from sentforge.objectives.ct import ContrastiveTension
 
-from conftest import CORPUS
+from conftest import CORPUS, training_losses
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Tiny models gain nothing from intra-op threads, and lose a lot when other jobs share the cores."""
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def test_pairs_have_k_negatives_per_positive(tiny_bert_dir):
@@ -55,15 +49,7 @@ def test_training_keeps_the_second_encoder_and_both_change(tiny_bert_dir):
     assert not {p.data_ptr() for p in objective.first.parameters()} & {p.data_ptr() for p in encoder.parameters()}
     start = {k: v.clone() for k, v in encoder.state_dict().items()}
     start_first = {k: v.clone() for k, v in objective.first.state_dict().items()}
-    optimizer = torch.optim.RMSprop(objective.parameters(), lr=1e-3)
-    losses = []
-    for step in range(12):
-        batch = [CORPUS[(step * 8 + i) % 12] for i in range(8)]
-        loss = objective(batch)
-        loss.backward()
-        optimizer.step()
-        optimizer.zero_grad()
-        losses.append(loss.item())
+    losses = training_losses(objective, torch.optim.RMSprop(objective.parameters(), lr=1e-3), steps=12)
     assert np.mean(losses[-3:]) < np.mean(losses[:3])
     key = "0.model.encoder.layer.0.attention.self.query.weight"
     assert not torch.equal(encoder.state_dict()[key], start[key])

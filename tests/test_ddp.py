@@ -12,8 +12,7 @@ import pytest
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
-import torch.nn.functional as F
-from conftest import CORPUS
+from conftest import CORPUS, PairRegression
 from torch import nn
 
 from sentforge import build_encoder
@@ -26,20 +25,7 @@ SCORED = [(a, b, float(i % 3) / 2) for i, (a, b) in enumerate(PAIRS)]
 TRIPLES = [(a, b, c) for a, b, c in zip(CORPUS[:12], CORPUS[1:13], CORPUS[5:17])]
 STEPS = 5
 
-
-class PairRegression(nn.Module):
-    """A non-contrastive objective: the cosine of a pair regressed on a target score."""
-
-    def __init__(self, encoder):
-        super().__init__()
-        self.encoder = encoder
-
-    def forward(self, batch):
-        left = self.encoder.embed([a for a, _, _ in batch])
-        right = self.encoder.embed([b for _, b, _ in batch])
-        target = torch.tensor([score for _, _, score in batch], dtype=left.dtype)
-        return F.mse_loss(F.cosine_similarity(left, right), target)
-
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 OBJECTIVES = {
     "regression": (PairRegression, SCORED),
@@ -87,14 +73,6 @@ def _free_port() -> int:
 
 def _losses(records: list[dict]) -> list[float]:
     return [r["loss"] for r in records if "loss" in r]
-
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
 
 
 @pytest.mark.parametrize("name", list(OBJECTIVES))

@@ -4,41 +4,24 @@ against hand computations, hold-out model selection against a brute-force loop, 
 from __future__ import annotations
 
 import math
-import zlib
 
 import numpy as np
 import pytest
-from conftest import DATA, needs
+from conftest import DATA, bag_of_words, needs
 from scipy.stats import rankdata
 from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.model_selection import train_test_split
 
 from sentforge.errors import InputFileError
-from sentforge.evaluation import classifier, sentglue
+from sentforge.evaluation import sentglue
 from sentforge.evaluation.task import CachedEncoder, resolve_tasks
-from sentforge.external import CallableEncoder
 
 GLUE = DATA / "glue" / "glue_data"
 WORDS = [
     'the', 'a', 'cat', 'dog', 'man', 'woman', 'car', 'road', 'house',
     'tree', 'sky', 'runs', 'sits', 'eats', 'sees', 'big', 'small', 'red', 'old',
 ]
-
-
-@pytest.fixture(autouse=True)
-def one_thread_per_fit():
-    with classifier.single_threaded():
-        yield
-
-
-def bag_of_words(dim: int = 24) -> CallableEncoder:
-    def encode(texts: list[str]) -> np.ndarray:
-        out = np.zeros((len(texts), dim), np.float32)
-        for row, text in enumerate(texts):
-            for word in text.split():
-                out[row] += np.random.default_rng(zlib.crc32(word.encode())).standard_normal(dim)
-        return out
-    return CallableEncoder(encode, name="bag-of-words", dim=dim)
+pytestmark = pytest.mark.usefixtures("single_threaded_fits")
 
 
 def write(path, rows, header=None):

@@ -3,11 +3,9 @@ brute-force scikit-learn searches, and (slow) all-MiniLM-L6-v2 against the offic
 
 from __future__ import annotations
 
-import zlib
-
 import numpy as np
 import pytest
-from conftest import DATA, needs
+from conftest import DATA, bag_of_words, needs
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import f1_score
 from sklearn.model_selection import GridSearchCV, StratifiedKFold
@@ -15,29 +13,10 @@ from sklearn.model_selection import GridSearchCV, StratifiedKFold
 from sentforge.errors import ConfigError, InputFileError
 from sentforge.evaluation import classifier, transfer
 from sentforge.evaluation.task import CachedEncoder, resolve_tasks
-from sentforge.external import CallableEncoder
 
 DOWNSTREAM = DATA / "senteval" / "downstream"
 FILLER = ["the", "a", "movie", "film", "plot", "actor", "scene", "story", "it", "was", "is", "quite", "very", "rather"]
-
-
-@pytest.fixture(autouse=True)
-def one_thread_per_fit():
-    """The brute-force references fit single-threaded too: many small multi-threaded fits on a busy
-    2-core machine are an order of magnitude slower."""
-    with classifier.single_threaded():
-        yield
-
-
-def bag_of_words(dim: int = 24) -> CallableEncoder:
-    """Deterministic sentence vectors: the sum of a fixed pseudo-random vector per word."""
-    def encode(texts: list[str]) -> np.ndarray:
-        out = np.zeros((len(texts), dim), np.float32)
-        for row, text in enumerate(texts):
-            for word in text.split():
-                out[row] += np.random.default_rng(zlib.crc32(word.encode())).standard_normal(dim)
-        return out
-    return CallableEncoder(encode, name="bag-of-words", dim=dim)
+pytestmark = pytest.mark.usefixtures("single_threaded_fits")
 
 
 def sentences(rng: np.random.Generator, n: int, marker: str, repeat: int = 1) -> list[str]:

@@ -3,43 +3,17 @@
 from __future__ import annotations
 
 import json
-import sys
 
 import numpy as np
 import pytest
-from conftest import CORPUS
+from conftest import CORPUS, assert_one_line_error, run_cli
 
 import sentforge
-from sentforge.cli import main
 from sentforge.meta import MetaEncoder
 
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
 TEXTS = ["a man is playing a guitar", "the cat sat on the mat", "a dog runs"]
-
-
-@pytest.fixture(autouse=True)
-def one_torch_thread():
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
-def run(args, capsys):
-    sys.argv = ["sentforge", *map(str, args)]
-    with pytest.raises(SystemExit) as exit_info:
-        main()
-    out = capsys.readouterr()
-    return exit_info.value.code, out.out, out.err
-
-
-def _one_line_error(code, err, *fragments):
-    assert code == 2 and "Traceback" not in err
-    lines = [line for line in err.splitlines() if line.startswith("error:")]
-    assert len(lines) == 1, err
-    for fragment in fragments:
-        assert fragment in lines[0], lines[0]
 
 
 @pytest.fixture()
@@ -60,27 +34,27 @@ def _member_args(members):
 def test_meta_fit_saves_an_encoder_equal_to_the_library_fit(setup, capsys):
     tmp_path, members = setup
     out = tmp_path / "meta"
-    code, stdout, _ = run(["meta", "fit", *_member_args(members), "--method", "gcca", "--dim", "6", "--tau", "0.2",
-                           "--corpus", tmp_path / "corpus.txt", "--output", out, "--cache-dir", tmp_path / "cache"],
-                          capsys)
+    code, stdout, _ = run_cli(["meta", "fit", *_member_args(members), "--method", "gcca", "--dim", "6", "--tau", "0.2",
+                               "--corpus", tmp_path / "corpus.txt", "--output", out, "--cache-dir", tmp_path / "cache"],
+                              capsys)
     assert code in (0, None) and "dimension 6" in stdout
     assert any((tmp_path / "cache").glob("*.npy"))
     loaded = MetaEncoder.load(out)
     expected = MetaEncoder([sentforge.load(s) for s in members], "gcca", dim=6, tau=0.2).fit(CORPUS)
     np.testing.assert_allclose(loaded.encode(TEXTS), expected.encode(TEXTS), atol=1e-5)
     # an existing output needs --overwrite
-    code, _, err = run(["meta", "fit", *_member_args(members), "--method", "concat", "--corpus",
-                        tmp_path / "corpus.txt", "--output", out, "--no-cache"], capsys)
-    _one_line_error(code, err, "not empty", "--overwrite")
+    code, _, err = run_cli(["meta", "fit", *_member_args(members), "--method", "concat", "--corpus",
+                            tmp_path / "corpus.txt", "--output", out, "--no-cache"], capsys)
+    assert_one_line_error(code, err, "not empty", "--overwrite")
 
 
 def test_meta_fit_autoencoder_options_reach_the_method(setup, capsys):
     tmp_path, members = setup
     out = tmp_path / "ae"
-    code, _, _ = run(["meta", "fit", *_member_args(members), "--method", "autoencoder", "--dim", "4",
-                      "--ae-loss", "cos2", "--ae-hidden", "1", "--ae-epochs", "3", "--ae-batch-size", "16",
-                      "--seed", "5", "--corpus", tmp_path / "corpus.txt", "--output", out, "--no-cache",
-                      "--embed-members"], capsys)
+    code, _, _ = run_cli(["meta", "fit", *_member_args(members), "--method", "autoencoder", "--dim", "4",
+                          "--ae-loss", "cos2", "--ae-hidden", "1", "--ae-epochs", "3", "--ae-batch-size", "16",
+                          "--seed", "5", "--corpus", tmp_path / "corpus.txt", "--output", out, "--no-cache",
+                          "--embed-members"], capsys)
     assert code in (0, None)
     config = json.loads((out / "meta_encoder.json").read_text())
     assert config["method"]["params"] == {"dim": 4, "hidden_layers": 1, "loss": "cos2", "epochs": 3,
@@ -91,18 +65,18 @@ def test_meta_fit_autoencoder_options_reach_the_method(setup, capsys):
 
 def test_meta_fit_bad_input_is_one_line(setup, capsys):
     tmp_path, members = setup
-    code, _, err = run(["meta", "fit", *_member_args(members), "--method", "pca", "--corpus",
-                        tmp_path / "corpus.txt", "--output", tmp_path / "x"], capsys)
-    _one_line_error(code, err, "unknown meta-embedding method", "gcca")
-    code, _, err = run(["meta", "fit", *_member_args(members), "--corpus", tmp_path / "missing.txt",
-                        "--output", tmp_path / "x"], capsys)
-    _one_line_error(code, err, "missing.txt")
-    code, _, err = run(["meta", "fit", *_member_args(members), "--method", "svd", "--dim", "500", "--corpus",
-                        tmp_path / "corpus.txt", "--output", tmp_path / "x", "--no-cache"], capsys)
-    _one_line_error(code, err, "dim=500")
-    code, _, err = run(["meta", "fit", "--member", tmp_path / "no-model", "--corpus", tmp_path / "corpus.txt",
-                        "--output", tmp_path / "x"], capsys)
-    _one_line_error(code, err, "no-model")
+    code, _, err = run_cli(["meta", "fit", *_member_args(members), "--method", "pca", "--corpus",
+                            tmp_path / "corpus.txt", "--output", tmp_path / "x"], capsys)
+    assert_one_line_error(code, err, "unknown meta-embedding method", "gcca")
+    code, _, err = run_cli(["meta", "fit", *_member_args(members), "--corpus", tmp_path / "missing.txt",
+                            "--output", tmp_path / "x"], capsys)
+    assert_one_line_error(code, err, "missing.txt")
+    code, _, err = run_cli(["meta", "fit", *_member_args(members), "--method", "svd", "--dim", "500", "--corpus",
+                            tmp_path / "corpus.txt", "--output", tmp_path / "x", "--no-cache"], capsys)
+    assert_one_line_error(code, err, "dim=500")
+    code, _, err = run_cli(["meta", "fit", "--member", tmp_path / "no-model", "--corpus", tmp_path / "corpus.txt",
+                            "--output", tmp_path / "x"], capsys)
+    assert_one_line_error(code, err, "no-model")
     assert not (tmp_path / "x").exists()
 
 
@@ -121,9 +95,9 @@ def test_meta_ablate_leaves_each_member_out(setup, capsys):
     scores = [5.0 if a == b else float((len(a) + len(b)) % 5) for a, b in pairs]
     _write_sts(tmp_path / "data", pairs, scores)
     out = tmp_path / "ablation.json"
-    code, stdout, _ = run(["meta", "ablate", *_member_args(members), "--method", "svd", "--dim", "30",
-                           "--corpus", tmp_path / "corpus.txt", "--tasks", "STSBenchmark",
-                           "--data-dir", tmp_path / "data", "--output", out, "--no-cache"], capsys)
+    code, stdout, _ = run_cli(["meta", "ablate", *_member_args(members), "--method", "svd", "--dim", "30",
+                               "--corpus", tmp_path / "corpus.txt", "--tasks", "STSBenchmark",
+                               "--data-dir", tmp_path / "data", "--output", out, "--no-cache"], capsys)
     assert code in (0, None)
     report = json.loads(out.read_text())
     assert [row["ensemble"] for row in report["rows"]] == ["all members", f"without {members[0]}",
@@ -139,6 +113,6 @@ def test_meta_ablate_leaves_each_member_out(setup, capsys):
     expected = evaluate(alone, "STSBenchmark", data_dir=tmp_path / "data")["tasks"]["STSBenchmark"]["main_score"]
     assert report["rows"][1]["scores"]["STSBenchmark"] == pytest.approx(expected, abs=1e-6)
     assert "without" in stdout and (tmp_path / "ablation.md").is_file()
-    code, _, err = run(["meta", "ablate", "--member", members[0], "--corpus", tmp_path / "corpus.txt",
-                        "--data-dir", tmp_path / "data", "--output", tmp_path / "b.json"], capsys)
-    _one_line_error(code, err, "at least 2 members")
+    code, _, err = run_cli(["meta", "ablate", "--member", members[0], "--corpus", tmp_path / "corpus.txt",
+                            "--data-dir", tmp_path / "data", "--output", tmp_path / "b.json"], capsys)
+    assert_one_line_error(code, err, "at least 2 members")

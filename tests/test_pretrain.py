@@ -7,7 +7,6 @@ import json
 
 import numpy as np
 import pytest
-import torch
 from conftest import CORPUS
 from transformers import AutoModel, AutoTokenizer, BertModel, T5Model
 from typer.testing import CliRunner
@@ -26,14 +25,7 @@ from sentforge.training.pretrain import (
 
 # Enough distinct sentences for a tokenizer and a held-out split.
 SENTENCES = [f"{text} number {i} of the story" for i, text in enumerate(CORPUS * 3)]
-
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _config(kind: str, **overrides) -> PretrainConfig:

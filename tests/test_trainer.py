@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
-from conftest import CORPUS
+from conftest import CORPUS, PairRegression
 from torch import nn
 from transformers import (
     BertForMaskedLM,
@@ -20,21 +20,15 @@ from transformers import (
 from sentforge import build_encoder
 from sentforge.errors import ConfigError, OutputExistsError
 from sentforge.objectives import ContrastiveLoss, MaskedLanguageModeling, SpanCorruption
-from sentforge.objectives.mlm import IGNORE_INDEX, mask_tokens
+from sentforge.objectives.masking import IGNORE_INDEX
+from sentforge.objectives.mlm import mask_tokens
 from sentforge.objectives.span_corruption import corrupt_spans, noise_spans
 from sentforge.training.data import BatchOrder, process_slice
 from sentforge.training.optim import Schedule, build_optimizer, build_scheduler
 from sentforge.training.trainer import Trainer, TrainingConfig
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Tiny models run far faster on one intra-op thread, above all on a busy machine."""
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
-
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 PAIRS = [(a, b) for a, b in zip(CORPUS[:12], CORPUS[1:13])]
 
@@ -214,21 +208,6 @@ def test_contrastive_candidates_targets_and_hard_negatives(tiny_bert_dir):
 
 
 # --- the loop -------------------------------------------------------------------------------------
-
-
-class PairRegression(nn.Module):
-    """A deterministic, non-contrastive objective (cosine of a pair towards a target score)."""
-
-    def __init__(self, encoder):
-        super().__init__()
-        self.encoder = encoder
-
-    def forward(self, batch):
-        left = self.encoder.embed([a for a, _, _ in batch])
-        right = self.encoder.embed([b for _, b, _ in batch])
-        target = torch.tensor([score for _, _, score in batch], dtype=left.dtype)
-        return F.mse_loss(F.cosine_similarity(left, right), target)
-
 
 SCORED = [(a, b, float(i % 3) / 2) for i, (a, b) in enumerate(PAIRS)]
 

@@ -15,18 +15,12 @@ from sentforge.errors import ConfigError
 from sentforge.objectives.tsdae import TSDAE
 from sentforge.training.trainer import Trainer, TrainingConfig
 
-from conftest import CORPUS
+from conftest import CORPUS, training_losses
 
 SENTENCES = ["the cat sat on the mat", "a dog runs in the park", "how do i reset my password", "the train"]
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Tiny models gain nothing from intra-op threads, and lose a lot when other jobs share the cores."""
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _objective(model_dir, pooling="cls", seed=0, **options) -> TSDAE:
@@ -139,15 +133,7 @@ def test_t5_decoder_ties_self_attention_and_feed_forward(tiny_t5_dir):
 @pytest.mark.parametrize("fixture,pooling", [("tiny_bert_dir", "cls"), ("tiny_t5_dir", "mean")])
 def test_loss_falls_on_a_tiny_corpus(request, fixture, pooling):
     objective = _objective(request.getfixturevalue(fixture), pooling).train()
-    optimizer = torch.optim.AdamW(objective.parameters(), lr=1e-2)
-    losses = []
-    for step in range(30):
-        batch = [CORPUS[(step * 8 + i) % 12] for i in range(8)]
-        loss = objective(batch)
-        loss.backward()
-        optimizer.step()
-        optimizer.zero_grad()
-        losses.append(loss.item())
+    losses = training_losses(objective, torch.optim.AdamW(objective.parameters(), lr=1e-2), steps=30)
     assert np.mean(losses[-4:]) < 0.75 * np.mean(losses[:4])
 
 

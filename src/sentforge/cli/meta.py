@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
 import logging
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
@@ -36,20 +40,61 @@ NoCacheOpt = Annotated[bool, typer.Option(help="Do not cache member embeddings o
 BatchOpt = Annotated[int, typer.Option(min=1, help="Member encoding batch size.")]
 
 
-def method_params(method: str, dim: int, tau: float, ae_loss: str, ae_hidden: int, ae_epochs: int,
-                  ae_batch_size: int, seed: int, device: str | None) -> dict[str, Any]:
-    """The CLI options that apply to `method`, as constructor arguments."""
-    from sentforge.meta import method_class
+@dataclass(frozen=True)
+class FitOptions:
+    """The options `meta fit` and `meta ablate` share: the method and its settings, and how members encode."""
 
-    method_class(method)  # unknown names fail here, with the list of valid ones
-    if method in ("svd", "upprojection"):
-        return {"dim": dim} | ({"seed": seed} if method == "upprojection" else {})
-    if method == "gcca":
-        return {"dim": dim, "tau": tau}
-    if method == "autoencoder":
-        return {"dim": dim, "loss": ae_loss, "hidden_layers": ae_hidden, "epochs": ae_epochs,
-                "batch_size": ae_batch_size, "seed": seed, "device": device or "cpu"}
-    return {}
+    method: MethodOpt = "gcca"
+    dim: DimOpt = 1024
+    tau: TauOpt = 0.1
+    ae_loss: AELossOpt = "mse"
+    ae_hidden: AEHiddenOpt = 0
+    ae_epochs: AEEpochsOpt = 500
+    ae_batch_size: AEBatchOpt = 10_000
+    field: FieldOpt = None
+    cache_dir: CacheOpt = None
+    no_cache: NoCacheOpt = False
+    batch_size: BatchOpt = 32
+    device: DeviceOpt = None
+    overwrite: OverwriteOpt = False
+    seed: SeedOpt = 0
+
+    def method_params(self) -> dict[str, Any]:
+        """The options that apply to the method, as its constructor arguments."""
+        from sentforge.meta import method_class
+
+        method_class(self.method)  # unknown names fail here, with the list of valid ones
+        if self.method in ("svd", "upprojection"):
+            return {"dim": self.dim} | ({"seed": self.seed} if self.method == "upprojection" else {})
+        if self.method == "gcca":
+            return {"dim": self.dim, "tau": self.tau}
+        if self.method == "autoencoder":
+            return {"dim": self.dim, "loss": self.ae_loss, "hidden_layers": self.ae_hidden, "epochs": self.ae_epochs,
+                    "batch_size": self.ae_batch_size, "seed": self.seed, "device": self.device or "cpu"}
+        return {}
+
+    @property
+    def cache(self) -> Path | None:
+        """Where member embeddings of the corpus are cached; None with --no-cache."""
+        return None if self.no_cache else (self.cache_dir or DEFAULT_CACHE)
+
+
+def with_fit_options(command: Callable[..., None]) -> Callable[..., None]:
+    """Give `command` the FitOptions fields as CLI options, in place of its `options` parameter, and pass
+    them to it as one `options: FitOptions` (typer reads a command's options from its signature)."""
+    shared = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY)
+              for p in inspect.signature(FitOptions, eval_str=True).parameters.values()]
+    params = []
+    for param in inspect.signature(command, eval_str=True).parameters.values():
+        params += shared if param.name == "options" else [param.replace(kind=inspect.Parameter.KEYWORD_ONLY)]
+
+    @functools.wraps(command)
+    def run(**values: Any) -> None:
+        options = FitOptions(**{p.name: values.pop(p.name) for p in shared})
+        command(**values, options=options)
+
+    run.__signature__ = inspect.Signature(params)
+    return run
 
 
 def read_fit_corpus(paths: list[Path], field: str | None) -> list[str]:
@@ -72,67 +117,45 @@ def load_members(specs: list[str], device: str | None) -> list[Any]:
 
 
 @meta_app.command("fit")
+@with_fit_options
 def fit(
     output: Annotated[Path, typer.Option("--output", "-o", help="Directory for the fitted MetaEncoder.")],
     member: MemberOpt = [],  # noqa: B006 (typer reads the default)
     corpus: CorpusOpt = [],  # noqa: B006
-    method: MethodOpt = "gcca",
-    dim: DimOpt = 1024,
-    tau: TauOpt = 0.1,
-    ae_loss: AELossOpt = "mse",
-    ae_hidden: AEHiddenOpt = 0,
-    ae_epochs: AEEpochsOpt = 500,
-    ae_batch_size: AEBatchOpt = 10_000,
     embed_members: Annotated[bool, typer.Option(help="Save member encoders inside the output directory "
                                                 "instead of by reference (their spec).")] = False,
-    field: FieldOpt = None,
-    cache_dir: CacheOpt = None,
-    no_cache: NoCacheOpt = False,
-    batch_size: BatchOpt = 32,
-    device: DeviceOpt = None,
-    overwrite: OverwriteOpt = False,
-    seed: SeedOpt = 0,
+    *,
+    options: FitOptions,
 ) -> None:
     """Fit a meta-embedding of the members on an unlabelled corpus and save it as a MetaEncoder."""
     from sentforge.io import check_output_dir
     from sentforge.meta import MetaEncoder
     from sentforge.seed import set_seed
 
-    set_seed(seed)
-    params = method_params(method, dim, tau, ae_loss, ae_hidden, ae_epochs, ae_batch_size, seed, device)
-    check_output_dir(output, overwrite)
-    sentences = read_fit_corpus(corpus, field)
-    members = load_members(member, device)
-    logger.info("fitting %s on %d sentences with %d members", method, len(sentences), len(members))
-    meta = MetaEncoder(members, method, **params)
-    meta.fit(sentences, batch_size=batch_size, cache_dir=None if no_cache else (cache_dir or DEFAULT_CACHE))
-    meta.save(output, overwrite=overwrite, embed_members=embed_members)
+    set_seed(options.seed)
+    params = options.method_params()
+    check_output_dir(output, options.overwrite)
+    sentences = read_fit_corpus(corpus, options.field)
+    members = load_members(member, options.device)
+    logger.info("fitting %s on %d sentences with %d members", options.method, len(sentences), len(members))
+    meta = MetaEncoder(members, options.method, **params)
+    meta.fit(sentences, batch_size=options.batch_size, cache_dir=options.cache)
+    meta.save(output, overwrite=options.overwrite, embed_members=embed_members)
     typer.echo(f"wrote {output}: {meta.name}, dimension {meta.dim}, fitted on {len(sentences)} sentences")
 
 
 @meta_app.command("ablate")
+@with_fit_options
 def ablate(
     output: Annotated[Path, typer.Option("--output", "-o", help="Results JSON; a Markdown table is written "
                                          "beside it with the suffix .md.")],
     member: MemberOpt = [],  # noqa: B006
     corpus: CorpusOpt = [],  # noqa: B006
-    method: MethodOpt = "gcca",
-    dim: DimOpt = 1024,
-    tau: TauOpt = 0.1,
-    ae_loss: AELossOpt = "mse",
-    ae_hidden: AEHiddenOpt = 0,
-    ae_epochs: AEEpochsOpt = 500,
-    ae_batch_size: AEBatchOpt = 10_000,
     tasks: Annotated[str, typer.Option(help="Task families and/or names to score each ensemble on.")] = "sts",
     data_dir: Annotated[Optional[Path], typer.Option(
         envvar="SENTFORGE_DATA", show_envvar=True, help="Data root holding senteval/, glue/, …")] = None,
-    field: FieldOpt = None,
-    cache_dir: CacheOpt = None,
-    no_cache: NoCacheOpt = False,
-    batch_size: BatchOpt = 32,
-    device: DeviceOpt = None,
-    overwrite: OverwriteOpt = False,
-    seed: SeedOpt = 0,
+    *,
+    options: FitOptions,
 ) -> None:
     """Leave-one-member-out: fit the method on all members and on every set without one member, score each
     on the tasks, and print/write the table. Each member encodes the corpus and the task texts once."""
@@ -141,19 +164,18 @@ def ablate(
     from sentforge.meta.ablation import ablation_markdown, leave_one_member_out
     from sentforge.seed import set_seed
 
-    set_seed(seed)
-    params = method_params(method, dim, tau, ae_loss, ae_hidden, ae_epochs, ae_batch_size, seed, device)
+    set_seed(options.seed)
+    params = options.method_params()
     if output.suffix != ".json":
         raise ConfigError(f"--output {output}: the table is written as JSON (+ Markdown beside it); end it in .json")
-    check_output_file(output, overwrite)
-    check_output_file(markdown_path(output), overwrite)
+    check_output_file(output, options.overwrite)
+    check_output_file(markdown_path(output), options.overwrite)
     if len(member) < 2:
         raise ConfigError("--member: leaving one member out needs at least 2 members")
-    sentences = read_fit_corpus(corpus, field)
-    members = load_members(member, device)
-    report = leave_one_member_out(members, method, params, sentences, tasks, data_dir=data_dir,
-                                  batch_size=batch_size,
-                                  cache_dir=None if no_cache else (cache_dir or DEFAULT_CACHE), seed=seed)
+    sentences = read_fit_corpus(corpus, options.field)
+    members = load_members(member, options.device)
+    report = leave_one_member_out(members, options.method, params, sentences, tasks, data_dir=data_dir,
+                                  batch_size=options.batch_size, cache_dir=options.cache, seed=options.seed)
     save_json(output, report)
     table = ablation_markdown(report)
     with atomic_file(markdown_path(output), "w") as handle:

@@ -16,8 +16,7 @@ from torch import nn
 from transformers import AutoModelForMaskedLM
 
 from sentforge.errors import ConfigError, ModelFormatError
-
-IGNORE_INDEX = -100
+from sentforge.objectives.masking import IGNORE_INDEX, MaskedTokenObjective
 
 
 def mask_tokens(input_ids: torch.Tensor, special: torch.Tensor, mask_token_id: int, vocab_size: int,
@@ -40,7 +39,7 @@ def mask_tokens(input_ids: torch.Tensor, special: torch.Tensor, mask_token_id: i
     return corrupted, labels
 
 
-class MaskedLanguageModeling(nn.Module):
+class MaskedLanguageModeling(MaskedTokenObjective):
     """MLM over the encoder's Hugging Face backbone with a masked-LM head (`*ForMaskedLM`).
 
     The head is new (random) unless `head_from` names a `*ForMaskedLM` checkpoint whose head to
@@ -52,7 +51,6 @@ class MaskedLanguageModeling(nn.Module):
     def __init__(self, encoder: nn.Module, mlm_probability: float = 0.15, mask_ratio: float = 0.8,
                  random_ratio: float = 0.1, max_seq_length: int | None = None,
                  head_from: str | Path | None = None) -> None:
-        super().__init__()
         if not 0 < mlm_probability < 1 or mask_ratio < 0 or random_ratio < 0 or mask_ratio + random_ratio > 1:
             raise ConfigError("MLM needs 0 < mlm_probability < 1 and mask_ratio + random_ratio <= 1")
         backbone = encoder[0]
@@ -67,13 +65,10 @@ class MaskedLanguageModeling(nn.Module):
         else:
             lm = AutoModelForMaskedLM.from_config(base.config)
         setattr(lm, lm.base_model_prefix, base)
-        lm.tie_weights()
-        self.encoder = encoder
-        self.lm = lm
+        super().__init__(encoder, lm, max_seq_length)
         self.mlm_probability = mlm_probability
         self.mask_ratio = mask_ratio
         self.random_ratio = random_ratio
-        self.max_seq_length = max_seq_length
         self.mask_token_id = tokenizer.mask_token_id
         self.vocab_size = lm.get_output_embeddings().weight.shape[0]
         self.special_ids = torch.tensor(sorted(set(tokenizer.all_special_ids)))
@@ -81,7 +76,6 @@ class MaskedLanguageModeling(nn.Module):
         # masked positions (about 7x less work in the vocabulary projection).
         heads = [m for name, m in lm.named_children() if name != lm.base_model_prefix]
         self._head = heads[0] if len(heads) == 1 else None
-        self.last_stats: dict[str, float] = {}
 
     def _corrupt(self, texts: Sequence[str], generator: torch.Generator | None = None) -> dict[str, torch.Tensor]:
         features = self.encoder.tokenize(list(texts), self.max_seq_length)
@@ -111,23 +105,9 @@ class MaskedLanguageModeling(nn.Module):
         self.last_stats = {"tokens": float(inputs["attention_mask"].sum())}
         return loss
 
-    @torch.no_grad()
     def evaluate(self, texts: Sequence[str], batch_size: int = 64, seed: int = 0) -> dict[str, float]:
         """Held-out masked-token loss and accuracy with a fixed masking (own generator: the training
         random state is left alone), so that two models are compared on the same masked tokens."""
         generator = torch.Generator(device=self.encoder.device).manual_seed(seed)
-        was_training = self.training
-        self.eval()
-        total_loss, correct, count = 0.0, 0, 0
-        try:
-            for start in range(0, len(texts), batch_size):
-                inputs = self._corrupt(texts[start:start + batch_size], generator)
-                logits, labels = self._logits_and_labels(inputs)
-                total_loss += F.cross_entropy(logits.float(), labels, reduction="sum").item()
-                correct += (logits.argmax(dim=-1) == labels).sum().item()
-                count += len(labels)
-        finally:
-            self.train(was_training)
-        if count == 0:
-            raise ConfigError("no token was masked in the evaluation texts")
-        return {"mlm_loss": total_loss / count, "mlm_accuracy": correct / count, "masked_tokens": count}
+        loss, accuracy, count = self._heldout_scores(texts, batch_size, generator)
+        return {"mlm_loss": loss, "mlm_accuracy": accuracy, "masked_tokens": count}

@@ -15,8 +15,8 @@ from transformers import T5ForConditionalGeneration
 from sentforge.errors import ConfigError, ModelFormatError
 from sentforge.modules.backbone import T5_FAMILY
 from sentforge.modules.base import pad_ids
+from sentforge.objectives.masking import IGNORE_INDEX, MaskedTokenObjective
 
-IGNORE_INDEX = -100
 SENTINEL = "<extra_id_{}>"
 
 
@@ -61,7 +61,7 @@ def corrupt_spans(ids: list[int], spans: list[tuple[int, int]], sentinel_ids: li
     return inputs, targets
 
 
-class SpanCorruption(nn.Module):
+class SpanCorruption(MaskedTokenObjective):
     """Span-corruption pre-training of a T5 encoder-decoder whose encoder is the sentence encoder's.
 
     The encoder's backbone holds a T5 encoder stack (or a whole T5 model); `self.lm` is a
@@ -73,7 +73,6 @@ class SpanCorruption(nn.Module):
 
     def __init__(self, encoder: nn.Module, noise_density: float = 0.15, mean_span_length: float = 3.0,
                  max_seq_length: int | None = None, decoder_from: str | Path | None = None) -> None:
-        super().__init__()
         if not 0 < noise_density < 1 or mean_span_length < 1:
             raise ConfigError("span corruption needs 0 < noise_density < 1 and mean_span_length >= 1")
         backbone = encoder[0]
@@ -92,16 +91,12 @@ class SpanCorruption(nn.Module):
         lm.encoder = base.encoder
         if hasattr(base, "decoder"):
             lm.decoder = base.decoder
-        lm.tie_weights()
-        self.encoder = encoder
-        self.lm = lm
+        super().__init__(encoder, lm, max_seq_length)
         self.noise_density = noise_density
         self.mean_span_length = mean_span_length
-        self.max_seq_length = max_seq_length
         self.sentinel_ids = sentinel_ids
         self.eos_id = tokenizer.eos_token_id
         self.pad_id = tokenizer.pad_token_id
-        self.last_stats: dict[str, float] = {}
 
     def _corrupt(self, texts: Sequence[str], generator: torch.Generator | None = None) -> dict[str, torch.Tensor]:
         ids, _ = self.encoder[0].token_ids(list(texts), self.max_seq_length)
@@ -119,29 +114,19 @@ class SpanCorruption(nn.Module):
         return {"input_ids": features["input_ids"].to(device), "attention_mask": features["attention_mask"].to(device),
                 "labels": label_ids.to(device)}
 
+    def _logits_and_labels(self, inputs: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+        logits = self.lm(**inputs, use_cache=False).logits
+        chosen = inputs["labels"] != IGNORE_INDEX
+        return logits[chosen], inputs["labels"][chosen]
+
     def forward(self, batch: Sequence[str]) -> torch.Tensor:
         inputs = self._corrupt(batch)
         loss = self.lm(**inputs, use_cache=False).loss
         self.last_stats = {"tokens": float(inputs["attention_mask"].sum() + (inputs["labels"] != IGNORE_INDEX).sum())}
         return loss
 
-    @torch.no_grad()
     def evaluate(self, texts: Sequence[str], batch_size: int = 64, seed: int = 0) -> dict[str, float]:
         """Held-out span loss (mean cross-entropy per target token) and target-token accuracy under a
         fixed corruption (own generator), so that two models are compared on the same spans."""
-        generator = torch.Generator().manual_seed(seed)
-        was_training = self.training
-        self.eval()
-        total_loss, correct, count = 0.0, 0, 0
-        try:
-            for start in range(0, len(texts), batch_size):
-                inputs = self._corrupt(texts[start:start + batch_size], generator)
-                logits = self.lm(**inputs, use_cache=False).logits.float()
-                labels = inputs["labels"]
-                chosen = labels != IGNORE_INDEX
-                total_loss += torch.nn.functional.cross_entropy(logits[chosen], labels[chosen], reduction="sum").item()
-                correct += (logits.argmax(dim=-1)[chosen] == labels[chosen]).sum().item()
-                count += int(chosen.sum())
-        finally:
-            self.train(was_training)
-        return {"span_loss": total_loss / count, "span_accuracy": correct / count, "target_tokens": count}
+        loss, accuracy, count = self._heldout_scores(texts, batch_size, torch.Generator().manual_seed(seed))
+        return {"span_loss": loss, "span_accuracy": accuracy, "target_tokens": count}
