@@ -21,7 +21,7 @@ from sentforge.errors import ConfigError, InputFileError
 from sentforge.objectives.pause import PAUSE, annealing_weight, nn_pu_risk, pu_loss
 from sentforge.training.trainer import Trainer, TrainingConfig
 
-from conftest import DATA, needs
+from conftest import DATA, REPO, needs
 
 
 @pytest.fixture(autouse=True)
@@ -382,3 +382,87 @@ def test_cli_bad_input_exits_2(tiny_bert_dir, tmp_path, capsys):
     code, _, err = run(["train", "pause", "--model", tiny_bert_dir, "--pairs", unlabelled, "--output",
                         tmp_path / "o"], capsys)
     assert code == 2 and "no labelled pairs" in err
+
+
+# --- benchmark drivers (benchmarks/pause_label_efficiency.py, benchmarks/pause_positive_only.py) ----
+
+@pytest.fixture
+def drivers(monkeypatch):
+    import importlib
+
+    monkeypatch.syspath_prepend(str(REPO / "benchmarks"))
+    return importlib.import_module("pause_label_efficiency"), importlib.import_module("pause_positive_only")
+
+
+def test_plan_follows_the_seed_protocol(drivers):
+    efficiency, _ = drivers
+    runs = efficiency.plan(efficiency.FRACTIONS, efficiency.SEEDS, efficiency.MULTI_SEED_FRACTIONS,
+                           efficiency.METHODS)
+    seeds = {}
+    for run in runs:
+        seeds.setdefault((run.method, run.fraction), []).append(run.seed)
+    assert seeds == {(m, f): ([0, 1, 2] if f in (1.0, 0.1, 0.01) else [0])
+                     for m in ("pause", "supervised") for f in (1.0, 0.5, 0.3, 0.1, 0.05, 0.01)}
+    assert len({run.name for run in runs}) == len(runs) == 24
+    assert efficiency.budget_steps(None, 2.0, examples=1000, batch_size=64) == 30  # 2 x 15 whole batches
+    assert efficiency.budget_steps(None, 0.01, examples=100, batch_size=64) == 1
+    assert efficiency.budget_steps(7, None, examples=100, batch_size=64) == 7
+
+
+def test_label_efficiency_report(drivers, tmp_path):
+    efficiency, _ = drivers
+    save = efficiency.check_config
+    save(tmp_path, {"model": "m", "pairs": ["SNLI"], "steps": 10, "epochs": None, "batch_size": 8})
+    families = {"STSBenchmark": "sts", "SICKRelatedness": "sts"}
+    for method, fraction, seed, stsb, sick in [("pause", 1.0, 0, 80.0, 70.0), ("pause", 1.0, 1, 82.0, 72.0),
+                                               ("supervised", 1.0, 0, 78.0, 70.0), ("pause", 0.1, 0, 79.0, 69.0),
+                                               ("supervised", 0.1, 0, 70.0, 60.0)]:
+        run = efficiency.Run(method, fraction, seed)
+        (tmp_path / run.name).mkdir()
+        (tmp_path / run.name / "result.json").write_text(json.dumps({
+            "method": method, "fraction": fraction, "seed": seed, "scores": {"STSBenchmark": stsb,
+                                                                              "SICKRelatedness": sick},
+            "families": families, "sts_avg": (stsb + sick) / 2, "transfer_avg": None}))
+    text = efficiency.markdown([tmp_path])
+    pause_full = np.array([75.0, 77.0])
+    assert f"| 100 % | {pause_full.mean():.2f} ± {pause_full.std(ddof=1):.2f} | 74.00 | +2.00 | 100.0 % |" in text
+    assert f"| 10 % | 74.00 | 65.00 | +9.00 | {100 * 74 / pause_full.mean():.1f} % |" in text
+    assert "| 100 % | PAUSE | 2 | 81.00 ± 1.41 | 71.00 ± 1.41 | 76.00 ± 1.41 |" in text
+    efficiency.plot([tmp_path], tmp_path / "curve.png")
+    assert (tmp_path / "curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    with pytest.raises(SystemExit, match="batch_size: 8 then, 16 now"):
+        save(tmp_path, {"model": "m", "pairs": ["SNLI"], "steps": 10, "epochs": None, "batch_size": 16})
+
+
+def test_threshold_is_the_most_accurate_on_dev(drivers):
+    _, positive_only = drivers
+    rng = np.random.default_rng(0)
+    truth = rng.random(200) < 0.4
+    scores = np.round(rng.normal(truth * 0.5, 0.4), 1)  # rounded: many ties
+    threshold, accuracy = positive_only.best_threshold(scores, truth)
+    candidates = [*np.unique(scores), np.inf]
+    brute = max(np.mean((scores >= t) == truth) for t in candidates)
+    assert accuracy == pytest.approx(brute) and np.mean((scores >= threshold) == truth) == pytest.approx(brute)
+    metrics = positive_only.classification_metrics(scores, truth, threshold)
+    predicted = scores >= threshold
+    true_positives = np.sum(predicted & truth)
+    assert metrics["precision"] == pytest.approx(100 * true_positives / predicted.sum())
+    assert metrics["recall"] == pytest.approx(100 * true_positives / truth.sum())
+    assert metrics["accuracy"] == pytest.approx(100 * brute)
+
+
+def test_positive_only_split_holds_out_questions(drivers):
+    _, positive_only = drivers
+    rng = np.random.default_rng(1)
+    questions = [f"question {i}" for i in range(150)]
+    pairs = [(questions[a], questions[b], "duplicate" if i % 3 == 0 else "not_duplicate")
+             for i, (a, b) in enumerate(rng.integers(0, 150, size=(300, 2)))]
+    split = positive_only.split_pairs(pairs, test_size=60, dev_size=30, seed=0)
+    assert len(split["test"]) == 60 and len(split["dev"]) == 30
+    assert Counter(label for _, _, label in split["test"])["duplicate"] == 20  # stratified: a third
+    held_out = {q for part in ("test", "dev") for pair in split[part] for q in pair[:2]}
+    assert not held_out & {q for pair in split["pool"] for q in pair[:2]}
+    kept = [p for p in pairs if p not in split["test"] and p not in split["dev"]
+            and p[0] not in held_out and p[1] not in held_out]
+    assert Counter(split["pool"]) == Counter(kept)
+    assert split == positive_only.split_pairs(pairs, test_size=60, dev_size=30, seed=0)

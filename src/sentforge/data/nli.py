@@ -7,14 +7,20 @@ A pair is (sentence1, sentence2, label), label a class name or None (unlabelled)
 - SICK: SICK_train.txt / SICK_trial.txt / SICK_test_annotated.txt (entailment_judgment, lower-cased);
 - GLUE RTE (sentence1, sentence2, label) and QNLI (question, sentence, label) .tsv files (test
   files without labels give unlabelled pairs);
+- GLUE QQP .tsv: id, qid1, qid2, question1, question2, is_duplicate, with the header row or without
+  it (as in `glue/qqp-partial`); labels `duplicate` / `not_duplicate`; test files (id, question1,
+  question2) give unlabelled pairs;
 - positive-only pair lists: .txt, one "sentence1<TAB>sentence2" per line, every pair labelled
   `positive`.
-`label_fraction` keeps a seeded, class-stratified share of the labels and turns the rest unlabelled.
+`label_fraction` keeps a seeded, class-stratified share of the labels and turns the rest unlabelled;
+`positive_only` turns labelled data into positive-unlabelled data (one class kept as `positive`).
 """
 
 from __future__ import annotations
 
+import logging
 import math
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -24,9 +30,15 @@ from sentforge.data.pairs import _records
 from sentforge.data.texts import _decoded_lines
 from sentforge.errors import ConfigError, InputFileError
 
+logger = logging.getLogger(__name__)
+
 NLIPair = tuple[str, str, "str | None"]
 POSITIVE = "positive"
 SNLI_SPLITS = ("dev", "test")
+DUPLICATE, NOT_DUPLICATE = "duplicate", "not_duplicate"
+QQP_COLUMNS = ("id", "qid1", "qid2", "question1", "question2", "is_duplicate")
+QQP_LABELS = {"1": DUPLICATE, "0": NOT_DUPLICATE}
+_QQP_ROW = re.compile(r"\d+\t\d+\t\d+\t")  # a header-less QQP row starts with three integer ids
 
 
 def _pair(path: Path, line_no: int, first: object, second: object, label: object) -> NLIPair:
@@ -122,6 +134,45 @@ def read_glue_nli(path: str | Path) -> list[NLIPair]:
     return pairs
 
 
+def read_qqp(path: str | Path, skip_malformed: bool = False) -> list[NLIPair]:
+    """GLUE QQP .tsv (id, qid1, qid2, question1, question2, is_duplicate), with or without the header
+    row; a file without is_duplicate (the test split) gives unlabelled pairs. Labels: is_duplicate 1
+    is `duplicate`, 0 `not_duplicate`.
+
+    A row with the wrong number of fields or an empty question raises InputFileError, or with
+    `skip_malformed` is skipped with a warning (GLUE's QQP train file has a few such rows)."""
+    path = Path(path)
+    rows = _tsv_rows(path)
+    if not rows:
+        raise InputFileError(f"{path} is empty")
+    header = list(QQP_COLUMNS)
+    if rows[0][1][0] == "id":
+        header = [name.strip() for name in rows[0][1]]
+        rows = rows[1:]
+        if "question1" not in header or "question2" not in header:
+            raise InputFileError(f"{path}:1: a QQP file needs question1 and question2 columns; "
+                                 f"found {', '.join(header)}")
+    first_col, second_col = header.index("question1"), header.index("question2")
+    label_col = header.index("is_duplicate") if "is_duplicate" in header else None
+    pairs = []
+    for line_no, row in rows:
+        try:
+            if len(row) != len(header):
+                raise InputFileError(f"{path}:{line_no}: {len(row)} fields, expected {len(header)} "
+                                     f"({', '.join(header)})")
+            label = None
+            if label_col is not None:
+                label = QQP_LABELS.get(row[label_col].strip())
+                if label is None:
+                    raise InputFileError(f"{path}:{line_no}: is_duplicate must be 0 or 1, got {row[label_col]!r}")
+            pairs.append(_pair(path, line_no, row[first_col], row[second_col], label))
+        except InputFileError as err:
+            if not skip_malformed:
+                raise
+            logger.warning("skipping a malformed QQP row: %s", err)
+    return pairs
+
+
 def read_positive_pairs(path: str | Path) -> list[NLIPair]:
     """A positive-only pair list: one "sentence1<TAB>sentence2" per line, all labelled `positive`."""
     path = Path(path)
@@ -133,9 +184,24 @@ def read_positive_pairs(path: str | Path) -> list[NLIPair]:
     return pairs
 
 
+def _glue_kind(path: Path) -> str | None:
+    """`index` for GLUE RTE/QNLI files, `qqp` for QQP files (header or header-less), else None."""
+    lines = _decoded_lines(path)
+    if not lines:
+        return None
+    first = lines[0]
+    if first.split("\t")[0] == "index":
+        return "index"
+    if first.startswith("id\tqid1\tqid2\t") or first.rstrip() == "id\tquestion1\tquestion2" \
+            or _QQP_ROW.match(first):
+        return "qqp"
+    return None
+
+
 def read_nli_pairs(path: str | Path) -> list[NLIPair]:
     """Any of the formats above, told apart by the path: a directory is SentEval SNLI, SICK*.txt is
-    SICK, another .txt a positive-only list, a .tsv with an index column GLUE, else a pair table."""
+    SICK, another .txt a positive-only list, a .tsv with an index column GLUE RTE/QNLI, a .tsv with
+    QQP's columns (or, header-less, three integer ids first) QQP, else a pair table."""
     path = Path(path)
     if path.is_dir():
         pairs = read_senteval_snli(path)
@@ -143,11 +209,9 @@ def read_nli_pairs(path: str | Path) -> list[NLIPair]:
         raise InputFileError(f"pair file not found: {path}")
     elif path.suffix.lower() == ".txt":
         pairs = read_sick(path) if path.name.upper().startswith("SICK") else read_positive_pairs(path)
-    elif path.suffix.lower() == ".tsv" and _decoded_lines(path)[:1] and \
-            _decoded_lines(path)[0].split("\t")[0] == "index":
-        pairs = read_glue_nli(path)
     else:
-        pairs = read_nli_table(path)
+        kind = _glue_kind(path) if path.suffix.lower() == ".tsv" else None
+        pairs = read_glue_nli(path) if kind == "index" else read_qqp(path) if kind == "qqp" else read_nli_table(path)
     if not pairs:
         raise InputFileError(f"{path} holds no sentence pairs")
     return pairs
@@ -171,3 +235,13 @@ def label_fraction(pairs: Sequence[NLIPair], fraction: float, seed: int = 0) -> 
         kept.update(int(i) for i in rng.permutation(members)[:count])
     return [(first, second, label if label is None or i in kept else None)
             for i, (first, second, label) in enumerate(pairs)]
+
+
+def positive_only(pairs: Sequence[NLIPair], positive: str) -> list[NLIPair]:
+    """Positive-unlabelled data from labelled pairs: pairs labelled `positive` become POSITIVE, every
+    other pair (negatives included) unlabelled; the order is kept. Combine with `label_fraction` to
+    keep only a share of the positives labelled."""
+    if not any(label == positive for _, _, label in pairs):
+        raise ConfigError(f"no pair is labelled {positive!r}; labels present: "
+                          f"{sorted({str(label) for _, _, label in pairs})}")
+    return [(first, second, POSITIVE if label == positive else None) for first, second, label in pairs]
