@@ -77,11 +77,15 @@ def parse_ints(text: str) -> tuple[int, ...]:
 
 def plan(fractions: Sequence[float], seeds: Sequence[int], multi_seed_fractions: Sequence[float],
          methods: Sequence[str]) -> list[Run]:
-    """Every seed at the multi-seed fractions, the first seed elsewhere; every method for each."""
+    """Every seed at the multi-seed fractions, the first seed elsewhere; every method for each.
+
+    Seed-major, so that an interrupted experiment already has a whole curve for the first seed.
+    """
     runs = []
-    for fraction in fractions:
-        for seed in seeds if fraction in multi_seed_fractions else seeds[:1]:
-            runs += [Run(method, fraction, seed) for method in methods]
+    for seed in seeds:
+        for fraction in fractions:
+            if seed == seeds[0] or fraction in multi_seed_fractions:
+                runs += [Run(method, fraction, seed) for method in methods]
     return runs
 
 

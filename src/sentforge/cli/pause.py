@@ -4,9 +4,7 @@
         --pairs ../shared/data/senteval/downstream/SICK/SICK_train.txt --label-fraction 0.1 --output pause
     sentforge train sts --model pause --corpus stsb_train.tsv --output pause-stsb   # the paper's STS-B step
 
-`train` is one command whose first argument names the method; `pause` takes other options (--pairs,
---label-fraction, ...), so this module teaches the `train` command to hand `train pause ...` to the
-`pause` command below (see `_TrainOrPause`).
+A command of the `train` group (cli/train.py) with options of its own (--pairs, --label-fraction, ...).
 """
 
 from __future__ import annotations
@@ -17,15 +15,12 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from typer.core import TyperCommand
 
 from sentforge.cli import train as train_cli
-from sentforge.cli.app import DeviceOpt, ModelOpt, OverwriteOpt, SeedOpt, app, load_model
+from sentforge.cli.app import DeviceOpt, ModelOpt, OverwriteOpt, SeedOpt, load_model
 from sentforge.errors import ConfigError
 
 logger = logging.getLogger("sentforge.cli")
-
-pause_app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
 
 
 def _priors(text: str | None, classes: list[str]) -> list[float] | None:
@@ -43,7 +38,7 @@ def _priors(text: str | None, classes: list[str]) -> list[float] | None:
     return [given[name] for name in classes]
 
 
-@pause_app.command("pause")
+@train_cli.train_app.command("pause")
 def pause(
     model: ModelOpt,
     pairs: Annotated[list[Path], typer.Option(help="Pair data, repeat for several: .csv/.tsv/.jsonl (sentence1, "
@@ -115,7 +110,7 @@ def pause(
                             checkpoint_every=checkpoint_every, log_every=log_every, overwrite=True, **settings)
     result = Trainer(encoder, objective, batches, config).train()
 
-    train_cli._save_into(encoder, output)
+    train_cli.save_into(encoder, output)
     save_json(output / train_cli.SUMMARY_FILE, {
         "method": "pause", "model": model, "pooling": "mean", "pairs": [str(p) for p in pairs],
         "examples": len(examples), "labelled": labelled, "classes": classes, "priors": objective.priors,
@@ -125,20 +120,3 @@ def pause(
         "training": config.to_json()})
     typer.echo(f"wrote {output}: pause, {result.steps} steps"
                + (f", final loss {result.losses[-1]:.4f}" if result.losses else ""))
-
-
-class _TrainOrPause(TyperCommand):
-    """The `train` command, except that `train pause ...` runs the `pause` command."""
-
-    def make_context(self, info_name, args, parent=None, **extra):
-        if args and args[0] == "pause":
-            command = typer.main.get_command(pause_app)
-            return command.make_context(f"{info_name} pause", list(args[1:]), parent=parent, **extra)
-        return super().make_context(info_name, args, parent=parent, **extra)
-
-
-for _info in app.registered_commands:
-    if _info.callback is train_cli.train:
-        _info.cls = _TrainOrPause
-        _info.help = (train_cli.train.__doc__ or "") + (
-            "\n\nPAUSE on partially labelled pairs has its own options: sentforge train pause --help")

@@ -1,5 +1,8 @@
 """`sentforge train METHOD`: adapt or train an encoder with one learning method on the Trainer.
 
+`train` is a command group: the methods below share one command (one option list, registered under
+each method's name); `train pause` (cli/pause.py) and `train st5` (cli/st5.py) have their own.
+
 Unsupervised (a corpus of sentences): tsdae, mlm, simcse, ct, bertflow. Supervised (a pair file):
 mnrl (sentence1, sentence2[, negative]) and sts (sentence1, sentence2, score). --output receives
 the trained encoder (a sentence-transformers directory) and `training/` (metrics.jsonl,
@@ -13,13 +16,14 @@ TSDAE paper's settings:
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
 import shutil
 import tempfile
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 
@@ -27,6 +31,9 @@ from sentforge.cli.app import DeviceOpt, ModelOpt, OverwriteOpt, SeedOpt, app, l
 from sentforge.errors import ConfigError, InputFileError
 
 logger = logging.getLogger("sentforge.cli")
+
+train_app = typer.Typer(no_args_is_help=True, help="Adapt or train an encoder: one sub-command per method.")
+app.add_typer(train_app, name="train")
 
 TRAINING_DIR = "training"
 SUMMARY_FILE = "train.json"
@@ -44,6 +51,15 @@ class Method(str, Enum):
 
 
 SUPERVISED = {Method.mnrl.value, Method.sts.value}
+METHOD_HELP = {
+    "tsdae": "TSDAE (Wang et al., 2021): reconstruct sentences from noisy input through the sentence vector.",
+    "mlm": "Masked-language-model domain adaptation of the backbone.",
+    "simcse": "Unsupervised SimCSE (Gao et al., 2021): dropout views of a sentence as positives.",
+    "ct": "Contrastive Tension (Carlsson et al., 2021): two encoder copies agree on identical sentences.",
+    "bertflow": "BERT-flow (Li et al., 2020): a normalising flow on the frozen encoder's vectors.",
+    "mnrl": "Multiple-negatives ranking on (sentence1, sentence2[, negative]) pairs.",
+    "sts": "Cosine regression on (sentence1, sentence2, score) pairs.",
+}
 # The pooling each method's paper trains and evaluates with; "keep" leaves the model's own.
 DEFAULT_POOLING = {"tsdae": "cls", "mlm": "mean", "simcse": "cls", "ct": "mean", "bertflow": "mean",
                    "mnrl": "keep", "sts": "keep"}
@@ -109,7 +125,7 @@ def with_pooling(encoder, mode: str):
     return Encoder(modules, name=encoder.name)
 
 
-def _save_into(encoder, output: Path) -> None:
+def save_into(encoder, output: Path) -> None:
     """Write the encoder's files into `output` (beside training/), modules.json last: a directory
     with a modules.json holds a finished model."""
     tmp = Path(tempfile.mkdtemp(dir=output, prefix=".model.", suffix=".tmp"))
@@ -125,7 +141,7 @@ def _save_into(encoder, output: Path) -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _split_numbers(text: str | None, kind: type, option: str) -> tuple:
+def split_numbers(text: str | None, kind: type, option: str) -> tuple:
     if not text:
         return ()
     try:
@@ -134,33 +150,32 @@ def _split_numbers(text: str | None, kind: type, option: str) -> tuple:
         raise ConfigError(f"{option}: expected comma-separated numbers, got {text!r}") from None
 
 
-@app.command()
 def train(
-    method: Annotated[Method, typer.Argument(help="Learning method.")],
+    method: Method,
     model: ModelOpt,
     corpus: Annotated[list[Path], typer.Option(help="Training data. Unsupervised methods: sentences (.txt, .jsonl, "
                                                      "NLTK .zip, a folder of those; other files: one sentence per "
                                                      "line); repeat for several. mnrl/sts: a .tsv/.csv/.jsonl "
                                                      "pair file (sentence1, sentence2[, score | negative]).")],
     output: Annotated[Path, typer.Option("--output", "-o", help="Directory for the trained encoder and training/.")],
-    steps: Annotated[Optional[int], typer.Option(min=1, help="Optimizer steps (default: one epoch).")] = None,
-    epochs: Annotated[Optional[int], typer.Option(min=1, help="Epochs instead of steps.")] = None,
-    batch_size: Annotated[Optional[int], typer.Option(
+    steps: Annotated[int | None, typer.Option(min=1, help="Optimizer steps (default: one epoch).")] = None,
+    epochs: Annotated[int | None, typer.Option(min=1, help="Epochs instead of steps.")] = None,
+    batch_size: Annotated[int | None, typer.Option(
         min=1, help="Examples per step (default: the method's paper: tsdae 8, ct 16, bertflow 32, ...).")] = None,
-    lr: Annotated[Optional[float], typer.Option(help="Learning rate (default: the method's paper).")] = None,
-    optimizer: Annotated[Optional[str], typer.Option(help="adamw, adam, adafactor or rmsprop.")] = None,
-    schedule: Annotated[Optional[str], typer.Option(help="constant, linear, polynomial, piecewise, "
-                                                          "t5-constant-then-linear.")] = None,
-    warmup_ratio: Annotated[Optional[float], typer.Option(min=0.0, max=1.0)] = None,
-    weight_decay: Annotated[Optional[float], typer.Option(min=0.0)] = None,
-    lr_boundaries: Annotated[Optional[str], typer.Option(help="Piecewise schedule: steps where the rate "
-                                                               "changes, e.g. 500,1000 (ct: 500,...,2000).")] = None,
-    lr_factors: Annotated[Optional[str], typer.Option(help="Piecewise schedule: rate multipliers, one more "
-                                                            "than boundaries (ct: 1,0.8,0.6,0.4,0.2).")] = None,
+    lr: Annotated[float | None, typer.Option(help="Learning rate (default: the method's paper).")] = None,
+    optimizer: Annotated[str | None, typer.Option(help="adamw, adam, adafactor or rmsprop.")] = None,
+    schedule: Annotated[str | None, typer.Option(help="constant, linear, polynomial, piecewise, "
+                                                       "t5-constant-then-linear.")] = None,
+    warmup_ratio: Annotated[float | None, typer.Option(min=0.0, max=1.0)] = None,
+    weight_decay: Annotated[float | None, typer.Option(min=0.0)] = None,
+    lr_boundaries: Annotated[str | None, typer.Option(help="Piecewise schedule: steps where the rate "
+                                                            "changes, e.g. 500,1000 (ct: 500,...,2000).")] = None,
+    lr_factors: Annotated[str | None, typer.Option(help="Piecewise schedule: rate multipliers, one more "
+                                                         "than boundaries (ct: 1,0.8,0.6,0.4,0.2).")] = None,
     max_grad_norm: Annotated[float, typer.Option(min=0.0, help="Gradient clipping (0: none).")] = 1.0,
-    pooling: Annotated[Optional[str], typer.Option(help="cls, mean or max, or keep (the model's own). Default: "
-                                                         "the method's paper (tsdae/simcse cls; mlm/ct/bertflow "
-                                                         "mean; mnrl/sts keep).")] = None,
+    pooling: Annotated[str | None, typer.Option(help="cls, mean or max, or keep (the model's own). Default: "
+                                                      "the method's paper (tsdae/simcse cls; mlm/ct/bertflow "
+                                                      "mean; mnrl/sts keep).")] = None,
     noise: Annotated[str, typer.Option(help="tsdae: delete, swap, mask, replace or add.")] = "delete",
     noise_ratio: Annotated[float, typer.Option(min=0.0, max=1.0, help="tsdae: share of words hit.")] = 0.6,
     tied: Annotated[bool, typer.Option("--tied/--untied", help="tsdae: share encoder and decoder weights.")] = True,
@@ -171,12 +186,12 @@ def train(
     flow_steps: Annotated[int, typer.Option(min=1, help="bertflow: flow steps.")] = 9,
     flow_hidden: Annotated[int, typer.Option(min=1, help="bertflow: coupling network width.")] = 32,
     score_max: Annotated[float, typer.Option(help="sts: the gold score that means identical (cosine 1).")] = 5.0,
-    max_seq_length: Annotated[Optional[int], typer.Option(min=2, help="Truncate texts to this many tokens.")] = None,
-    field: Annotated[Optional[str], typer.Option(help="JSONL corpus field holding the text (default: text).")] = None,
+    max_seq_length: Annotated[int | None, typer.Option(min=2, help="Truncate texts to this many tokens.")] = None,
+    field: Annotated[str | None, typer.Option(help="JSONL corpus field holding the text (default: text).")] = None,
     split: Annotated[bool, typer.Option(help="Split corpus paragraphs into sentences.")] = True,
     min_words: Annotated[int, typer.Option(min=1, help="Drop corpus sentences shorter than this.")] = 3,
     max_words: Annotated[int, typer.Option(min=1, help="Drop corpus sentences longer than this.")] = 128,
-    checkpoint_every: Annotated[Optional[int], typer.Option(min=1, help="Checkpoint every N steps.")] = None,
+    checkpoint_every: Annotated[int | None, typer.Option(min=1, help="Checkpoint every N steps.")] = None,
     keep_last: Annotated[int, typer.Option(min=1, help="Checkpoints to keep.")] = 2,
     log_every: Annotated[int, typer.Option(min=1)] = 10,
     resume: Annotated[bool, typer.Option(help="Continue the run in --output from its last checkpoint.")] = False,
@@ -184,7 +199,8 @@ def train(
     overwrite: OverwriteOpt = False,
     seed: SeedOpt = 0,
 ) -> None:
-    """Train an encoder with TSDAE, MLM, SimCSE, CT, BERT-flow, MNRL or STS regression."""
+    """Train an encoder with one method: TSDAE, MLM, SimCSE, CT, BERT-flow, MNRL or STS regression.
+    Options that name a method in their help apply to that method only."""
     import torch
 
     from sentforge.encoder import Encoder
@@ -230,8 +246,8 @@ def train(
     settings = method_training_defaults(name)
     chosen = {"batch_size": batch_size, "lr": lr, "optimizer": optimizer, "schedule": schedule,
               "warmup_ratio": warmup_ratio, "weight_decay": weight_decay,
-              "schedule_boundaries": _split_numbers(lr_boundaries, int, "--lr-boundaries") or None,
-              "schedule_factors": _split_numbers(lr_factors, float, "--lr-factors") or None}
+              "schedule_boundaries": split_numbers(lr_boundaries, int, "--lr-boundaries") or None,
+              "schedule_factors": split_numbers(lr_factors, float, "--lr-factors") or None}
     settings.update({key: value for key, value in chosen.items() if value is not None})
     if optimizer is not None and optimizer not in ("adamw", "adam"):
         settings.pop("optimizer_options", None)
@@ -249,7 +265,7 @@ def train(
 
     if distributed.is_main_process():
         trained = objective.fitted_encoder() if name == "bertflow" else encoder
-        _save_into(trained, output)
+        save_into(trained, output)
         save_json(output / SUMMARY_FILE, {
             "method": name, "model": model, "pooling": chosen_pooling, "examples": len(data), "steps": result.steps,
             "final_loss": result.losses[-1] if result.losses else None, "training": config.to_json(),
@@ -260,6 +276,23 @@ def train(
         typer.echo(f"wrote {output}: {name}, {result.steps} steps"
                    + (f", final loss {result.losses[-1]:.4f}" if result.losses else ""))
     distributed.barrier()
+
+
+def _register(method: Method) -> None:
+    """`train METHOD`: the shared `train` command with `method` fixed (its signature minus `method`)."""
+
+    def command(**options: Any) -> None:
+        train(method, **options)
+
+    signature = inspect.signature(train, eval_str=True)
+    command.__signature__ = signature.replace(parameters=[p for p in signature.parameters.values()
+                                                          if p.name != "method"])
+    command.__doc__ = f"{METHOD_HELP[method.value]}\n\n{train.__doc__}"
+    train_app.command(method.value)(command)
+
+
+for _method in Method:
+    _register(_method)
 
 
 def _training_data(method: str, corpus: list[Path], field: str | None, split: bool, min_words: int,
