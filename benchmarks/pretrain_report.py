@@ -2,7 +2,7 @@
 pre-trained model, STS-B test Spearman (mean pooling) against the same architecture randomly
 initialised, and training throughput.
 
-    python benchmarks/pretrain_report.py --run /work/runs/pretrain/bert-small --run /work/runs/pretrain/t5-small \
+    python benchmarks/pretrain_report.py --run /work/runs/pretrain/bert-small-5k --run /work/runs/pretrain/t5-small-2k \
         --data ../shared/data --img-dir docs/img --output /work/runs/pretrain/report.json
 """
 

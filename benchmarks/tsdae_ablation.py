@@ -8,7 +8,7 @@
 Every other knob stays at the paper's default (delete, 0.6, CLS, tied), so the configurations the
 groups share (e.g. delete 0.6 CLS tied) train once.
 
-    python benchmarks/tsdae_ablation.py run --work-dir W --model /work/runs/pretrain/bert-small --steps 10000
+    python benchmarks/tsdae_ablation.py run --work-dir W --model /work/runs/pretrain/bert-small-5k --steps 10000
     python benchmarks/tsdae_ablation.py report --work-dir W --output ablation.md
 
 The corpus (distinct TURL train tweets minus near-duplicates of the TwitterPara test sentences), the run
