@@ -22,12 +22,9 @@ the STS average against the label fraction, one panel per --work-dir.
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
-import shutil
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Sequence
@@ -35,6 +32,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from experiments import (RESULT_FILE, START, TASK_LABELS, budget_steps, check_config, configure_logging,
+                         driver_parser, evaluate_model, family_mean, format_mean_std, keep_training_record, mean_std,
+                         parse_floats, parse_ints, parse_names, read_experiment, run_pending, run_sentforge,
+                         save_figure, scores_of, tasks_of, write_report)
 
 logger = logging.getLogger("pause_label_efficiency")
 
@@ -48,12 +51,6 @@ STS_TASKS = ("sts12", "sts13", "sts14", "sts15", "sts16", "stsbenchmark", "sickr
 TRANSFER_TASKS = ("transfer",)
 METHODS = ("pause", "supervised")
 METHOD_NAMES = {"pause": "PAUSE", "supervised": "supervised-only", "start": "start model"}
-RESULT_FILE = "result.json"
-CONFIG_FILE = "config.json"
-START = "start"
-# Settings that must agree between `run` calls on one work directory (fractions and seeds may grow).
-FIXED_SETTINGS = ("model", "pairs", "steps", "epochs", "batch_size", "lr", "max_seq_length", "sts_tasks",
-                  "transfer_tasks")
 
 
 @dataclass(frozen=True)
@@ -65,14 +62,6 @@ class Run:
     @property
     def name(self) -> str:
         return START if self.method == START else f"{self.method}-f{self.fraction:g}-s{self.seed}"
-
-
-def parse_floats(text: str) -> tuple[float, ...]:
-    return tuple(float(part) for part in text.split(",") if part.strip())
-
-
-def parse_ints(text: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in text.split(",") if part.strip())
 
 
 def plan(fractions: Sequence[float], seeds: Sequence[int], multi_seed_fractions: Sequence[float],
@@ -89,69 +78,6 @@ def plan(fractions: Sequence[float], seeds: Sequence[int], multi_seed_fractions:
     return runs
 
 
-def budget_steps(steps: int | None, epochs: float | None, examples: int, batch_size: int) -> int:
-    """--steps as given, or --epochs passes over the run's own training pairs (at least one step)."""
-    if steps is not None:
-        return steps
-    return max(1, round(epochs * (examples // batch_size)))
-
-
-def check_config(work_dir: Path, settings: dict, fixed: Sequence[str] = FIXED_SETTINGS) -> None:
-    """Store the experiment's settings on the first run; refuse a later run whose `fixed` settings differ."""
-    path = work_dir / CONFIG_FILE
-    if path.exists():
-        stored = json.loads(path.read_text())
-        changed = [key for key in fixed if stored.get(key) != settings.get(key)]
-        if changed:
-            raise SystemExit(f"{path}: this work directory was run with other settings "
-                             + "; ".join(f"{k}: {stored.get(k)!r} then, {settings.get(k)!r} now" for k in changed)
-                             + ". Use another --work-dir.")
-    from sentforge.io import save_json
-
-    work_dir.mkdir(parents=True, exist_ok=True)
-    save_json(path, settings)
-
-
-def train_with_cli(arguments: list[str], log_path: Path) -> None:
-    """`sentforge train pause ARGUMENTS` in a subprocess, its output in log_path; raises on failure."""
-    command = [sys.executable, "-m", "sentforge", "train", "pause", *arguments]
-    with open(log_path, "w", encoding="utf-8") as log:
-        log.write(" ".join(command) + "\n")
-        log.flush()
-        finished = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, check=False)
-    if finished.returncode != 0:
-        tail = "\n".join(log_path.read_text(encoding="utf-8", errors="replace").splitlines()[-15:])
-        raise RuntimeError(f"sentforge train pause failed (exit {finished.returncode}); see {log_path}:\n{tail}")
-
-
-def keep_training_record(model_dir: Path, run_dir: Path, keep_model: bool) -> dict:
-    """Copy train.json and the metrics log beside the result; drop the weights unless keep_model."""
-    summary = json.loads((model_dir / "train.json").read_text())
-    shutil.copy2(model_dir / "train.json", run_dir / "train.json")
-    metrics = model_dir / "training" / "metrics.jsonl"
-    if metrics.exists():
-        shutil.copy2(metrics, run_dir / "metrics.jsonl")
-    if not keep_model:
-        shutil.rmtree(model_dir)
-    return summary
-
-
-def scores_of(report: dict) -> dict[str, float]:
-    return {name: float(entry["main_score"]) for name, entry in report["tasks"].items()}
-
-
-def family_mean(report: dict, family: str) -> float | None:
-    values = [float(e["main_score"]) for e in report["tasks"].values() if e["family"] == family]
-    return statistics.fmean(values) if values else None
-
-
-def evaluate_dir(model: str, tasks: Sequence[str], args: argparse.Namespace, output: Path) -> dict:
-    from sentforge.evaluation import evaluate
-
-    return evaluate(model, list(tasks), data_dir=args.data_dir, batch_size=args.eval_batch_size, output=output,
-                    overwrite=True, device=args.device, show_progress=False)
-
-
 def execute(run: Run, args: argparse.Namespace, pairs: list, with_transfer: bool) -> dict:
     """Train (unless the start model), evaluate and write the run's result.json; returns the result."""
     from sentforge.data.nli import label_fraction
@@ -164,7 +90,8 @@ def execute(run: Run, args: argparse.Namespace, pairs: list, with_transfer: bool
                     "model": args.model, "tasks": tasks}
     if run.method == START:
         tick = time.perf_counter()
-        report = evaluate_dir(args.model, tasks, args, run_dir / "eval.json")
+        report = evaluate_model(args.model, tasks, run_dir / "eval.json", args.data_dir, args.eval_batch_size,
+                                args.device)
         result["eval_seconds"] = round(time.perf_counter() - tick, 1)
     else:
         labelled = sum(label is not None for _, _, label in label_fraction(pairs, run.fraction, run.seed))
@@ -183,10 +110,11 @@ def execute(run: Run, args: argparse.Namespace, pairs: list, with_transfer: bool
             arguments += ["--max-seq-length", str(args.max_seq_length)] if args.max_seq_length else []
             arguments += ["--device", args.device] if args.device else []
             logger.info("%s: training %d steps of %d pairs (%d labelled)", run.name, steps, batch_size, labelled)
-            train_with_cli(arguments, run_dir / "train.log")
+            run_sentforge(["train", "pause", *arguments], run_dir / "train.log")
         result["train_seconds"] = round(time.perf_counter() - tick, 1)
         tick = time.perf_counter()
-        report = evaluate_dir(str(model_dir), tasks, args, run_dir / "eval.json")
+        report = evaluate_model(str(model_dir), tasks, run_dir / "eval.json", args.data_dir,
+                                args.eval_batch_size, args.device)
         result["eval_seconds"] = round(time.perf_counter() - tick, 1)
         summary = keep_training_record(model_dir, run_dir, args.keep_models)
         result.update({"steps": summary["steps"], "batch_size": summary["batch_size"],
@@ -214,51 +142,24 @@ def command_run(args: argparse.Namespace) -> int:
     pairs = [pair for path in args.pairs for pair in read_nli_pairs(path)]
     logger.info("%d pairs from %s", len(pairs), ", ".join(map(str, args.pairs)))
     runs = [Run(START), *plan(args.fractions, args.seeds, args.multi_seed_fractions, args.methods)]
-    failed = []
-    for number, run in enumerate(runs, 1):
-        if (args.work_dir / run.name / RESULT_FILE).exists():
-            logger.info("[%d/%d] %s: done before, skipped", number, len(runs), run.name)
-            continue
+    names = [run.name for run in runs]
+
+    def execute_run(index: int) -> dict:
+        run = runs[index]
         in_transfer = run.fraction in args.transfer_fractions
         with_transfer = bool(args.transfer_fractions) if run.method == START else in_transfer
-        logger.info("[%d/%d] %s", number, len(runs), run.name)
-        try:
-            result = execute(run, args, pairs, with_transfer)
-        except Exception as err:  # one failed run must not stop the others; it is reported at the end
-            logger.error("%s failed: %s", run.name, err)
-            failed.append(run.name)
-            continue
+        return execute(run, args, pairs, with_transfer)
+
+    def describe(result: dict) -> str:
         averages = [f"{family} average {result[key]:.2f}" for family, key in (("STS", "sts_avg"),
                                                                                ("transfer", "transfer_avg"))
                     if result[key] is not None]
-        logger.info("[%d/%d] %s: %s", number, len(runs), run.name, ", ".join(averages) or "no scores")
-    if failed:
-        logger.error("%d run(s) failed: %s (rerun the same command to retry them)", len(failed), ", ".join(failed))
-        return 1
-    return 0
+        return ", ".join(averages) or "no scores"
+
+    return run_pending(args.work_dir, names, execute_run, describe)
 
 
 # --- report --------------------------------------------------------------------------------------
-
-TASK_LABELS = {"STS12": "STS12", "STS13": "STS13", "STS14": "STS14", "STS15": "STS15", "STS16": "STS16",
-               "STSBenchmark": "STS-B", "SICKRelatedness": "SICK-R"}
-
-
-def read_results(work_dir: Path) -> list[dict]:
-    return [json.loads(path.read_text()) for path in sorted(work_dir.glob(f"*/{RESULT_FILE}"))]
-
-
-def mean_std(values: Sequence[float]) -> tuple[float, float | None]:
-    """Mean and sample standard deviation (None for a single value)."""
-    return statistics.fmean(values), (statistics.stdev(values) if len(values) > 1 else None)
-
-
-def format_mean_std(values: Sequence[float]) -> str:
-    if not values:
-        return "–"
-    mean, std = mean_std(values)
-    return f"{mean:.2f}" if std is None else f"{mean:.2f} ± {std:.2f}"
-
 
 def grouped(results: list[dict]) -> dict[tuple[str, float | None], list[dict]]:
     """Results by (method, fraction), the start model first, then by fraction (largest first), PAUSE first."""
@@ -268,12 +169,6 @@ def grouped(results: list[dict]) -> dict[tuple[str, float | None], list[dict]]:
                                                  r["seed"] or 0)):
         groups.setdefault((result["method"], result["fraction"]), []).append(result)
     return groups
-
-
-def tasks_of(results: list[dict], family: str) -> list[str]:
-    """The tasks of a family that some run scored, in the order the runs report them."""
-    names = [name for r in results for name, f in r["families"].items() if f == family]
-    return list(dict.fromkeys(names))
 
 
 def score_table(groups: dict, family_tasks: list[str], average_key: str, title: str) -> list[str]:
@@ -313,8 +208,7 @@ def markdown(work_dirs: Sequence[Path]) -> str:
              ("Spearman × 100 of cosine similarity (STS: SentEval's mean over subsets for STS12-16), accuracy "
               "for the transfer tasks; mean ± sample standard deviation over seeds."), ""]
     for work_dir in work_dirs:
-        config = json.loads((work_dir / CONFIG_FILE).read_text())
-        results = read_results(work_dir)
+        config, results = read_experiment(work_dir)
         budget = f"{config['steps']} steps" if config["steps"] is not None else f"{config['epochs']:g} epochs"
         lines += [f"## Start model `{config['model']}`", "",
                   f"Training: {budget}, batch size {config['batch_size']}, pairs: "
@@ -339,8 +233,8 @@ def plot(work_dirs: Sequence[Path], path: Path) -> None:
 
     fig, axes = plt.subplots(1, len(work_dirs), figsize=(6 * len(work_dirs), 4.2), squeeze=False)
     for ax, work_dir in zip(axes[0], work_dirs):
-        config = json.loads((work_dir / CONFIG_FILE).read_text())
-        groups = grouped(read_results(work_dir))
+        config, results = read_experiment(work_dir)
+        groups = grouped(results)
         for method, style in (("pause", "o-"), ("supervised", "s--")):
             points = sorted((f, mean_std([r["sts_avg"] for r in rs])) for (m, f), rs in groups.items() if m == method)
             if points:
@@ -358,41 +252,11 @@ def plot(work_dirs: Sequence[Path], path: Path) -> None:
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
     fig.tight_layout()
-    from sentforge.io import atomic_file
-
-    with atomic_file(path, "wb") as handle:
-        fig.savefig(handle, format="png", dpi=120)
-    plt.close(fig)
-
-
-def command_report(args: argparse.Namespace) -> int:
-    from sentforge.io import atomic_file, check_output_file
-
-    missing = [str(d) for d in args.work_dir if not (d / CONFIG_FILE).exists()]
-    if missing:
-        raise SystemExit(f"no experiment in {', '.join(missing)} ({CONFIG_FILE} missing)")
-    for output in (args.table, args.plot):
-        if output is not None:
-            check_output_file(output, args.overwrite)
-    text = markdown(args.work_dir)
-    if args.table is not None:
-        with atomic_file(args.table, "w") as handle:
-            handle.write(text)
-        logger.info("wrote %s", args.table)
-    else:
-        print(text)
-    if args.plot is not None:
-        plot(args.work_dir, args.plot)
-        logger.info("wrote %s", args.plot)
-    return 0
+    save_figure(fig, path)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    commands = parser.add_subparsers(dest="command", required=True)
-    run = commands.add_parser("run", help="train and evaluate the runs not done yet")
-    run.add_argument("--model", required=True, help="start model: a directory or a name sentforge.load knows")
-    run.add_argument("--work-dir", type=Path, required=True, help="one sub-directory per run; reruns resume")
+    parser, run = driver_parser(__doc__, "Markdown tables and a PNG curve from finished runs", plot=True)
     budget = run.add_mutually_exclusive_group(required=True)
     budget.add_argument("--steps", type=int, help="optimizer steps of every run")
     budget.add_argument("--epochs", type=float, help="passes over each run's own training pairs (PAUSE: all "
@@ -404,25 +268,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     run.add_argument("--seeds", type=parse_ints, default=SEEDS)
     run.add_argument("--multi-seed-fractions", type=parse_floats, default=MULTI_SEED_FRACTIONS,
                      help="fractions run with every seed; the others with the first seed only")
-    run.add_argument("--methods", type=lambda t: tuple(m for m in t.split(",") if m), default=METHODS,
-                     help="pause,supervised")
+    run.add_argument("--methods", type=parse_names, default=METHODS, help="pause,supervised")
     run.add_argument("--pairs", nargs="+", default=list(PAIRS), help="pair data (relative paths: to --data-dir)")
-    run.add_argument("--sts-tasks", type=lambda t: tuple(x for x in t.split(",") if x), default=STS_TASKS)
-    run.add_argument("--transfer-tasks", type=lambda t: tuple(x for x in t.split(",") if x), default=TRANSFER_TASKS)
+    run.add_argument("--sts-tasks", type=parse_names, default=STS_TASKS)
+    run.add_argument("--transfer-tasks", type=parse_names, default=TRANSFER_TASKS)
     run.add_argument("--transfer-fractions", type=parse_floats, default=TRANSFER_FRACTIONS,
                      help="fractions also evaluated on the transfer tasks (empty: none)")
     run.add_argument("--data-dir", type=Path, default=DATA)
-    run.add_argument("--eval-batch-size", type=int, default=64)
-    run.add_argument("--device", default=None)
-    run.add_argument("--keep-models", action="store_true", help="keep each run's trained encoder (default: "
-                                                                "only its train.json, metrics and results)")
-    report = commands.add_parser("report", help="Markdown tables and a PNG curve from finished runs")
-    report.add_argument("--work-dir", type=Path, action="append", required=True, help="repeat for several models")
-    report.add_argument("--table", type=Path, default=None, help="Markdown output (default: print)")
-    report.add_argument("--plot", type=Path, default=None, help="PNG output")
-    report.add_argument("--overwrite", action="store_true")
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s", datefmt="%H:%M:%S")
+    configure_logging()
     if args.command == "run":
         if any(not 0.0 < f <= 1.0 for f in args.fractions):
             parser.error(f"--fractions must lie in (0, 1], got {args.fractions}")
@@ -431,7 +285,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if (args.steps is not None and args.steps < 1) or (args.epochs is not None and args.epochs <= 0):
             parser.error("the budget (--steps or --epochs) must be positive")
         return command_run(args)
-    return command_report(args)
+    return write_report(args, markdown, plot)
 
 
 if __name__ == "__main__":

@@ -40,9 +40,9 @@ import numpy as np
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from pause_label_efficiency import (CONFIG_FILE, RESULT_FILE, START, budget_steps, check_config,
-                                    format_mean_std, keep_training_record, parse_floats, parse_ints, read_results,
-                                    train_with_cli)
+from experiments import (RESULT_FILE, START, budget_steps, check_config, configure_logging, driver_parser,
+                         format_mean_std, keep_training_record, parse_floats, parse_ints, read_experiment,
+                         run_pending, run_sentforge, write_report)
 
 logger = logging.getLogger("pause_positive_only")
 
@@ -147,11 +147,15 @@ def prepare_split(args: argparse.Namespace) -> dict:
     return {"split": split, "stats": stats}
 
 
+def run_name(fraction: float | None, seed: int | None) -> str:
+    return START if fraction is None else f"pause-f{fraction:g}-s{seed}"
+
+
 def execute(fraction: float | None, seed: int | None, args: argparse.Namespace, data: dict, prior: float) -> dict:
     from sentforge.data.nli import DUPLICATE
     from sentforge.io import save_json
 
-    name = START if fraction is None else f"pause-f{fraction:g}-s{seed}"
+    name = run_name(fraction, seed)
     run_dir = args.work_dir / name
     run_dir.mkdir(parents=True, exist_ok=True)
     result: dict = {"run": name, "method": "start" if fraction is None else "pause", "fraction": fraction,
@@ -172,7 +176,7 @@ def execute(fraction: float | None, seed: int | None, args: argparse.Namespace, 
             arguments += ["--max-seq-length", str(args.max_seq_length)] if args.max_seq_length else []
             arguments += ["--device", args.device] if args.device else []
             logger.info("%s: training %d steps of %d pairs", name, steps, batch_size)
-            train_with_cli(arguments, run_dir / "train.log")
+            run_sentforge(["train", "pause", *arguments], run_dir / "train.log")
         result["train_seconds"] = round(time.perf_counter() - tick, 1)
         model = str(model_dir)
     tick = time.perf_counter()
@@ -194,31 +198,19 @@ def command_run(args: argparse.Namespace) -> int:
                 "dev_size": args.dev_size, "split_seed": args.split_seed, "steps": args.steps, "epochs": args.epochs,
                 "batch_size": args.batch_size, "lr": args.lr, "max_seq_length": args.max_seq_length,
                 "prior": args.prior}
-    check_config(args.work_dir, settings, tuple(settings))
+    check_config(args.work_dir, settings)
     data = prepare_split(args)
     pool = data["stats"]["pool"]
     prior = args.prior if args.prior is not None else pool["duplicates"] / pool["pairs"]
     logger.info("split: %s; prior %.4f", data["stats"], prior)
     runs = [(None, None), *((f, s) for f in args.fractions for s in args.seeds)]
-    failed = []
-    for number, (fraction, seed) in enumerate(runs, 1):
-        name = START if fraction is None else f"pause-f{fraction:g}-s{seed}"
-        if (args.work_dir / name / RESULT_FILE).exists():
-            logger.info("[%d/%d] %s: done before, skipped", number, len(runs), name)
-            continue
-        logger.info("[%d/%d] %s", number, len(runs), name)
-        try:
-            result = execute(fraction, seed, args, data, prior)
-        except Exception as err:  # one failed run must not stop the others; it is reported at the end
-            logger.error("%s failed: %s", name, err)
-            failed.append(name)
-            continue
-        logger.info("[%d/%d] %s: test accuracy %.2f, precision %.2f, recall %.2f (threshold %.4f)", number,
-                    len(runs), name, result["accuracy"], result["precision"], result["recall"], result["threshold"])
-    if failed:
-        logger.error("%d run(s) failed: %s (rerun the same command to retry them)", len(failed), ", ".join(failed))
-        return 1
-    return 0
+    names = [run_name(fraction, seed) for fraction, seed in runs]
+
+    def describe(result: dict) -> str:
+        return (f"test accuracy {result['accuracy']:.2f}, precision {result['precision']:.2f}, recall "
+                f"{result['recall']:.2f} (threshold {result['threshold']:.4f})")
+
+    return run_pending(args.work_dir, names, lambda index: execute(*runs[index], args, data, prior), describe)
 
 
 def markdown(work_dirs: Sequence[Path]) -> str:
@@ -227,9 +219,8 @@ def markdown(work_dirs: Sequence[Path]) -> str:
               "accurate on the dev pairs; metrics × 100 (average precision needs no threshold); mean ± sample "
               "standard deviation over seeds."), ""]
     for work_dir in work_dirs:
-        config = json.loads((work_dir / CONFIG_FILE).read_text())
+        config, results = read_experiment(work_dir)
         stats = json.loads((work_dir / SPLIT_DIR / "split.json").read_text())
-        results = read_results(work_dir)
         budget = f"{config['steps']} steps" if config["steps"] is not None else f"{config['epochs']:g} epochs"
         lines += [f"## Start model `{config['model']}`", "",
                   (f"Split (seed {config['split_seed']}): test {stats['test']['pairs']} pairs "
@@ -255,29 +246,8 @@ def markdown(work_dirs: Sequence[Path]) -> str:
     return "\n".join(lines)
 
 
-def command_report(args: argparse.Namespace) -> int:
-    from sentforge.io import atomic_file, check_output_file
-
-    missing = [str(d) for d in args.work_dir if not (d / CONFIG_FILE).exists()]
-    if missing:
-        raise SystemExit(f"no experiment in {', '.join(missing)} ({CONFIG_FILE} missing)")
-    text = markdown(args.work_dir)
-    if args.table is None:
-        print(text)
-        return 0
-    check_output_file(args.table, args.overwrite)
-    with atomic_file(args.table, "w") as handle:
-        handle.write(text)
-    logger.info("wrote %s", args.table)
-    return 0
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    commands = parser.add_subparsers(dest="command", required=True)
-    run = commands.add_parser("run", help="train and evaluate the runs not done yet")
-    run.add_argument("--model", required=True, help="start model: a directory or a name sentforge.load knows")
-    run.add_argument("--work-dir", type=Path, required=True, help="the split and one sub-directory per run")
+    parser, run = driver_parser(__doc__, "a Markdown table from finished runs", plot=False)
     budget = run.add_mutually_exclusive_group(required=True)
     budget.add_argument("--steps", type=int, help="optimizer steps of every run")
     budget.add_argument("--epochs", type=float, help="passes over the training pool")
@@ -292,15 +262,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     run.add_argument("--test-size", type=int, default=4000)
     run.add_argument("--dev-size", type=int, default=2000)
     run.add_argument("--split-seed", type=int, default=0)
-    run.add_argument("--eval-batch-size", type=int, default=64)
-    run.add_argument("--device", default=None)
-    run.add_argument("--keep-models", action="store_true", help="keep each run's trained encoder")
-    report = commands.add_parser("report", help="a Markdown table from finished runs")
-    report.add_argument("--work-dir", type=Path, action="append", required=True, help="repeat for several models")
-    report.add_argument("--table", type=Path, default=None, help="Markdown output (default: print)")
-    report.add_argument("--overwrite", action="store_true")
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s", datefmt="%H:%M:%S")
+    configure_logging()
     if args.command == "run":
         if any(not 0.0 < f <= 1.0 for f in args.fractions):
             parser.error(f"--fractions must lie in (0, 1], got {args.fractions}")
@@ -309,7 +272,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if (args.steps is not None and args.steps < 1) or (args.epochs is not None and args.epochs <= 0):
             parser.error("the budget (--steps or --epochs) must be positive")
         return command_run(args)
-    return command_report(args)
+    return write_report(args, markdown)
 
 
 if __name__ == "__main__":

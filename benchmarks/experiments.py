@@ -1,0 +1,235 @@
+"""Plumbing of the resumable experiment drivers in benchmarks/ (pause_label_efficiency.py,
+pause_positive_only.py, sentence_t5.py): many runs of (train with the CLI, evaluate) in one work directory.
+
+- config.json holds the settings that every run of a work directory must share: the first `run`
+  stores them, a later one with other settings is refused (check_config), so a table never mixes them;
+- each run has its own sub-directory; a run whose result.json exists is finished and skipped
+  (run_pending), so an interrupted experiment resumes with the same command;
+- training goes through the `sentforge` command line in a subprocess (run_sentforge), its output in a
+  log file; after the evaluation the run keeps train.json and the metrics, and the weights only when
+  asked (keep_training_record);
+- reports show mean ± sample standard deviation over seeds, as Markdown (write_report) and PNG
+  (save_figure).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import shutil
+import statistics
+import subprocess
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+logger = logging.getLogger("experiments")
+
+RESULT_FILE = "result.json"
+CONFIG_FILE = "config.json"
+START = "start"
+TASK_LABELS = {"STS12": "STS12", "STS13": "STS13", "STS14": "STS14", "STS15": "STS15", "STS16": "STS16",
+               "STSBenchmark": "STS-B", "SICKRelatedness": "SICK-R"}
+
+
+def parse_floats(text: str) -> tuple[float, ...]:
+    return tuple(float(part) for part in text.split(",") if part.strip())
+
+
+def parse_ints(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in text.split(",") if part.strip())
+
+
+def parse_names(text: str) -> tuple[str, ...]:
+    return tuple(part.strip() for part in text.split(",") if part.strip())
+
+
+def configure_logging() -> None:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s", datefmt="%H:%M:%S")
+
+
+def check_config(work_dir: Path, settings: dict) -> None:
+    """Store the experiment's settings on the first run; refuse a later run whose settings differ.
+
+    `settings` holds only what must agree between runs (what may grow, such as seeds, stays out)."""
+    path = work_dir / CONFIG_FILE
+    if path.exists():
+        stored = json.loads(path.read_text())
+        changed = [key for key in settings if stored.get(key) != settings[key]]
+        if changed:
+            raise SystemExit(f"{path}: this work directory was run with other settings "
+                             + "; ".join(f"{k}: {stored.get(k)!r} then, {settings[k]!r} now" for k in changed)
+                             + ". Use another --work-dir.")
+    from sentforge.io import save_json
+
+    work_dir.mkdir(parents=True, exist_ok=True)
+    save_json(path, settings)
+
+
+def budget_steps(steps: int | None, epochs: float | None, examples: int, batch_size: int) -> int:
+    """`steps` as given, or `epochs` passes over the run's own training examples (at least one step)."""
+    if steps is not None:
+        return steps
+    return max(1, round(epochs * (examples // batch_size)))
+
+
+def run_sentforge(arguments: list[str], log_path: Path) -> None:
+    """`sentforge ARGUMENTS` in a subprocess, its output in log_path; raises on failure."""
+    command = [sys.executable, "-m", "sentforge", *arguments]
+    with open(log_path, "w", encoding="utf-8") as log:
+        log.write(" ".join(command) + "\n")
+        log.flush()
+        finished = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, check=False)
+    if finished.returncode != 0:
+        tail = "\n".join(log_path.read_text(encoding="utf-8", errors="replace").splitlines()[-15:])
+        raise RuntimeError(f"sentforge {' '.join(arguments[:2])} failed (exit {finished.returncode}); "
+                           f"see {log_path}:\n{tail}")
+
+
+def keep_training_record(model_dir: Path, run_dir: Path, keep_model: bool) -> dict:
+    """Copy train.json and the metrics logs beside the result (training/metrics.jsonl as metrics.jsonl,
+    training/<stage>/metrics.jsonl as metrics-<stage>.jsonl); drop the weights unless keep_model.
+    Returns train.json."""
+    summary = json.loads((model_dir / "train.json").read_text())
+    shutil.copy2(model_dir / "train.json", run_dir / "train.json")
+    training = model_dir / "training"
+    for metrics in sorted(training.rglob("metrics.jsonl")) if training.is_dir() else ():
+        stage = metrics.parent.relative_to(training)
+        shutil.copy2(metrics, run_dir / ("metrics.jsonl" if stage == Path(".") else f"metrics-{stage.name}.jsonl"))
+    if not keep_model:
+        shutil.rmtree(model_dir)
+    return summary
+
+
+def evaluate_model(model: Any, tasks: Sequence[str], output: Path, data_dir: Path, batch_size: int,
+                   device: str | None) -> dict:
+    """sentforge.evaluation.evaluate on `tasks`, its JSON and Markdown written beside the run."""
+    from sentforge.evaluation import evaluate
+
+    return evaluate(model, list(tasks), data_dir=data_dir, batch_size=batch_size, output=output, overwrite=True,
+                    device=device, show_progress=False)
+
+
+def scores_of(report: dict) -> dict[str, float]:
+    return {name: float(entry["main_score"]) for name, entry in report["tasks"].items()}
+
+
+def family_mean(report: dict, family: str) -> float | None:
+    values = [float(e["main_score"]) for e in report["tasks"].values() if e["family"] == family]
+    return statistics.fmean(values) if values else None
+
+
+def run_pending(work_dir: Path, names: Sequence[str], execute: Callable[[int], dict],
+                describe: Callable[[dict], str]) -> int:
+    """Execute (by index) every run of `names` whose result.json is missing, in order; a failed run is
+    logged and the others go on. Returns the exit code: 1 when a run failed, else 0."""
+    failed = []
+    for number, name in enumerate(names, 1):
+        if (work_dir / name / RESULT_FILE).exists():
+            logger.info("[%d/%d] %s: done before, skipped", number, len(names), name)
+            continue
+        logger.info("[%d/%d] %s", number, len(names), name)
+        try:
+            result = execute(number - 1)
+        except Exception as err:  # one failed run must not stop the others; it is reported at the end
+            logger.error("%s failed: %s", name, err)
+            failed.append(name)
+            continue
+        logger.info("[%d/%d] %s: %s", number, len(names), name, describe(result))
+    if failed:
+        logger.error("%d run(s) failed: %s (rerun the same command to retry them)", len(failed), ", ".join(failed))
+        return 1
+    return 0
+
+
+# --- reports -------------------------------------------------------------------------------------
+
+
+def read_results(work_dir: Path) -> list[dict]:
+    return [json.loads(path.read_text()) for path in sorted(work_dir.glob(f"*/{RESULT_FILE}"))]
+
+
+def read_experiment(work_dir: Path) -> tuple[dict, list[dict]]:
+    """The work directory's config.json and the results of its finished runs."""
+    return json.loads((work_dir / CONFIG_FILE).read_text()), read_results(work_dir)
+
+
+def mean_std(values: Sequence[float]) -> tuple[float, float | None]:
+    """Mean and sample standard deviation (None for a single value)."""
+    return statistics.fmean(values), (statistics.stdev(values) if len(values) > 1 else None)
+
+
+def format_mean_std(values: Sequence[float], digits: int = 2) -> str:
+    if not values:
+        return "–"
+    mean, std = mean_std(values)
+    return f"{mean:.{digits}f}" if std is None else f"{mean:.{digits}f} ± {std:.{digits}f}"
+
+
+def tasks_of(results: list[dict], family: str) -> list[str]:
+    """The tasks of a family that some run scored, in the order the runs report them."""
+    names = [name for r in results for name, f in r["families"].items() if f == family]
+    return list(dict.fromkeys(names))
+
+
+def save_figure(fig: Any, path: Path) -> None:
+    """Write a matplotlib figure as PNG, atomically, and close it."""
+    import matplotlib.pyplot as plt
+
+    from sentforge.io import atomic_file
+
+    with atomic_file(path, "wb") as handle:
+        fig.savefig(handle, format="png", dpi=120)
+    plt.close(fig)
+
+
+def driver_parser(description: str, report_help: str, plot: bool,
+                  model_help: str = "start model: a directory or a name sentforge.load knows",
+                  ) -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
+    """The command line of a driver: `run` (returned, for the driver's own options), with --model,
+    --work-dir, --eval-batch-size, --device and --keep-models; and `report` (--work-dir repeated,
+    --table, --plot when the driver draws one, --overwrite)."""
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True)
+    run = commands.add_parser("run", help="train and evaluate the runs not done yet")
+    run.add_argument("--model", required=True, help=model_help)
+    run.add_argument("--work-dir", type=Path, required=True, help="one sub-directory per run; reruns resume")
+    run.add_argument("--eval-batch-size", type=int, default=64)
+    run.add_argument("--device", default=None)
+    run.add_argument("--keep-models", action="store_true", help="keep each run's trained encoder (default: "
+                                                                "only its train.json, metrics and results)")
+    report = commands.add_parser("report", help=report_help)
+    report.add_argument("--work-dir", type=Path, action="append", required=True, help="repeat for several models")
+    report.add_argument("--table", type=Path, default=None, help="Markdown output (default: print)")
+    if plot:
+        report.add_argument("--plot", type=Path, default=None, help="PNG output")
+    report.add_argument("--overwrite", action="store_true")
+    return parser, run
+
+
+def write_report(args: argparse.Namespace, markdown: Callable[[Sequence[Path]], str],
+                 plot: Callable[[Sequence[Path], Path], None] | None = None) -> int:
+    """The `report` command: the Markdown of args.work_dir to args.table (or stdout) and, when the
+    driver draws one, the plot to args.plot; refuses existing outputs without args.overwrite."""
+    from sentforge.io import atomic_file, check_output_file
+
+    missing = [str(d) for d in args.work_dir if not (d / CONFIG_FILE).exists()]
+    if missing:
+        raise SystemExit(f"no experiment in {', '.join(missing)} ({CONFIG_FILE} missing)")
+    plot_path = getattr(args, "plot", None)
+    for output in (args.table, plot_path):
+        if output is not None:
+            check_output_file(output, args.overwrite)
+    text = markdown(args.work_dir)
+    if args.table is not None:
+        with atomic_file(args.table, "w") as handle:
+            handle.write(text)
+        logger.info("wrote %s", args.table)
+    else:
+        print(text)
+    if plot is not None and plot_path is not None:
+        plot(args.work_dir, plot_path)
+        logger.info("wrote %s", plot_path)
+    return 0
