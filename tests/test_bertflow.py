@@ -14,14 +14,7 @@ from sentforge.objectives.bertflow import BertFlow
 
 from conftest import CORPUS
 
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Tiny models gain nothing from intra-op threads, and lose a lot when other jobs share the cores."""
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _flow_with_nontrivial_weights(dim: int) -> Flow:

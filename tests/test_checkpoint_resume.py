@@ -32,13 +32,7 @@ from sentforge.training.optim import Schedule, build_optimizer, build_scheduler
 
 WORKER = Path(__file__).with_name("resume_worker.py")
 
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _setup(model_dir, optimizer_name="adamw", seed=0):

@@ -2,26 +2,17 @@
 
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 import pytest
 
 import sentforge
-from sentforge.cli import main
 
-
-def run(args, capsys):
-    sys.argv = ["sentforge", *map(str, args)]
-    with pytest.raises(SystemExit) as exit_info:
-        main()
-    out = capsys.readouterr()
-    return exit_info.value.code, out.out, out.err
+from conftest import assert_one_line_error, run_cli
 
 
 def test_encode_txt_matches_library(tiny_bert_dir, tmp_path, capsys):
     (tmp_path / "in.txt").write_text("the cat sat\n\na dog runs\n", encoding="utf-8")
-    code, _, _ = run(["encode", tmp_path / "in.txt", "-m", tiny_bert_dir, "-o", tmp_path / "v.npy"], capsys)
+    code, _, _ = run_cli(["encode", tmp_path / "in.txt", "-m", tiny_bert_dir, "-o", tmp_path / "v.npy"], capsys)
     assert code == 0
     vectors = np.load(tmp_path / "v.npy")
     expected = sentforge.load(tiny_bert_dir).encode(["the cat sat", "", "a dog runs"])
@@ -31,54 +22,48 @@ def test_encode_txt_matches_library(tiny_bert_dir, tmp_path, capsys):
 def test_encode_jsonl_and_csv_fields(tiny_bert_dir, tmp_path, capsys):
     (tmp_path / "in.jsonl").write_text('{"body": "the cat"}\n{"body": "a dog"}\n', encoding="utf-8")
     (tmp_path / "in.csv").write_text('id,body\n1,"the cat"\n2,a dog\n', encoding="utf-8")
-    code, _, _ = run(["encode", tmp_path / "in.jsonl", "-m", tiny_bert_dir, "-o", tmp_path / "a.npy", "--field", "body"], capsys)
+    code, _, _ = run_cli(["encode", tmp_path / "in.jsonl", "-m", tiny_bert_dir, "-o", tmp_path / "a.npy",
+                          "--field", "body"], capsys)
     assert code == 0
-    code, _, _ = run(["encode", tmp_path / "in.csv", "-m", tiny_bert_dir, "-o", tmp_path / "b.npy", "--column", "body"], capsys)
+    code, _, _ = run_cli(["encode", tmp_path / "in.csv", "-m", tiny_bert_dir, "-o", tmp_path / "b.npy",
+                          "--column", "body"], capsys)
     assert code == 0
     np.testing.assert_allclose(np.load(tmp_path / "a.npy"), np.load(tmp_path / "b.npy"))
 
 
 def test_empty_file_writes_empty_array_and_warns(tiny_bert_dir, tmp_path, capsys, caplog):
     (tmp_path / "empty.txt").write_bytes(b"")
-    code, _, _ = run(["encode", tmp_path / "empty.txt", "-m", tiny_bert_dir, "-o", tmp_path / "v.npy"], capsys)
+    code, _, _ = run_cli(["encode", tmp_path / "empty.txt", "-m", tiny_bert_dir, "-o", tmp_path / "v.npy"], capsys)
     assert code == 0
     assert any(r.levelname == "WARNING" and "no texts" in r.getMessage() for r in caplog.records)
     assert np.load(tmp_path / "v.npy").shape == (0, 32)
 
 
-def _assert_clean_error(code, err, *fragments):
-    assert code == 2
-    assert "Traceback" not in err
-    lines = [line for line in err.splitlines() if line.startswith("error:")]
-    assert len(lines) == 1, err
-    for fragment in fragments:
-        assert fragment in lines[0], lines[0]
-
-
 def test_missing_file(tiny_bert_dir, tmp_path, capsys):
-    code, _, err = run(["encode", tmp_path / "nope.txt", "-m", tiny_bert_dir, "-o", tmp_path / "v.npy"], capsys)
-    _assert_clean_error(code, err, "not found", "nope.txt")
+    code, _, err = run_cli(["encode", tmp_path / "nope.txt", "-m", tiny_bert_dir, "-o", tmp_path / "v.npy"], capsys)
+    assert_one_line_error(code, err, "not found", "nope.txt")
 
 
 def test_invalid_utf8_names_the_line(tiny_bert_dir, tmp_path, capsys):
     (tmp_path / "bad.txt").write_bytes(b"fine line\nalso fine\nbroken \xff\xfe here\n")
-    code, _, err = run(["encode", tmp_path / "bad.txt", "-m", tiny_bert_dir, "-o", tmp_path / "v.npy"], capsys)
-    _assert_clean_error(code, err, "bad.txt:3", "UTF-8")
+    code, _, err = run_cli(["encode", tmp_path / "bad.txt", "-m", tiny_bert_dir, "-o", tmp_path / "v.npy"], capsys)
+    assert_one_line_error(code, err, "bad.txt:3", "UTF-8")
 
 
 def test_unknown_model_lists_accepted_specs(tmp_path, capsys):
     (tmp_path / "in.txt").write_text("hello\n", encoding="utf-8")
-    code, _, err = run(["encode", tmp_path / "in.txt", "-m", "no-such-model-xyz", "-o", tmp_path / "v.npy"], capsys)
-    _assert_clean_error(code, err, "no-such-model-xyz", "Accepted", "all-MiniLM-L6-v2")
+    code, _, err = run_cli(["encode", tmp_path / "in.txt", "-m", "no-such-model-xyz", "-o", tmp_path / "v.npy"], capsys)
+    assert_one_line_error(code, err, "no-such-model-xyz", "Accepted", "all-MiniLM-L6-v2")
 
 
 def test_existing_output_needs_overwrite(tiny_bert_dir, tmp_path, capsys):
     (tmp_path / "in.txt").write_text("hello\n", encoding="utf-8")
     np.save(tmp_path / "v.npy", np.zeros(3))
-    code, _, err = run(["encode", tmp_path / "in.txt", "-m", tiny_bert_dir, "-o", tmp_path / "v.npy"], capsys)
-    _assert_clean_error(code, err, "already exists", "--overwrite")
+    code, _, err = run_cli(["encode", tmp_path / "in.txt", "-m", tiny_bert_dir, "-o", tmp_path / "v.npy"], capsys)
+    assert_one_line_error(code, err, "already exists", "--overwrite")
     assert np.load(tmp_path / "v.npy").shape == (3,)
-    code, _, _ = run(["encode", tmp_path / "in.txt", "-m", tiny_bert_dir, "-o", tmp_path / "v.npy", "--overwrite"], capsys)
+    code, _, _ = run_cli(["encode", tmp_path / "in.txt", "-m", tiny_bert_dir, "-o", tmp_path / "v.npy",
+                          "--overwrite"], capsys)
     assert code == 0 and np.load(tmp_path / "v.npy").shape == (1, 32)
 
 
@@ -89,21 +74,23 @@ def test_existing_output_needs_overwrite(tiny_bert_dir, tmp_path, capsys):
 ])
 def test_missing_field_or_column(tiny_bert_dir, tmp_path, capsys, suffix, content, flag):
     (tmp_path / f"in{suffix}").write_text(content, encoding="utf-8")
-    code, _, err = run(["encode", tmp_path / f"in{suffix}", "-m", tiny_bert_dir, "-o", tmp_path / "v.npy", *flag], capsys)
-    _assert_clean_error(code, err, flag[1])
+    code, _, err = run_cli(["encode", tmp_path / f"in{suffix}", "-m", tiny_bert_dir, "-o", tmp_path / "v.npy",
+                            *flag], capsys)
+    assert_one_line_error(code, err, flag[1])
 
 
 def test_malformed_jsonl_line(tiny_bert_dir, tmp_path, capsys):
     (tmp_path / "in.jsonl").write_text('{"text": "a"}\n{"text": \n', encoding="utf-8")
-    code, _, err = run(["encode", tmp_path / "in.jsonl", "-m", tiny_bert_dir, "-o", tmp_path / "v.npy"], capsys)
-    _assert_clean_error(code, err, "in.jsonl:2", "invalid JSON")
+    code, _, err = run_cli(["encode", tmp_path / "in.jsonl", "-m", tiny_bert_dir, "-o", tmp_path / "v.npy"], capsys)
+    assert_one_line_error(code, err, "in.jsonl:2", "invalid JSON")
 
 
 def test_info_and_search(tiny_bert_dir, tmp_path, capsys):
-    code, out, _ = run(["info", tiny_bert_dir], capsys)
+    code, out, _ = run_cli(["info", tiny_bert_dir], capsys)
     assert code == 0 and "dimension: 32" in out and "Pooling" in out
     (tmp_path / "c.txt").write_text("the cat sat on the mat\na dog runs\nhow do i reset my password\n", encoding="utf-8")
-    code, out, _ = run(["search", "the cat sat on the mat", "--corpus", tmp_path / "c.txt", "-m", tiny_bert_dir, "-k", "2"], capsys)
+    code, out, _ = run_cli(["search", "the cat sat on the mat", "--corpus", tmp_path / "c.txt", "-m", tiny_bert_dir,
+                            "-k", "2"], capsys)
     assert code == 0
     first = [line for line in out.splitlines() if line.strip().startswith("1.")][0]
     assert "the cat sat on the mat" in first and "1.0000" in first

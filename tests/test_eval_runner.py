@@ -5,17 +5,17 @@ from __future__ import annotations
 
 import json
 import logging
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from sentforge.cli import main
 from sentforge.errors import ConfigError, DataNotFoundError, OutputExistsError
 from sentforge.evaluation import CachedEncoder, Task, TaskMetadata, evaluate, register_task, resolve_tasks
 from sentforge.evaluation.runner import resolve_data_dir
 from sentforge.external import CallableEncoder
+
+from conftest import assert_one_line_error, run_cli
 
 STSB_RAW = "senteval/downstream/STS/STSBenchmark/stsbenchmark/sts-test.csv"
 STSB_PROCESSED = "senteval/downstream/STS/STSBenchmark/sts-test.csv"
@@ -148,23 +148,6 @@ def test_data_dir_from_environment(data_dir, monkeypatch, tmp_path):
     assert resolve_data_dir(None) == data_dir
     with pytest.raises(ConfigError, match="does not exist"):
         resolve_data_dir(tmp_path / "nowhere")
-
-
-def run_cli(args, capsys):
-    sys.argv = ["sentforge", *map(str, args)]
-    with pytest.raises(SystemExit) as exit_info:
-        main()
-    out = capsys.readouterr()
-    return exit_info.value.code, out.out, out.err
-
-
-def assert_one_line_error(code, err, *fragments):
-    assert code == 2
-    assert "Traceback" not in err
-    lines = [line for line in err.splitlines() if line.startswith("error:")]
-    assert len(lines) == 1, err
-    for fragment in fragments:
-        assert fragment in lines[0], lines[0]
 
 
 def test_cli_eval_runs_and_reports_bad_input(tiny_bert_dir, data_dir, tmp_path, capsys):

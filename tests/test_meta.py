@@ -15,17 +15,7 @@ from sentforge.errors import ConfigError, ModelNotFoundError
 from sentforge.meta import GCCA, SVD, AutoEncoder, Average, Concatenation, MetaEncoder, UpProjection, method_class
 from sentforge.meta.cache import cache_path
 
-
-@pytest.fixture(autouse=True)
-def one_torch_thread():
-    """These networks are tiny: extra intra-op threads only add synchronisation, which on a busy 2-core
-    machine costs far more than the arithmetic."""
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _views(n=300, dims=(6, 9, 4), seed=0):

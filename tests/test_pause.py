@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 from collections import Counter
 
 import numpy as np
@@ -14,23 +13,15 @@ import pytest
 import torch
 
 import sentforge
-from sentforge.cli import main
 from sentforge.data.nli import label_fraction, read_nli_pairs
 from sentforge.data.samplers import ProportionalBatches, proportional_order
 from sentforge.errors import ConfigError, InputFileError
 from sentforge.objectives.pause import PAUSE, annealing_weight, nn_pu_risk, pu_loss
 from sentforge.training.trainer import Trainer, TrainingConfig
 
-from conftest import DATA, REPO, needs
+from conftest import DATA, REPO, assert_one_line_error, needs, run_cli
 
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Tiny models gain nothing from intra-op threads, and lose a lot when other jobs share the cores."""
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def sig(x: float) -> float:
@@ -329,14 +320,6 @@ def test_resume_continues_batches_and_annealing(tiny_bert_dir, tmp_path):
 
 # --- CLI -----------------------------------------------------------------------------------------
 
-def run(args, capsys):
-    sys.argv = ["sentforge", *map(str, args)]
-    with pytest.raises(SystemExit) as exit_info:
-        main()
-    out = capsys.readouterr()
-    return exit_info.value.code, out.out, out.err
-
-
 def test_cli_trains_and_chains_into_sts(tiny_bert_dir, tmp_path, capsys):
     pairs = tmp_path / "pairs.jsonl"
     pairs.write_text("".join(json.dumps({"sentence1": a, "sentence2": b, "label": label}) + "\n"
@@ -344,7 +327,7 @@ def test_cli_trains_and_chains_into_sts(tiny_bert_dir, tmp_path, capsys):
     output = tmp_path / "pause"
     args = ["train", "pause", "--model", tiny_bert_dir, "--pairs", pairs, "--output", output, "--steps", 3,
             "--batch-size", 4, "--label-fraction", 0.5, "--seed", 1]
-    code, _, err = run(args, capsys)
+    code, _, err = run_cli(args, capsys)
     assert code == 0, err
     summary = json.loads((output / "train.json").read_text())
     assert summary["steps"] == 3 and summary["classes"] == ["contradiction", "entailment"]
@@ -354,9 +337,9 @@ def test_cli_trains_and_chains_into_sts(tiny_bert_dir, tmp_path, capsys):
     vectors = sentforge.load(output).encode(["a man plays music"])
     assert vectors.shape == (1, 32) and np.isfinite(vectors).all()
 
-    code, _, err = run(args, capsys)
-    assert code == 2 and "--overwrite" in err
-    code, _, err = run([*args, "--overwrite", "--supervised-only"], capsys)
+    code, _, err = run_cli(args, capsys)
+    assert_one_line_error(code, err, "--overwrite")
+    code, _, err = run_cli([*args, "--overwrite", "--supervised-only"], capsys)
     assert code == 0, err
     baseline = json.loads((output / "train.json").read_text())
     assert baseline["supervised_only"] and baseline["examples"] == 6  # the unlabelled pairs are left out
@@ -366,22 +349,23 @@ def test_cli_trains_and_chains_into_sts(tiny_bert_dir, tmp_path, capsys):
     sts = tmp_path / "sts.tsv"
     sts.write_text("sentence1\tsentence2\tscore\n" + "".join(f"{a}\t{b}\t{i % 5}\n"
                                                             for i, (a, b, _) in enumerate(TRAIN_PAIRS)))
-    code, _, err = run(["train", "sts", "--model", output, "--corpus", sts, "--output", tmp_path / "sts",
-                        "--steps", 2, "--batch-size", 4], capsys)
+    code, _, err = run_cli(["train", "sts", "--model", output, "--corpus", sts, "--output", tmp_path / "sts",
+                            "--steps", 2, "--batch-size", 4], capsys)
     assert code == 0, err
 
 
 def test_cli_bad_input_exits_2(tiny_bert_dir, tmp_path, capsys):
     bad = tmp_path / "bad.csv"
     bad.write_text("sentence1,sentence2,label\na b,c d,entailment\nonly one,\n")
-    code, _, err = run(["train", "pause", "--model", tiny_bert_dir, "--pairs", bad, "--output", tmp_path / "o"],
-                       capsys)
-    assert code == 2 and "bad.csv:3" in err and len(err.strip().splitlines()) == 1
+    code, _, err = run_cli(["train", "pause", "--model", tiny_bert_dir, "--pairs", bad, "--output", tmp_path / "o"],
+                           capsys)
+    assert_one_line_error(code, err, "bad.csv:3")
+    assert len(err.strip().splitlines()) == 1
     unlabelled = tmp_path / "unlabelled.csv"
     unlabelled.write_text("sentence1,sentence2,label\na b,c d,\n")
-    code, _, err = run(["train", "pause", "--model", tiny_bert_dir, "--pairs", unlabelled, "--output",
-                        tmp_path / "o"], capsys)
-    assert code == 2 and "no labelled pairs" in err
+    code, _, err = run_cli(["train", "pause", "--model", tiny_bert_dir, "--pairs", unlabelled, "--output",
+                            tmp_path / "o"], capsys)
+    assert_one_line_error(code, err, "no labelled pairs")
 
 
 # --- benchmark drivers (benchmarks/pause_label_efficiency.py, benchmarks/pause_positive_only.py) ----

@@ -20,7 +20,7 @@ from sentforge.modules import Normalize, Pooling, Projection, T5EncoderDecoder, 
 from sentforge.training import sentence_t5
 from sentforge.training.sentence_t5 import SentenceT5Config, Stage, sentence_t5_encoder
 
-from conftest import CORPUS
+from conftest import CORPUS, assert_one_line_error, run_cli
 
 SENTENCES = sorted(set(CORPUS))
 QA_PAIRS = [(s, s.replace("the ", "a ") + " indeed") for s in SENTENCES]
@@ -28,14 +28,7 @@ NLI_ROWS = [row for i, s in enumerate(SENTENCES) for row in (
     (s, f"{s} today", "entailment"), (s, f"nothing like {SENTENCES[(i + 3) % len(SENTENCES)]}", "contradiction"),
     (s, "maybe", "neutral"))]
 
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Tiny models gain nothing from intra-op threads, and lose a lot when other jobs share the cores."""
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def write_data(directory):
@@ -49,16 +42,11 @@ def write_data(directory):
 
 
 def invoke(args):
+    """The exit code of `sentforge ARGS`, output left uncaptured: the module-scoped run cannot use capsys."""
     sys.argv = ["sentforge", *map(str, args)]
     with pytest.raises(SystemExit) as exit_info:
         main()
     return exit_info.value.code
-
-
-def run(args, capsys):
-    code = invoke(args)
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 def st5_args(model, qa, nli, output, *extra):
@@ -197,24 +185,16 @@ def test_resume_after_a_crash_ends_with_the_uninterrupted_weights(straight_run, 
     assert losses(output / "training" / crash_stage) == losses(root / "straight" / "training" / crash_stage)
 
 
-def _assert_clean_error(code, err, *fragments):
-    assert code == 2 and "Traceback" not in err
-    lines = [line for line in err.splitlines() if line.startswith("error:")]
-    assert len(lines) == 1, err
-    for fragment in fragments:
-        assert fragment in lines[0], lines[0]
-
-
 def test_refuses_a_used_output_and_resume_checks_settings(straight_run, tiny_t5_dir, tmp_path, capsys):
     root, qa, nli = straight_run
     output = tmp_path / "copy"
     shutil.copytree(root / "straight", output)
-    code, _, err = run(st5_args(tiny_t5_dir, qa, nli, output, *STRAIGHT), capsys)
-    _assert_clean_error(code, err, "not empty", "--overwrite")
-    code, _, err = run(st5_args(tiny_t5_dir, qa, nli, output, "--stage-steps", "5,6", "--resume"), capsys)
-    _assert_clean_error(code, err, "cannot resume", "stage-1-qa", "requested_steps=6")
-    code, _, err = run(["train", "st5", "--model", tiny_t5_dir, "--stage", "nli", "--nli-data", nli, "--output", output,
-                        "--batch-size", 6, "--stage-steps", 1, "--overwrite"], capsys)
+    code, _, err = run_cli(st5_args(tiny_t5_dir, qa, nli, output, *STRAIGHT), capsys)
+    assert_one_line_error(code, err, "not empty", "--overwrite")
+    code, _, err = run_cli(st5_args(tiny_t5_dir, qa, nli, output, "--stage-steps", "5,6", "--resume"), capsys)
+    assert_one_line_error(code, err, "cannot resume", "stage-1-qa", "requested_steps=6")
+    code, _, err = run_cli(["train", "st5", "--model", tiny_t5_dir, "--stage", "nli", "--nli-data", nli,
+                            "--output", output, "--batch-size", 6, "--stage-steps", 1, "--overwrite"], capsys)
     assert code == 0, err
     assert sorted(p.name for p in output.iterdir() if p.name.startswith("stage-")) == ["stage-1-nli"]
 
@@ -222,9 +202,9 @@ def test_refuses_a_used_output_and_resume_checks_settings(straight_run, tiny_t5_
 def test_bert_like_one_stage_with_adamw(tiny_bert_dir, tmp_path, capsys):
     st = pytest.importorskip("sentence_transformers")
     _, nli = write_data(tmp_path / "data")
-    code, _, err = run(["train", "st5", "--model", tiny_bert_dir, "--pooling", "cls", "--stage", "nli",
-                        "--nli-data", nli, "--output", tmp_path / "out", "--batch-size", 4, "--stage-epochs", 1,
-                        "--symmetric"], capsys)
+    code, _, err = run_cli(["train", "st5", "--model", tiny_bert_dir, "--pooling", "cls", "--stage", "nli",
+                            "--nli-data", nli, "--output", tmp_path / "out", "--batch-size", 4, "--stage-epochs", 1,
+                            "--symmetric"], capsys)
     assert code == 0, err
     summary = json.loads((tmp_path / "out/train.json").read_text())
     assert summary["pooling"] == "cls" and summary["symmetric"] and summary["stages"][0]["steps"] == 3  # 12 // 4
@@ -236,8 +216,9 @@ def test_bert_like_one_stage_with_adamw(tiny_bert_dir, tmp_path, capsys):
 
 def test_encoder_decoder_variant_trains_and_loads(tiny_t5_dir, tmp_path, capsys):
     qa, _ = write_data(tmp_path / "data")
-    code, _, err = run(["train", "st5", "--model", tiny_t5_dir, "--pooling", "encdec-first", "--stage", "qa",
-                        "--qa-data", qa, "--output", tmp_path / "out", "--batch-size", 6, "--stage-steps", 2], capsys)
+    code, _, err = run_cli(["train", "st5", "--model", tiny_t5_dir, "--pooling", "encdec-first", "--stage", "qa",
+                            "--qa-data", qa, "--output", tmp_path / "out", "--batch-size", 6, "--stage-steps", 2],
+                           capsys)
     assert code == 0, err
     encoder = sentforge.load(tmp_path / "out")
     assert isinstance(encoder[0], T5EncoderDecoder) and encoder.dim == 32
@@ -248,29 +229,29 @@ def test_encoder_decoder_variant_trains_and_loads(tiny_t5_dir, tmp_path, capsys)
 def test_bad_input_gives_one_line_errors(tiny_t5_dir, tmp_path, capsys):
     qa, nli = write_data(tmp_path / "data")
     base = ["train", "st5", "--model", tiny_t5_dir, "--output", tmp_path / "o"]
-    code, _, err = run([*base, "--qa-data", qa], capsys)
-    _assert_clean_error(code, err, "--stage nli needs --nli-data")
-    code, _, err = run([*base, "--stage", "qa", "--qa-data", qa, "--nli-data", nli], capsys)
-    _assert_clean_error(code, err, "--nli-data given, but no --stage uses it")
-    code, _, err = run([*base, "--qa-data", qa, "--nli-data", nli, "--stage-steps", "1,2,3"], capsys)
-    _assert_clean_error(code, err, "--stage-steps: 3 values for 2 stages")
+    code, _, err = run_cli([*base, "--qa-data", qa], capsys)
+    assert_one_line_error(code, err, "--stage nli needs --nli-data")
+    code, _, err = run_cli([*base, "--stage", "qa", "--qa-data", qa, "--nli-data", nli], capsys)
+    assert_one_line_error(code, err, "--nli-data given, but no --stage uses it")
+    code, _, err = run_cli([*base, "--qa-data", qa, "--nli-data", nli, "--stage-steps", "1,2,3"], capsys)
+    assert_one_line_error(code, err, "--stage-steps: 3 values for 2 stages")
     bad = tmp_path / "bad.tsv"
     bad.write_text("sentence1\tsentence2\nonly one field\n", encoding="utf-8")
-    code, _, err = run([*base, "--stage", "qa", "--qa-data", bad], capsys)
-    _assert_clean_error(code, err, "bad.tsv:2")
-    code, _, err = run([*base, "--stage", "qa", "--qa-data", qa, "--batch-size", 64], capsys)
-    _assert_clean_error(code, err, "fewer than one global batch")
+    code, _, err = run_cli([*base, "--stage", "qa", "--qa-data", bad], capsys)
+    assert_one_line_error(code, err, "bad.tsv:2")
+    code, _, err = run_cli([*base, "--stage", "qa", "--qa-data", qa, "--batch-size", 64], capsys)
+    assert_one_line_error(code, err, "fewer than one global batch")
     assert not (tmp_path / "o").exists()
 
 
 # --- the train group ---------------------------------------------------------------------------------
 
 def test_train_group_lists_every_method(capsys):
-    code, out, _ = run(["train", "--help"], capsys)
+    code, out, _ = run_cli(["train", "--help"], capsys)
     assert code == 0
     for name in ("tsdae", "mlm", "simcse", "ct", "bertflow", "mnrl", "sts", "pause", "st5"):
         assert f" {name} " in out, name
-    code, out, _ = run(["train", "ct", "--help"], capsys)
+    code, out, _ = run_cli(["train", "ct", "--help"], capsys)
     assert code == 0 and "--negatives" in out and "METHOD" not in out
-    code, _, err = run(["train", "nonsense", "--model", "x"], capsys)
+    code, _, err = run_cli(["train", "nonsense", "--model", "x"], capsys)
     assert code == 2 and "nonsense" in err

@@ -5,16 +5,13 @@
 from __future__ import annotations
 
 import json
-import sys
 
 import numpy as np
 import pytest
-import torch
 
 import sentforge
-from sentforge.cli import main
 
-from conftest import CORPUS
+from conftest import CORPUS, assert_one_line_error, run_cli
 
 PAIRS = [("the cat sat on the mat", "a cat is sitting on a mat", 4.2),
          ("a dog runs in the park", "the weather is nice today", 0.4),
@@ -23,14 +20,7 @@ PAIRS = [("the cat sat on the mat", "a cat is sitting on a mat", 4.2),
          ("a man is playing a guitar", "two women are walking on the beach", 0.0),
          ("please cancel my subscription", "i want to end my subscription", 4.0)]
 
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Tiny models gain nothing from intra-op threads, and lose a lot when other jobs share the cores."""
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture()
@@ -40,17 +30,9 @@ def corpus(tmp_path):
     return path
 
 
-def run(args, capsys):
-    sys.argv = ["sentforge", *map(str, args)]
-    with pytest.raises(SystemExit) as exit_info:
-        main()
-    out = capsys.readouterr()
-    return exit_info.value.code, out.out, out.err
-
-
 def train(method, model, corpus, output, capsys, *extra):
-    code, out, err = run(["train", method, "--model", model, "--corpus", corpus, "--output", output,
-                          "--batch-size", 4, *extra], capsys)
+    code, out, err = run_cli(["train", method, "--model", model, "--corpus", corpus, "--output", output,
+                              "--batch-size", 4, *extra], capsys)
     assert code == 0, err
     return json.loads((output / "train.json").read_text(encoding="utf-8"))
 
@@ -117,34 +99,26 @@ def test_lines_corpus_and_overwrite(tiny_bert_dir, tmp_path, capsys):
     toks.write_text("".join(f"{line}\n" for line in CORPUS), encoding="utf-8")
     summary = train("simcse", tiny_bert_dir, toks, tmp_path / "out", capsys, "--steps", 1)
     assert summary["examples"] == len(set(CORPUS))  # de-duplicated
-    code, _, err = run(["train", "simcse", "--model", tiny_bert_dir, "--corpus", toks, "--output", tmp_path / "out",
-                        "--steps", 1, "--batch-size", 4], capsys)
-    _assert_clean_error(code, err, "not empty", "--overwrite")
+    code, _, err = run_cli(["train", "simcse", "--model", tiny_bert_dir, "--corpus", toks, "--output", tmp_path / "out",
+                            "--steps", 1, "--batch-size", 4], capsys)
+    assert_one_line_error(code, err, "not empty", "--overwrite")
     train("simcse", tiny_bert_dir, toks, tmp_path / "out", capsys, "--steps", 1, "--overwrite")
-
-
-def _assert_clean_error(code, err, *fragments):
-    assert code == 2
-    assert "Traceback" not in err
-    lines = [line for line in err.splitlines() if line.startswith("error:")]
-    assert len(lines) == 1, err
-    for fragment in fragments:
-        assert fragment in lines[0], lines[0]
 
 
 def test_bad_input_gives_one_line_errors(tiny_bert_dir, corpus, tmp_path, capsys):
     bad = tmp_path / "bad.tsv"
     bad.write_text("sentence1\tsentence2\tscore\na\tb\t3\nc\td\tlots\n", encoding="utf-8")
-    code, _, err = run(["train", "sts", "--model", tiny_bert_dir, "--corpus", bad, "--output", tmp_path / "o"], capsys)
-    _assert_clean_error(code, err, "bad.tsv:3", "not a number")
+    code, _, err = run_cli(["train", "sts", "--model", tiny_bert_dir, "--corpus", bad, "--output", tmp_path / "o"],
+                           capsys)
+    assert_one_line_error(code, err, "bad.tsv:3", "not a number")
     missing = tmp_path / "missing.csv"
     missing.write_text("left,right\na,b\n", encoding="utf-8")
-    code, _, err = run(["train", "mnrl", "--model", tiny_bert_dir, "--corpus", missing, "--output", tmp_path / "o"],
-                       capsys)
-    _assert_clean_error(code, err, "missing.csv:2", "sentence1")
-    code, _, err = run(["train", "tsdae", "--model", tiny_bert_dir, "--corpus", corpus, "--output", tmp_path / "o",
-                        "--noise", "shuffle"], capsys)
-    _assert_clean_error(code, err, "unknown noise type")
-    code, _, err = run(["train", "tsdae", "--model", tiny_bert_dir, "--corpus", tmp_path / "nope.txt",
-                        "--output", tmp_path / "o"], capsys)
-    _assert_clean_error(code, err, "not found", "nope.txt")
+    code, _, err = run_cli(["train", "mnrl", "--model", tiny_bert_dir, "--corpus", missing, "--output", tmp_path / "o"],
+                           capsys)
+    assert_one_line_error(code, err, "missing.csv:2", "sentence1")
+    code, _, err = run_cli(["train", "tsdae", "--model", tiny_bert_dir, "--corpus", corpus, "--output", tmp_path / "o",
+                            "--noise", "shuffle"], capsys)
+    assert_one_line_error(code, err, "unknown noise type")
+    code, _, err = run_cli(["train", "tsdae", "--model", tiny_bert_dir, "--corpus", tmp_path / "nope.txt",
+                            "--output", tmp_path / "o"], capsys)
+    assert_one_line_error(code, err, "not found", "nope.txt")
