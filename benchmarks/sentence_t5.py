@@ -4,7 +4,7 @@ on STS, SentEval transfer and alignment/uniformity, for a T5 checkpoint and for 
     python benchmarks/sentence_t5.py run --model ../runs/pretrain/t5-small-2k --work-dir ../runs/sentence-t5/t5-small-2k
     python benchmarks/sentence_t5.py run --model ../shared/models/paraphrase-MiniLM-L3-v2 \\
         --work-dir ../runs/sentence-t5/minilm-l3
-    python benchmarks/sentence_t5.py report --work-dir ../runs/sentence-t5/t5-small \\
+    python benchmarks/sentence_t5.py report --work-dir ../runs/sentence-t5/t5-small-2k \\
         --work-dir ../runs/sentence-t5/minilm-l3 --table sentence-t5.md --plot sentence-t5-geometry.png
 
 `run` evaluates, for every encoder variant (--variants; T5 default: enc-mean, enc-first,
