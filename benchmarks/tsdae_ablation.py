@@ -32,6 +32,7 @@ from tsdae_domain import (
     Start,
     add_common_run_options,
     cell,
+    check_choices,
     common_train_options,
     load_results,
     parse_list,
@@ -178,10 +179,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "report":
         write_report(ablation_report(args.work_dir.resolve()), args.output)
         return 0
-    for name, chosen, allowed in (("--groups", args.groups, GROUPS), ("--noise-types", args.noise_types, NOISE_TYPES),
-                                  ("--poolings", args.poolings, POOLINGS)):
-        if unknown := sorted(set(chosen) - set(allowed)):
-            parser.error(f"{name}: unknown {', '.join(unknown)}; choose from {', '.join(allowed)}")
+    check_choices(parser, ("--groups", args.groups, GROUPS), ("--noise-types", args.noise_types, NOISE_TYPES),
+                  ("--poolings", args.poolings, POOLINGS))
     if not all(0 < r <= 1 for r in [*args.ratios, args.noise_type_ratio]):
         parser.error("noise ratios must lie in (0, 1]")
     configurations = list({configuration_name(c): c for group in args.groups for c in group_configurations(

@@ -414,6 +414,13 @@ def settings_from(args: argparse.Namespace) -> Settings:
                     args.checkpoint_every, args.discard_models)
 
 
+
+def check_choices(parser: argparse.ArgumentParser, *options: tuple[str, Sequence[str], Sequence[str]]) -> None:
+    """Stop with a usage error naming the option when a list option holds a value outside its choices."""
+    for name, chosen, allowed in options:
+        if unknown := sorted(set(chosen) - set(allowed)):
+            parser.error(f"{name}: unknown {', '.join(unknown)}; choose from {', '.join(allowed)}")
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -434,9 +441,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "report":
         write_report(domain_report(args.work_dir.resolve()), args.output)
         return 0
-    for name, chosen, allowed in (("--domains", args.domains, DOMAINS), ("--methods", args.methods, METHODS)):
-        if unknown := sorted(set(chosen) - set(allowed)):
-            parser.error(f"{name}: unknown {', '.join(unknown)}; choose from {', '.join(allowed)}")
+    check_choices(parser, ("--domains", args.domains, DOMAINS), ("--methods", args.methods, METHODS))
     labels = [start.label for start in args.model]
     if len(set(labels)) != len(labels):
         parser.error(f"--model: two start models share a directory name ({', '.join(labels)})")
