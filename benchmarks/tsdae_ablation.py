@@ -18,7 +18,6 @@ those of tsdae_domain.py, which this script shares; W can be the same work direc
 
 from __future__ import annotations
 
-import argparse
 import logging
 import statistics
 import sys
@@ -30,9 +29,9 @@ from tsdae_domain import (
     DOMAIN_TASKS,
     Run,
     Start,
-    add_common_run_options,
     cell,
     check_choices,
+    command_line,
     common_train_options,
     load_results,
     parse_list,
@@ -157,12 +156,7 @@ def group_table(title: str, factor: str, members: list[dict], unadapted: list[di
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    commands = parser.add_subparsers(dest="command", required=True)
-    run = commands.add_parser("run", help="train and evaluate what has no result yet")
-    add_common_run_options(run)
-    run.add_argument("--model", action="append", required=True, type=Start.parse,
-                     help="start model spec; random:SPEC for SPEC's architecture with random weights (repeatable)")
+    parser, run = command_line(__doc__, "write the Markdown tables of the finished runs")
     run.add_argument("--groups", type=parse_list, default=list(GROUPS), help=f"from {','.join(GROUPS)}")
     run.add_argument("--noise-types", type=parse_list, default=list(NOISE_TYPES))
     run.add_argument("--noise-type-ratio", type=float, default=0.3, help="the ratio the noise types are compared at")
@@ -170,9 +164,6 @@ def main(argv: Sequence[str] | None = None) -> int:
                      help="deletion ratios (default 0.1,...,0.9)")
     run.add_argument("--poolings", type=parse_list, default=list(POOLINGS))
     run.add_argument("--no-baselines", action="store_true", help="skip the unadapted model")
-    report = commands.add_parser("report", help="write the Markdown tables of the finished runs")
-    report.add_argument("--work-dir", type=Path, required=True)
-    report.add_argument("--output", type=Path, required=True)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
 

@@ -409,6 +409,21 @@ def add_common_run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dry-run", action="store_true", help="list the pending runs and stop")
 
 
+def command_line(description: str, report_help: str) -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
+    """A driver's parser: `run` (returned, for the driver's own options) with the common options and
+    --model, and `report` (--work-dir, --output)."""
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True)
+    run = commands.add_parser("run", help="train and evaluate what has no result yet")
+    add_common_run_options(run)
+    run.add_argument("--model", action="append", required=True, type=Start.parse,
+                     help="start model spec; random:SPEC for SPEC's architecture with random weights (repeatable)")
+    report = commands.add_parser("report", help=report_help)
+    report.add_argument("--work-dir", type=Path, required=True)
+    report.add_argument("--output", type=Path, required=True)
+    return parser, run
+
+
 def settings_from(args: argparse.Namespace) -> Settings:
     return Settings(args.work_dir.resolve(), args.data_dir.resolve(), args.device, args.eval_batch_size,
                     args.checkpoint_every, args.discard_models)
@@ -422,19 +437,11 @@ def check_choices(parser: argparse.ArgumentParser, *options: tuple[str, Sequence
             parser.error(f"{name}: unknown {', '.join(unknown)}; choose from {', '.join(allowed)}")
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    commands = parser.add_subparsers(dest="command", required=True)
-    run = commands.add_parser("run", help="train and evaluate what has no result yet")
-    add_common_run_options(run)
-    run.add_argument("--model", action="append", required=True, type=Start.parse,
-                     help="start model spec; random:SPEC for SPEC's architecture with random weights (repeatable)")
+    parser, run = command_line(__doc__, "write the Markdown table of the finished runs")
     run.add_argument("--domains", type=parse_list, default=list(DOMAINS), help=f"from {','.join(DOMAINS)}")
     run.add_argument("--methods", type=parse_list, default=list(METHODS), help=f"from {','.join(METHODS)}")
     run.add_argument("--pooling", help="one pooling for every method (cls, mean, max, keep; default: each method's)")
     run.add_argument("--no-baselines", action="store_true", help="skip BM25 and the unadapted models")
-    report = commands.add_parser("report", help="write the Markdown table of the finished runs")
-    report.add_argument("--work-dir", type=Path, required=True)
-    report.add_argument("--output", type=Path, required=True)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
 

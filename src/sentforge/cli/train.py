@@ -87,9 +87,9 @@ def method_training_defaults(method: str) -> dict[str, Any]:
 
 
 def _read_lines(path: Path) -> list[str]:
-    from sentforge.data.texts import _decoded_lines
+    from sentforge.data.texts import decoded_lines
 
-    return [line.strip() for line in _decoded_lines(path) if line.strip()]
+    return [line.strip() for line in decoded_lines(path) if line.strip()]
 
 
 def read_sentences(paths: list[Path], field: str | None, split: bool, min_words: int, max_words: int) -> list[str]:

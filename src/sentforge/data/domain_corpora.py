@@ -152,9 +152,9 @@ def qatarliving_corpus(data_dir: str | Path) -> DomainCorpus:
 
 
 def _read_lines(path: Path) -> list[str]:
-    from sentforge.data.texts import _decoded_lines
+    from sentforge.data.texts import decoded_lines
 
-    return _decoded_lines(path)
+    return decoded_lines(path)
 
 
 def read_semeval2015_questions(path: Path) -> list[str]:

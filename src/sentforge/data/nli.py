@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from sentforge.data.pairs import _records
-from sentforge.data.texts import _decoded_lines
+from sentforge.data.texts import decoded_lines
 from sentforge.errors import ConfigError, InputFileError
 
 logger = logging.getLogger(__name__)
@@ -72,7 +72,7 @@ def read_senteval_snli(directory: str | Path, splits: Sequence[str] = SNLI_SPLIT
         for file in files:
             if not file.is_file():
                 raise InputFileError(f"SNLI file not found: {file}")
-        columns = [_decoded_lines(file) for file in files]
+        columns = [decoded_lines(file) for file in files]
         while all(column and not column[-1].strip() for column in columns):
             for column in columns:
                 column.pop()
@@ -87,7 +87,7 @@ def read_senteval_snli(directory: str | Path, splits: Sequence[str] = SNLI_SPLIT
 
 
 def _tsv_rows(path: Path) -> list[tuple[int, list[str]]]:
-    return [(line_no, line.split("\t")) for line_no, line in enumerate(_decoded_lines(path), 1) if line.strip()]
+    return [(line_no, line.split("\t")) for line_no, line in enumerate(decoded_lines(path), 1) if line.strip()]
 
 
 def read_sick(path: str | Path) -> list[NLIPair]:
@@ -186,7 +186,7 @@ def read_positive_pairs(path: str | Path) -> list[NLIPair]:
 
 def _glue_kind(path: Path) -> str | None:
     """`index` for GLUE RTE/QNLI files, `qqp` for QQP files (header or header-less), else None."""
-    lines = _decoded_lines(path)
+    lines = decoded_lines(path)
     if not lines:
         return None
     first = lines[0]

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import math
 from pathlib import Path
 from typing import Any
 
-from sentforge.data.texts import _decoded_lines
+from sentforge.data.texts import decoded_lines, jsonl_objects
 from sentforge.errors import InputFileError
 
 PAIR_SUFFIXES = (".tsv", ".csv", ".jsonl")
@@ -25,20 +24,9 @@ def _records(path: Path) -> list[tuple[int, dict[str, Any]]]:
     suffix = path.suffix.lower()
     if suffix not in PAIR_SUFFIXES:
         raise InputFileError(f"{path}: unsupported pair file type {suffix or '(none)'}; use {', '.join(PAIR_SUFFIXES)}")
-    lines = _decoded_lines(path)
+    lines = decoded_lines(path)
     if suffix == ".jsonl":
-        records = []
-        for line_no, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise InputFileError(f"{path}:{line_no}: invalid JSON ({err.msg})") from None
-            if not isinstance(record, dict):
-                raise InputFileError(f"{path}:{line_no}: expected a JSON object, got {type(record).__name__}")
-            records.append((line_no, record))
-        return records
+        return jsonl_objects(path, lines)
     if not lines:
         return []
     reader = csv.reader(io.StringIO("\n".join(lines)), delimiter="\t" if suffix == ".tsv" else ",",

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from sentforge.data.nli import DUPLICATE, NLIPair, read_nli_pairs, read_qqp
 from sentforge.data.pairs import PAIR_SUFFIXES, read_pairs
-from sentforge.data.texts import _decoded_lines
+from sentforge.data.texts import decoded_lines
 from sentforge.errors import InputFileError
 
 logger = logging.getLogger(__name__)
@@ -146,7 +146,7 @@ def read_wikiqa_split(directory: str | Path) -> list[QAPair]:
     for file in files:
         if not file.is_file():
             raise InputFileError(f"WikiQA file not found: {file}")
-    questions, answers, labels = (_decoded_lines(file) for file in files)
+    questions, answers, labels = (decoded_lines(file) for file in files)
     if not len(questions) == len(answers) == len(labels):
         raise InputFileError(f"{directory}: a.toks, b.toks and sim.txt have {len(questions)}, {len(answers)} and "
                              f"{len(labels)} lines; they must match")
@@ -193,7 +193,7 @@ def read_qqp_duplicates(path: str | Path) -> list[QAPair]:
 def _is_pair_table(path: Path) -> bool:
     if path.suffix.lower() != ".tsv":
         return path.suffix.lower() in PAIR_SUFFIXES
-    first = next((line for line in _decoded_lines(path) if line.strip()), "")
+    first = next((line for line in decoded_lines(path) if line.strip()), "")
     return "sentence1" in first.split("\t")
 
 

@@ -12,7 +12,7 @@ from sentforge.errors import InputFileError
 TEXT_SUFFIXES = (".txt", ".jsonl", ".csv", ".tsv")
 
 
-def _decoded_lines(path: Path) -> list[str]:
+def decoded_lines(path: Path) -> list[str]:
     """Lines of a UTF-8 file without their line endings; a byte error names the line."""
     if not path.exists():
         raise InputFileError(f"input file not found: {path}")
@@ -42,7 +42,7 @@ def read_texts(path: str | Path, field: str | None = None, column: str | None = 
     suffix = path.suffix.lower()
     if suffix not in TEXT_SUFFIXES:
         raise InputFileError(f"{path}: unsupported file type {suffix or '(none)'}; use one of {', '.join(TEXT_SUFFIXES)}")
-    lines = _decoded_lines(path)
+    lines = decoded_lines(path)
     if suffix == ".txt":
         return lines
     if suffix == ".jsonl":
@@ -50,8 +50,9 @@ def read_texts(path: str | Path, field: str | None = None, column: str | None = 
     return _read_table(path, lines, column or "text", "\t" if suffix == ".tsv" else ",")
 
 
-def _read_jsonl(path: Path, lines: list[str], field: str) -> list[str]:
-    texts = []
+def jsonl_objects(path: Path, lines: list[str]) -> list[tuple[int, dict]]:
+    """(line number, object) of each non-empty JSON line; anything but a JSON object names its line."""
+    records = []
     for line_no, line in enumerate(lines, 1):
         if not line.strip():
             continue
@@ -59,9 +60,18 @@ def _read_jsonl(path: Path, lines: list[str], field: str) -> list[str]:
             record = json.loads(line)
         except json.JSONDecodeError as err:
             raise InputFileError(f"{path}:{line_no}: invalid JSON ({err.msg})") from None
-        if not isinstance(record, dict) or field not in record:
-            keys = ", ".join(record) if isinstance(record, dict) else type(record).__name__
-            raise InputFileError(f"{path}:{line_no}: no field {field!r} (found: {keys}); choose one with --field")
+        if not isinstance(record, dict):
+            raise InputFileError(f"{path}:{line_no}: expected a JSON object, got {type(record).__name__}")
+        records.append((line_no, record))
+    return records
+
+
+def _read_jsonl(path: Path, lines: list[str], field: str) -> list[str]:
+    texts = []
+    for line_no, record in jsonl_objects(path, lines):
+        if field not in record:
+            raise InputFileError(f"{path}:{line_no}: no field {field!r} (found: {', '.join(record)}); "
+                                 "choose one with --field")
         if not isinstance(record[field], str):
             raise InputFileError(f"{path}:{line_no}: field {field!r} is {type(record[field]).__name__}, not a string")
         texts.append(record[field])
