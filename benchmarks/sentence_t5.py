@@ -22,7 +22,7 @@ one epoch per stage unless --stage-steps or --stage-epochs says otherwise (every
 run). Each trained run is repeated for every --seeds value (raw runs are deterministic: once).
 
 Every encoder is evaluated with sentforge.evaluation.evaluate on the seven STS tasks, the SentEval
-transfer tasks (--no-transfer skips them) and AlignmentUniformity. STS is reported as Sentence-T5
+transfer tasks (--transfer-tasks: a subset, or '' for none) and AlignmentUniformity. STS is reported as Sentence-T5
 does: SentEval's "all" setting for STS12-16 (one Spearman correlation over the concatenated subsets,
 `spearman_all`) and Spearman for STS-B and SICK-R.
 
@@ -67,7 +67,7 @@ VARIANTS = (*T5_VARIANTS, OWN, "mean", "cls")
 SETTINGS = {"raw": (), "nli": ("nli",), "qa-nli": ("qa", "nli")}  # setting -> training stages in order
 SETTING_NAMES = {"raw": "raw", "nli": "NLI", "qa-nli": "QA → NLI"}
 STS_TASKS = ("STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark", "SICKRelatedness")
-TRANSFER = "transfer"
+TRANSFER_TASKS = ("transfer",)
 GEOMETRY = "AlignmentUniformity"
 
 
@@ -148,7 +148,7 @@ def execute(run: Run, args: argparse.Namespace) -> dict:
 
     run_dir = args.work_dir / run.name
     run_dir.mkdir(parents=True, exist_ok=True)
-    tasks = [*args.sts_tasks, *([TRANSFER] if args.transfer else []), GEOMETRY]
+    tasks = [*args.sts_tasks, *args.transfer_tasks, GEOMETRY]
     result: dict = {"run": run.name, "variant": run.variant, "setting": run.setting, "seed": run.seed,
                     "model": args.model, "tasks": tasks}
     tick = time.perf_counter()
@@ -201,7 +201,7 @@ def command_run(args: argparse.Namespace) -> int:
     settings = {"model": args.model, "qa_data": args.qa_data, "nli_data": args.nli_data,
                 "stage_steps": args.stage_steps, "stage_epochs": args.stage_epochs, "batch_size": args.batch_size,
                 "projection_dim": args.projection_dim, "lr": args.lr, "max_seq_length": args.max_seq_length,
-                "sts_tasks": list(args.sts_tasks), "transfer": args.transfer}
+                "sts_tasks": list(args.sts_tasks), "transfer_tasks": list(args.transfer_tasks)}
     check_config(args.work_dir, settings)
     variants = args.variants or default_variants(args.model)
     runs = plan(variants, args.settings, args.seeds)
@@ -366,7 +366,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     run.add_argument("--qa-data", nargs="+", default=list(QA_DATA), help="stage qa data (relative: to --data-dir)")
     run.add_argument("--nli-data", nargs="+", default=list(NLI_DATA), help="stage nli data (relative: to --data-dir)")
     run.add_argument("--sts-tasks", type=parse_names, default=STS_TASKS)
-    run.add_argument("--no-transfer", dest="transfer", action="store_false", help="skip the SentEval transfer tasks")
+    run.add_argument("--transfer-tasks", type=parse_names, default=TRANSFER_TASKS,
+                     help="SentEval transfer tasks or 'transfer' for all (default); '' for none")
     run.add_argument("--data-dir", type=Path, default=DATA)
     run.add_argument("--checkpoint-every", type=int, default=None,
                      help="training checkpoints every N steps, so that an interrupted stage resumes mid-way")

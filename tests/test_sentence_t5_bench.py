@@ -182,7 +182,7 @@ def test_run_end_to_end_resumes_and_reports(st5, tiny_t5_dir, tmp_path, caplog):
     work = tmp_path / "work"
     command = ["run", "--model", str(tiny_t5_dir), "--work-dir", str(work), "--variants", "enc-mean",
                "--settings", "raw,qa-nli", "--stage-steps", "1", "--batch-size", "4", "--projection-dim", "8",
-               "--sts-tasks", "STSBenchmark", "--no-transfer", "--data-dir", str(data), "--qa-data", str(qa),
+               "--sts-tasks", "STSBenchmark", "--transfer-tasks", "", "--data-dir", str(data), "--qa-data", str(qa),
                "--nli-data", str(nli), "--eval-batch-size", "8"]
     assert st5.main(command) == 0
     raw = json.loads((work / "enc-mean-raw" / "result.json").read_text())
