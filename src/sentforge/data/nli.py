@@ -90,21 +90,29 @@ def _tsv_rows(path: Path) -> list[tuple[int, list[str]]]:
     return [(line_no, line.split("\t")) for line_no, line in enumerate(decoded_lines(path), 1) if line.strip()]
 
 
-def read_sick(path: str | Path) -> list[NLIPair]:
-    """SICK's original tab-separated file; the label is the entailment judgment, lower-cased."""
-    path = Path(path)
+def _tsv_table(path: Path) -> tuple[list[str], list[tuple[int, list[str]]]]:
+    """The header and the (line number, fields) of the other rows of a .tsv with a header row; a row
+    whose field count differs from the header's names its line."""
     rows = _tsv_rows(path)
     if not rows:
         raise InputFileError(f"{path} is empty")
     header = rows[0][1]
+    for line_no, row in rows[1:]:
+        if len(row) != len(header):
+            raise InputFileError(f"{path}:{line_no}: {len(row)} fields, the header has {len(header)}")
+    return header, rows[1:]
+
+
+def read_sick(path: str | Path) -> list[NLIPair]:
+    """SICK's original tab-separated file; the label is the entailment judgment, lower-cased."""
+    path = Path(path)
+    header, rows = _tsv_table(path)
     needed = ("sentence_A", "sentence_B", "entailment_judgment")
     if any(name not in header for name in needed):
         raise InputFileError(f"{path}:1: a SICK file needs the columns {', '.join(needed)}; found {', '.join(header)}")
     columns = [header.index(name) for name in needed]
     pairs = []
-    for line_no, row in rows[1:]:
-        if len(row) != len(header):
-            raise InputFileError(f"{path}:{line_no}: {len(row)} fields, the header has {len(header)}")
+    for line_no, row in rows:
         first, second, label = (row[c] for c in columns)
         pairs.append(_pair(path, line_no, first, second, label.lower()))
     return pairs
@@ -113,10 +121,7 @@ def read_sick(path: str | Path) -> list[NLIPair]:
 def read_glue_nli(path: str | Path) -> list[NLIPair]:
     """GLUE RTE (sentence1, sentence2, label) or QNLI (question, sentence, label) .tsv."""
     path = Path(path)
-    rows = _tsv_rows(path)
-    if not rows:
-        raise InputFileError(f"{path} is empty")
-    header = rows[0][1]
+    header, rows = _tsv_table(path)
     for names in (("sentence1", "sentence2"), ("question", "sentence")):
         if all(name in header for name in names):
             first_col, second_col = (header.index(name) for name in names)
@@ -126,9 +131,7 @@ def read_glue_nli(path: str | Path) -> list[NLIPair]:
                              f"found {', '.join(header)}")
     label_col = header.index("label") if "label" in header else None
     pairs = []
-    for line_no, row in rows[1:]:
-        if len(row) != len(header):
-            raise InputFileError(f"{path}:{line_no}: {len(row)} fields, the header has {len(header)}")
+    for line_no, row in rows:
         pairs.append(_pair(path, line_no, row[first_col], row[second_col],
                            None if label_col is None else row[label_col]))
     return pairs
