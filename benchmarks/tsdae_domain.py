@@ -375,8 +375,9 @@ def domain_report(work_dir: Path) -> str:
             for domain in domains:
                 by_kind = {kind: rows[kind][domain] for kind in rows if domain in rows[kind]}
                 task_best, sts_best = best(by_kind, DOMAIN_TASKS[domain], adapted), best(by_kind, STS_TASK, adapted)
-                lines += ["", (f"Best adapted method by mean, {domain}: {DOMAIN_TASKS[domain]} {task_best}; "
-                               f"STS-B {sts_best}.")]
+                if task_best is not None:
+                    lines += ["", (f"Best adapted method by mean, {domain}: {DOMAIN_TASKS[domain]} {task_best}; "
+                                   f"STS-B {sts_best}.")]
     return "\n".join(lines) + "\n"
 
 
