@@ -75,6 +75,11 @@ def budget_steps(steps: int | None, epochs: float | None, examples: int, batch_s
     return max(1, round(epochs * (examples // batch_size)))
 
 
+def budget_text(config: dict) -> str:
+    """The stored --steps / --epochs budget of a work directory, for report headers."""
+    return f"{config['steps']} steps" if config["steps"] is not None else f"{config['epochs']:g} epochs"
+
+
 def run_sentforge(arguments: list[str], log_path: Path) -> None:
     """`sentforge ARGUMENTS` in a subprocess, its output in log_path; raises on failure."""
     command = [sys.executable, "-m", "sentforge", *arguments]

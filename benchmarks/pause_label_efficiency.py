@@ -34,7 +34,7 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from experiments import (RESULT_FILE, START, TASK_LABELS, budget_steps, check_config, configure_logging,
+from experiments import (RESULT_FILE, START, TASK_LABELS, budget_steps, budget_text, check_config, configure_logging,
                          driver_parser, evaluate_model, family_mean, format_mean_std, keep_training_record, mean_std,
                          parse_floats, parse_ints, parse_names, read_experiment, run_pending, run_sentforge,
                          save_figure, scores_of, tasks_of, write_report)
@@ -209,7 +209,7 @@ def markdown(work_dirs: Sequence[Path]) -> str:
               "for the transfer tasks; mean ± sample standard deviation over seeds."), ""]
     for work_dir in work_dirs:
         config, results = read_experiment(work_dir)
-        budget = f"{config['steps']} steps" if config["steps"] is not None else f"{config['epochs']:g} epochs"
+        budget = budget_text(config)
         lines += [f"## Start model `{config['model']}`", "",
                   f"Training: {budget}, batch size {config['batch_size']}, pairs: "
                   + ", ".join(f"`{Path(p).name}`" for p in config["pairs"]) + f"; {len(results)} finished runs in "

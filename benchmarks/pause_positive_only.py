@@ -40,7 +40,7 @@ import numpy as np
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from experiments import (RESULT_FILE, START, budget_steps, check_config, configure_logging, driver_parser,
+from experiments import (RESULT_FILE, START, budget_steps, budget_text, check_config, configure_logging, driver_parser,
                          format_mean_std, keep_training_record, parse_floats, parse_ints, read_experiment,
                          run_pending, run_sentforge, write_report)
 
@@ -221,7 +221,7 @@ def markdown(work_dirs: Sequence[Path]) -> str:
     for work_dir in work_dirs:
         config, results = read_experiment(work_dir)
         stats = json.loads((work_dir / SPLIT_DIR / "split.json").read_text())
-        budget = f"{config['steps']} steps" if config["steps"] is not None else f"{config['epochs']:g} epochs"
+        budget = budget_text(config)
         lines += [f"## Start model `{config['model']}`", "",
                   (f"Split (seed {config['split_seed']}): test {stats['test']['pairs']} pairs "
                    f"({stats['test']['duplicates']} duplicates), dev {stats['dev']['pairs']} "

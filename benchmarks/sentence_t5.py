@@ -227,7 +227,7 @@ def encoder_label(variant: str, rows: list[dict]) -> str:
     return f"{OWN} ({rows[0]['pooling']})" if variant == OWN else variant
 
 
-def budget_text(config: dict) -> str:
+def stage_budget_text(config: dict) -> str:
     if config["stage_steps"] is not None:
         return f"{config['stage_steps']} steps per stage"
     epochs = config["stage_epochs"] or 1
@@ -287,7 +287,7 @@ def markdown(work_dirs: Sequence[Path]) -> str:
         config, results = read_experiment(work_dir)
         projection = config["projection_dim"] or "the hidden size"
         lines += [f"## Start model `{config['model']}`", "",
-                  (f"Training: {budget_text(config)}, batch size {config['batch_size']}, projection to "
+                  (f"Training: {stage_budget_text(config)}, batch size {config['batch_size']}, projection to "
                    f"{projection}, learning rate {config['lr'] or 'of the recipe'}; QA data "
                    + ", ".join(f"`{Path(p).name}`" for p in config["qa_data"]) + "; NLI data "
                    + ", ".join(f"`{Path(p).name}`" for p in config["nli_data"])
