@@ -40,6 +40,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import math
 import os
 import statistics
 import sys
@@ -278,6 +279,34 @@ def geometry_table(groups: dict) -> list[str]:
     return lines
 
 
+def last_logged(metrics_file: Path) -> dict | None:
+    """The last logged training window of a stage (its loss, in-batch accuracy and candidate count)."""
+    if not metrics_file.exists():
+        return None
+    windows = [entry for entry in map(json.loads, metrics_file.read_text().splitlines()) if "loss" in entry]
+    return windows[-1] if windows else None
+
+
+def training_table(groups: dict, work_dir: Path) -> list[str]:
+    """Per trained encoder and stage: the loss and in-batch accuracy of the last logging window, next to
+    ln(candidates) -- the loss of an encoder that scores every candidate alike (a collapsed one)."""
+    lines = ["**Training: last logged window of each stage (loss; ln N = loss when all N candidates score "
+             "alike; in-batch accuracy)**", "", "| encoder | training | seeds | stage | loss | ln N | accuracy |",
+             "|---|---|---:|---|---:|---:|---:|"]
+    for (variant, setting), results in groups.items():
+        for index, stage in enumerate(SETTINGS[setting], 1):
+            windows = [last_logged(work_dir / r["run"] / f"metrics-stage-{index}-{stage}.jsonl") for r in results]
+            windows = [w for w in windows if w is not None]
+            if not windows:
+                continue
+            candidates = statistics.fmean(w["candidates"] for w in windows)
+            lines.append(f"| {encoder_label(variant, results)} | {SETTING_NAMES[setting]} | {len(windows)} | "
+                         f"{stage.upper()} | {format_mean_std([w['loss'] for w in windows])} | "
+                         f"{math.log(candidates):.2f} | "
+                         f"{format_mean_std([100 * w['accuracy'] for w in windows], 1)} % |")
+    return lines if len(lines) > 4 else []
+
+
 def markdown(work_dirs: Sequence[Path]) -> str:
     lines = ["# Sentence-T5: raw encoders, NLI training and QA → NLI training", "",
              ("STS: Spearman × 100 of cosine similarity, SentEval's \"all\" setting for STS12-16 (one correlation "
@@ -305,6 +334,8 @@ def markdown(work_dirs: Sequence[Path]) -> str:
             lines += score_table(groups, transfer_tasks, "scores", "transfer_avg",
                                  "SentEval transfer tasks (accuracy)") + [""]
         lines += geometry_table(groups) + [""]
+        training = training_table(groups, work_dir)
+        lines += training + [""] if training else []
     return "\n".join(lines) + "\n"
 
 

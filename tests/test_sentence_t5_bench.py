@@ -102,7 +102,14 @@ def test_report_tables_and_plot(st5, experiments, tmp_path):
         fake_result("enc-mean", "qa-nli", 0, {"STS12": 58.0, "STSBenchmark": 68.0}, {}, 0.25, -2.2)])
     write_experiment(experiments, bert, "/m/MiniLM", [
         fake_result("own", "raw", None, {"STS12": 70.0, "STSBenchmark": 80.0}, {"MR": 75.0}, 0.4, -3.0, "mean")])
+    for run, losses, accuracy in (("enc-mean-nli-s0", (6.0, 4.0), 0.25), ("enc-mean-nli-s1", (5.0, 3.0), 0.75)):
+        windows = [{"step": 0, "event": "start"}, {"step": 10, "loss": losses[0], "accuracy": 0.0, "candidates": 128.0},
+                   {"step": 20, "loss": losses[1], "accuracy": accuracy, "candidates": 128.0}, {"event": "end"}]
+        (t5 / run / "metrics-stage-1-nli.jsonl").write_text("".join(json.dumps(w) + "\n" for w in windows))
     text = st5.markdown([t5, bert])
+    # training: the last logged window of each stage, beside ln(candidates) = ln 128
+    assert f"| enc-mean | NLI | 2 | NLI | 3.50 ± 0.71 | {np.log(128):.2f} | 50.0 ± 35.4 % |" in text
+    assert "| enc-mean | QA → NLI | 1 | QA |" not in text  # no metrics logged for that run
     nli_sts12, nli_avg = np.array([50.0, 54.0]), np.array([55.0, 60.0])
     nli_alignment = np.array([0.3, 0.5])
     # STS average pivot: raw | NLI | QA -> NLI per encoder; enc-first has no trained run
