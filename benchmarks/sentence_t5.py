@@ -19,7 +19,7 @@ setting (--settings):
 Training goes through the command line in a subprocess (the paper's recipe: projection and L2 norm,
 in-batch softmax at temperature 0.01, Adafactor 1e-3 for T5, AdamW 2e-5 otherwise); the budget is
 one epoch per stage unless --stage-steps or --stage-epochs says otherwise (every stage of every
-run). Each trained run is repeated for every --seeds value (raw runs are deterministic: once).
+run; --qa-steps gives the QA stage its own). Each trained run is repeated for every --seeds value (raw runs are deterministic: once).
 
 Every encoder is evaluated with sentforge.evaluation.evaluate on the seven STS tasks, the SentEval
 transfer tasks (--transfer-tasks: a subset, or '' for none) and AlignmentUniformity. STS is reported as Sentence-T5
@@ -133,7 +133,10 @@ def training_arguments(run: Run, args: argparse.Namespace, model_dir: Path) -> l
     for stage, paths in (("qa", args.qa_data), ("nli", args.nli_data)):
         if stage in stages:
             arguments += [part for path in paths for part in (f"--{stage}-data", path)]
-    optional = {"--stage-steps": args.stage_steps, "--stage-epochs": args.stage_epochs,
+    stage_steps = args.stage_steps
+    if args.qa_steps is not None and "qa" in stages:  # per stage, in the run's order
+        stage_steps = ",".join(str(args.qa_steps if stage == "qa" else args.stage_steps) for stage in stages)
+    optional = {"--stage-steps": stage_steps, "--stage-epochs": args.stage_epochs,
                 "--projection-dim": args.projection_dim, "--lr": args.lr, "--max-seq-length": args.max_seq_length,
                 "--checkpoint-every": args.checkpoint_every, "--device": args.device}
     arguments += [part for option, value in optional.items() if value is not None for part in (option, str(value))]
@@ -201,6 +204,7 @@ def command_run(args: argparse.Namespace) -> int:
     args.qa_data, args.nli_data = resolved(args.qa_data, args.data_dir), resolved(args.nli_data, args.data_dir)
     settings = {"model": args.model, "qa_data": args.qa_data, "nli_data": args.nli_data,
                 "stage_steps": args.stage_steps, "stage_epochs": args.stage_epochs, "batch_size": args.batch_size,
+                **({"qa_steps": args.qa_steps} if args.qa_steps is not None else {}),
                 "projection_dim": args.projection_dim, "lr": args.lr, "max_seq_length": args.max_seq_length,
                 "sts_tasks": list(args.sts_tasks), "transfer_tasks": list(args.transfer_tasks)}
     check_config(args.work_dir, settings)
@@ -229,6 +233,8 @@ def encoder_label(variant: str, rows: list[dict]) -> str:
 
 
 def stage_budget_text(config: dict) -> str:
+    if config.get("qa_steps") is not None:
+        return f"{config['qa_steps']} steps in the QA stage, {config['stage_steps']} in the NLI stage"
     if config["stage_steps"] is not None:
         return f"{config['stage_steps']} steps per stage"
     epochs = config["stage_epochs"] or 1
@@ -389,6 +395,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     budget.add_argument("--stage-steps", type=int, default=None, help="optimizer steps of every stage "
                                                                       "(default: one epoch per stage)")
     budget.add_argument("--stage-epochs", type=int, default=None, help="epochs of every stage")
+    run.add_argument("--qa-steps", type=int, default=None,
+                     help="optimizer steps of the QA stage instead (with --stage-steps for the NLI stage)")
     run.add_argument("--batch-size", type=int, default=64, help="examples per step (paper: 2048)")
     run.add_argument("--projection-dim", type=int, default=None, help="default: the hidden size")
     run.add_argument("--lr", type=float, default=None, help="default: the recipe's (T5 1e-3, BERT-like 2e-5)")
@@ -409,7 +417,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error(f"--variants: unknown {unknown}; choose from {', '.join(VARIANTS)}")
         if unknown := [s for s in args.settings if s not in SETTINGS]:
             parser.error(f"--settings: unknown {unknown}; choose from {', '.join(SETTINGS)}")
-        for option in ("stage_steps", "stage_epochs", "batch_size", "projection_dim", "max_seq_length"):
+        if args.qa_steps is not None and args.stage_steps is None:
+            parser.error("--qa-steps needs --stage-steps (the NLI stage's steps)")
+        for option in ("stage_steps", "stage_epochs", "qa_steps", "batch_size", "projection_dim", "max_seq_length"):
             if getattr(args, option) is not None and getattr(args, option) < 1:
                 parser.error(f"--{option.replace('_', '-')} must be >= 1")
         if not args.seeds:

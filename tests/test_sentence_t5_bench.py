@@ -49,7 +49,7 @@ def test_default_variants_follow_the_checkpoint(st5, tiny_t5_dir, tiny_bert_dir)
 
 def test_training_command(st5, tmp_path):
     args = argparse.Namespace(model="M", batch_size=8, qa_data=["qa1", "qa2"], nli_data=["nli"], stage_steps=5,
-                              stage_epochs=None, projection_dim=16, lr=None, max_seq_length=None,
+                              stage_epochs=None, qa_steps=None, projection_dim=16, lr=None, max_seq_length=None,
                               checkpoint_every=None, device=None)
     model_dir = tmp_path / "model"
     two_stages = st5.training_arguments(st5.Run("encdec-first", "qa-nli", 3), args, model_dir)
@@ -61,6 +61,12 @@ def test_training_command(st5, tmp_path):
     nli_only = st5.training_arguments(st5.Run("own", "nli", 0), args, model_dir)
     assert "--pooling" not in nli_only and "--qa-data" not in nli_only and nli_only[-1] == "--resume"
     assert nli_only.count("--stage") == 1
+    args.qa_steps = 2  # the QA stage's own budget; an NLI-only run keeps --stage-steps
+    two_stages = st5.training_arguments(st5.Run("enc-mean", "qa-nli", 0), args, model_dir)
+    assert two_stages[two_stages.index("--stage-steps") + 1] == "2,5"
+    nli_only = st5.training_arguments(st5.Run("enc-mean", "nli", 0), args, model_dir)
+    assert nli_only[nli_only.index("--stage-steps") + 1] == "5"
+    assert st5.stage_budget_text({"stage_steps": 5, "qa_steps": 2}) == "2 steps in the QA stage, 5 in the NLI stage"
 
 
 def test_sts_figure_is_all_for_several_subsets(st5):
