@@ -360,10 +360,12 @@ def plot(work_dirs: Sequence[Path], path: Path) -> None:
     fig, ax = plt.subplots(figsize=(7, 5))
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     legend = []
-    for number, work_dir in enumerate(work_dirs):
+    experiments = [read_experiment(work_dir) for work_dir in work_dirs]
+    models = [Path(config["model"]).name for config, _ in experiments]
+    for number, (work_dir, (config, results), model) in enumerate(zip(work_dirs, experiments, models)):
         colour = colours[number % len(colours)]
-        config, results = read_experiment(work_dir)
-        legend.append(Line2D([], [], color=colour, marker="o", ls="", label=Path(config["model"]).name))
+        label = f"{model} ({work_dir.name})" if models.count(model) > 1 else model  # same start, other budget
+        legend.append(Line2D([], [], color=colour, marker="o", ls="", label=label))
         for (variant, setting), group in grouped(results).items():
             rows = [r for r in group if r.get("alignment") is not None]
             if not rows:
