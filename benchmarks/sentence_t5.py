@@ -300,8 +300,10 @@ def training_table(groups: dict, work_dir: Path) -> list[str]:
              "alike; in-batch accuracy)**", "", "| encoder | training | seeds | stage | loss | ln N | accuracy |",
              "|---|---|---:|---|---:|---:|---:|"]
     for (variant, setting), results in groups.items():
-        for index, stage in enumerate(SETTINGS[setting], 1):
-            windows = [last_logged(work_dir / r["run"] / f"metrics-stage-{index}-{stage}.jsonl") for r in results]
+        for index, stage in enumerate(SETTINGS[setting]):
+            # the stage names recorded from train.json, as keep_training_record named the copied logs
+            windows = [last_logged(work_dir / r["run"] / f"metrics-{r['stages'][index]['stage']}.jsonl")
+                       for r in results if len(r.get("stages", ())) > index]
             windows = [w for w in windows if w is not None]
             if not windows:
                 continue

@@ -112,6 +112,8 @@ def test_report_tables_and_plot(st5, experiments, tmp_path):
         windows = [{"step": 0, "event": "start"}, {"step": 10, "loss": losses[0], "accuracy": 0.0, "candidates": 128.0},
                    {"step": 20, "loss": losses[1], "accuracy": accuracy, "candidates": 128.0}, {"event": "end"}]
         (t5 / run / "metrics-stage-1-nli.jsonl").write_text("".join(json.dumps(w) + "\n" for w in windows))
+        result = json.loads((t5 / run / "result.json").read_text())
+        (t5 / run / "result.json").write_text(json.dumps({**result, "stages": [{"stage": "stage-1-nli"}]}))
     text = st5.markdown([t5, bert])
     # training: the last logged window of each stage, beside ln(candidates) = ln 128
     assert f"| enc-mean | NLI | 2 | NLI | 3.50 ± 0.71 | {np.log(128):.2f} | 50.0 ± 35.4 % |" in text
