@@ -67,7 +67,7 @@ class SentenceTransformersRun:
         self.torch = torch
 
     def run(self, sentences: list[str], steps: int, batch_size: int, seed: int) -> tuple[list[float], list[float]]:
-        from sentforge.training.data import BatchOrder
+        from sentforge.training.batch_order import BatchOrder
 
         torch = self.torch
         order = BatchOrder(len(sentences), batch_size, seed)  # the order sentforge's Trainer draws

@@ -23,7 +23,7 @@ from sentforge.objectives import ContrastiveLoss, MaskedLanguageModeling, SpanCo
 from sentforge.objectives.masking import IGNORE_INDEX
 from sentforge.objectives.mlm import mask_tokens
 from sentforge.objectives.span_corruption import corrupt_spans, noise_spans
-from sentforge.training.data import BatchOrder, process_slice
+from sentforge.training.batch_order import BatchOrder, process_slice
 from sentforge.training.optim import Schedule, build_optimizer, build_scheduler
 from sentforge.training.trainer import Trainer, TrainingConfig
 

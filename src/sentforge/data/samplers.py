@@ -8,9 +8,10 @@ takes that stratum's next member in a seeded shuffle. After any number of slots 
 within one pair of its exact share, so each run of `batch_size` slots -- a batch -- holds
 batch_size * n_s / n pairs of stratum s, give or take one.
 
-`ProportionalBatches` is a sequence of whole batches, a pure function of (examples, batch size,
-seed): the Trainer (batch size 1 per process) shuffles their order each epoch and its checkpoints
-resume it exactly.
+`ProportionalSampler` is the Trainer's batch sampler (`Trainer(..., batch_sampler=...)`): its global
+batches are a pure function of (labels, global batch size, seed); the Trainer shuffles their order
+each epoch, gives every process its contiguous share, and its checkpoints resume it exactly.
+`ProportionalBatches` shows the same batches as a sequence of lists of examples.
 """
 
 from __future__ import annotations
@@ -51,6 +52,19 @@ def proportional_order(labels: Sequence[Any], seed: int) -> np.ndarray:
     return order
 
 
+class ProportionalSampler:
+    """Global batches whose composition mirrors the labels (a BatchSampler of the Trainer); the last
+    len(labels) % global_batch_size items of the order are left out."""
+
+    def __init__(self, labels: Sequence[Any], seed: int = 0) -> None:
+        self.order = proportional_order(labels, seed)
+
+    def batches(self, global_batch_size: int) -> np.ndarray:
+        if len(self.order) < global_batch_size:
+            raise ConfigError(f"{len(self.order)} pairs are fewer than one batch of {global_batch_size}")
+        return self.order[:len(self.order) // global_batch_size * global_batch_size].reshape(-1, global_batch_size)
+
+
 class ProportionalBatches(Sequence):
     """len(examples) // batch_size batches of examples (sentence1, sentence2, label); the last
     len(examples) % batch_size pairs of the order are left out."""
@@ -58,12 +72,9 @@ class ProportionalBatches(Sequence):
     def __init__(self, examples: Sequence[tuple], batch_size: int, seed: int = 0) -> None:
         if batch_size < 1:
             raise ConfigError(f"batch_size must be >= 1, got {batch_size}")
-        if len(examples) < batch_size:
-            raise ConfigError(f"{len(examples)} pairs are fewer than one batch of {batch_size}")
         self.examples = examples
         self.batch_size = batch_size
-        order = proportional_order([example[2] for example in examples], seed)
-        self.batches = order[:len(order) // batch_size * batch_size].reshape(-1, batch_size)
+        self.batches = ProportionalSampler([example[2] for example in examples], seed).batches(batch_size)
 
     def __len__(self) -> int:
         return len(self.batches)

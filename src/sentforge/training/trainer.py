@@ -10,10 +10,14 @@ Contracts
   It may set `objective.last_stats` (a dict of numbers) in `forward`; "tokens" is summed into the
   throughput figures and any other entry is averaged into the logs.
 - `data` is a sequence of examples. The order is a seeded permutation per epoch; on N processes each
-  takes its slice of the same global batch (see training/data.py).
+  takes its slice of the same global batch (see training/batch_order.py).
 - `evaluator` is any callable `encoder -> dict of metrics`, or an evaluation `Task` (its `evaluate`),
   run every `eval_every` steps on the main process.
 - `callbacks` are called after every optimizer step with the `TrainerState`.
+- `batch_sampler` (optional) gives fixed batches of example indices instead of a random permutation
+  (see training/batch_order.py: `BatchSampler`); the epoch order of those batches is still seeded.
+- `time_limit` (seconds of this call) stops the loop cleanly after the step that crosses it; the
+  weights are those of that step, and a checkpoint is written there when checkpoints are on.
 
 The output directory holds `metrics.jsonl` (one JSON object per logged step / evaluation) and
 `checkpoints/step-XXXXXXXX/` (see training/checkpoint.py); `resume=True` continues from the newest
@@ -42,7 +46,7 @@ from sentforge.io import atomic_file
 from sentforge.seed import set_seed
 from sentforge.training import distributed
 from sentforge.training.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
-from sentforge.training.data import BatchOrder, DataState, process_slice
+from sentforge.training.batch_order import BatchOrder, BatchSampler, DataState, process_slice
 from sentforge.training.optim import build_optimizer, build_scheduler, parameter_groups, schedule_from_config
 
 logger = logging.getLogger(__name__)
@@ -87,6 +91,7 @@ class TrainingConfig:
     early_stopping_patience: int | None = None  # off by default: the seeds train a fixed number of steps
     early_stopping_metric: str | None = None
     early_stopping_mode: str = "max"
+    time_limit: float | None = None  # seconds of wall-clock time for this call of train()
     # DDP: encoders often carry parameters no objective uses (BERT's pooler); False is faster when
     # every parameter gets a gradient.
     find_unused_parameters: bool = True
@@ -104,6 +109,8 @@ class TrainingConfig:
             raise ConfigError(f"mixed_precision must be one of {', '.join(MIXED_PRECISION)}")
         if self.early_stopping_mode not in ("max", "min"):
             raise ConfigError("early_stopping_mode must be 'max' or 'min'")
+        if self.time_limit is not None and not self.time_limit > 0:
+            raise ConfigError(f"time_limit must be a positive number of seconds, got {self.time_limit}")
         if self.max_grad_norm is not None and self.max_grad_norm <= 0:
             raise ConfigError(f"max_grad_norm must be positive or None, got {self.max_grad_norm}")
         if (self.checkpoint_every or self.resume) and self.output_dir is None:
@@ -127,6 +134,7 @@ class TrainerState:
     best_metric: float | None = None
     evals_without_improvement: int = 0
     should_stop: bool = False
+    stop_reason: str | None = None
 
 
 @dataclass
@@ -140,7 +148,8 @@ class TrainResult:
 
 class Trainer:
     def __init__(self, encoder: nn.Module, objective: nn.Module, data: Sequence[Any], config: TrainingConfig,
-                 evaluator: Any = None, callbacks: Sequence[Callable[[TrainerState], None]] = ()) -> None:
+                 evaluator: Any = None, callbacks: Sequence[Callable[[TrainerState], None]] = (),
+                 batch_sampler: BatchSampler | None = None) -> None:
         if not any(p is q for p in objective.parameters() for q in list(encoder.parameters())[:1]):
             raise ConfigError("the objective must own the encoder it trains (Objective(encoder, ...))")
         if config.early_stopping_patience and evaluator is None:
@@ -151,6 +160,7 @@ class Trainer:
         self.config = config
         self.evaluator = evaluator
         self.callbacks = list(callbacks)
+        self.batch_sampler = batch_sampler
         self.state = TrainerState()
         self.output_dir = Path(config.output_dir) if config.output_dir is not None else None
 
@@ -235,11 +245,22 @@ class Trainer:
             self._log({"step": self.state.step, "eval": metrics})
             logger.info("step %d: evaluation %s", self.state.step, metrics)
             self._update_early_stopping(metrics)
+        self._agree_on_stop()
+        return metrics
+
+    def _agree_on_stop(self) -> None:
+        """Every process follows the first one's decision to stop (else DDP would hang)."""
         stop = torch.tensor([1.0 if self.state.should_stop else 0.0])
         if distributed.is_distributed():
             torch.distributed.broadcast(stop, src=0)
         self.state.should_stop = bool(stop.item())
-        return metrics
+
+    def _check_time_limit(self, elapsed: float) -> None:
+        if distributed.is_main_process() and elapsed >= self.config.time_limit \
+                and self.state.step < self.state.total_steps:
+            logger.info("time limit of %.0f s reached at step %d: stopping", self.config.time_limit, self.state.step)
+            self.state.should_stop, self.state.stop_reason = True, "time limit"
+        self._agree_on_stop()
 
     def _metric_name(self) -> str:
         if self.config.early_stopping_metric:
@@ -265,7 +286,7 @@ class Trainer:
             if self.state.evals_without_improvement >= self.config.early_stopping_patience:
                 logger.info("early stopping at step %d: %s has not improved for %d evaluations",
                             self.state.step, name, self.state.evals_without_improvement)
-                self.state.should_stop = True
+                self.state.should_stop, self.state.stop_reason = True, "early stopping"
 
     # -- the loop --------------------------------------------------------------------------------
 
@@ -281,7 +302,7 @@ class Trainer:
         # One global batch per optimizer step: every process takes its slice and splits it into
         # `gradient_accumulation` micro-batches of `batch_size`.
         global_batch = cfg.batch_size * world * cfg.gradient_accumulation
-        order = BatchOrder(len(self.data), global_batch, cfg.seed, self._lengths())
+        order = BatchOrder(len(self.data), global_batch, cfg.seed, self._lengths(), sampler=self.batch_sampler)
         total_steps = cfg.steps if cfg.steps is not None else cfg.epochs * order.batches_per_epoch
         self.state.total_steps = total_steps
 
@@ -311,6 +332,7 @@ class Trainer:
             if cfg.eval_at_start:
                 self._evaluate()
 
+        started = time.monotonic()
         losses: list[float] = []
         evaluations: list[dict[str, Any]] = []
         window: dict[str, float] = {}
@@ -330,6 +352,8 @@ class Trainer:
                 self.state.loss = loss
                 self.state.lr = scheduler.get_last_lr()[0]
                 losses.append(loss)
+                if cfg.time_limit is not None:
+                    self._check_time_limit(time.monotonic() - started)
                 elapsed = time.perf_counter() - step_start
                 if "tokens" in stats:
                     tokens_total += stats["tokens"]
@@ -432,7 +456,8 @@ class Trainer:
                 raise ConfigError(f"cannot resume {path}: it was trained with {key}={saved[key]}, "
                                   f"this run has {value}")
         self.state = TrainerState(**saved["state"])
-        self.state.should_stop = False if self.state.step < self.state.total_steps else self.state.should_stop
+        if self.state.step < self.state.total_steps:  # a stopped run continues when resumed
+            self.state.should_stop, self.state.stop_reason = False, None
         order.state = DataState.from_json(saved["data"])
         if distributed.is_main_process():
             self._truncate_metrics(self.state.step)

@@ -4,13 +4,17 @@ The order of epoch e is a pure function of (seed, e), so the data-order state of
 integers: the epoch and the number of global batches already taken from it. Every process computes
 the same global batch and takes its own contiguous slice, which makes N processes with per-process
 batch b see exactly the examples of one process with batch N*b.
+
+A `BatchSampler` replaces the random permutation with batches of its own (PAUSE's class-proportional
+batches, data/samplers.py): it gives the global batches of an epoch once, and their order is the
+seeded permutation of epoch e, so resume and the per-process slices work unchanged.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -18,6 +22,12 @@ from sentforge.errors import ConfigError
 
 # Length grouping sorts pools of this many global batches by length, then shuffles the batches.
 _LENGTH_POOL_BATCHES = 50
+
+
+class BatchSampler(Protocol):
+    def batches(self, global_batch_size: int) -> np.ndarray:
+        """(n_batches, global_batch_size) example indices: the batches of every epoch, in any order."""
+        ...
 
 
 @dataclass
@@ -39,10 +49,11 @@ class BatchOrder:
 
     lengths: optional per-example lengths; batches then hold examples of similar length (less padding)
     while the batch order stays random.
+    sampler: fixed batches of its own instead of a permutation of the examples (see BatchSampler).
     """
 
     def __init__(self, n_examples: int, global_batch_size: int, seed: int, lengths: Sequence[int] | None = None,
-                 shuffle: bool = True) -> None:
+                 shuffle: bool = True, sampler: BatchSampler | None = None) -> None:
         if global_batch_size < 1:
             raise ConfigError(f"batch size must be >= 1, got {global_batch_size}")
         if n_examples < global_batch_size:
@@ -55,18 +66,24 @@ class BatchOrder:
         self.seed = seed
         self.lengths = None if lengths is None else np.asarray(lengths)
         self.shuffle = shuffle
+        self.fixed_batches = None if sampler is None else np.asarray(sampler.batches(global_batch_size))
         self.state = DataState()
         self._epoch_batches: np.ndarray | None = None
         self._cached_epoch = -1
 
     @property
     def batches_per_epoch(self) -> int:
+        if self.fixed_batches is not None:
+            return len(self.fixed_batches)
         return self.n_examples // self.global_batch_size
 
     def epoch_batches(self, epoch: int) -> np.ndarray:
         """(batches_per_epoch, global_batch_size) example indices of `epoch`."""
         if self._cached_epoch != epoch:
             rng = np.random.default_rng([self.seed, epoch])
+            if self.fixed_batches is not None:
+                self._epoch_batches, self._cached_epoch = self._shuffled(self.fixed_batches, rng), epoch
+                return self._epoch_batches
             order = rng.permutation(self.n_examples) if self.shuffle else np.arange(self.n_examples)
             usable = self.batches_per_epoch * self.global_batch_size
             if self.lengths is None:
@@ -80,7 +97,9 @@ class BatchOrder:
         pool = _LENGTH_POOL_BATCHES * self.global_batch_size
         chunks = [order[i:i + pool] for i in range(0, len(order), pool)]
         grouped = np.concatenate([c[np.argsort(-self.lengths[c], kind="stable")] for c in chunks])
-        batches = grouped.reshape(-1, self.global_batch_size)
+        return self._shuffled(grouped.reshape(-1, self.global_batch_size), rng)
+
+    def _shuffled(self, batches: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         return batches[rng.permutation(len(batches))] if self.shuffle else batches
 
     def next_batch(self) -> np.ndarray:
