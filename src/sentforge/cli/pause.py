@@ -9,33 +9,26 @@ A command of the `train` group (cli/train.py) with options of its own (--pairs, 
 
 from __future__ import annotations
 
-import logging
-import shutil
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from sentforge.cli import train as train_cli
-from sentforge.cli.app import DeviceOpt, ModelOpt, OverwriteOpt, SeedOpt, load_model
+from sentforge.cli.app import DeviceOpt, ModelOpt, OverwriteOpt, SeedOpt
 from sentforge.errors import ConfigError
 
-logger = logging.getLogger("sentforge.cli")
 
-
-def _priors(text: str | None, classes: list[str]) -> list[float] | None:
+def _priors(text: str | None) -> dict[str, float] | None:
     if not text:
         return None
     pairs = [part.split("=", 1) for part in text.split(",")]
     if any(len(p) != 2 for p in pairs):
         raise ConfigError(f"--priors: expected class=prior,..., got {text!r}")
     try:
-        given = {name.strip(): float(value) for name, value in pairs}
+        return {name.strip(): float(value) for name, value in pairs}
     except ValueError:
         raise ConfigError(f"--priors: priors must be numbers, got {text!r}") from None
-    if set(given) != set(classes):
-        raise ConfigError(f"--priors names {sorted(given)}; the labelled classes are {classes}")
-    return [given[name] for name in classes]
 
 
 @train_cli.train_app.command("pause")
@@ -61,62 +54,19 @@ def pause(
     max_seq_length: Annotated[int | None, typer.Option(min=2, help="Truncate texts to this many tokens.")] = None,
     log_every: Annotated[int, typer.Option(min=1)] = 10,
     checkpoint_every: Annotated[int | None, typer.Option(min=1, help="Checkpoint every N steps.")] = None,
+    resume: Annotated[bool, typer.Option(help="Continue the run in --output from its last checkpoint.")] = False,
     device: DeviceOpt = None,
     overwrite: OverwriteOpt = False,
     seed: SeedOpt = 0,
 ) -> None:
     """Train an encoder with PAUSE on partially labelled pairs (mean pooling, Adam, 10% warm-up)."""
-    from sentforge.data.nli import label_fraction as keep_labels
-    from sentforge.data.nli import read_nli_pairs
-    from sentforge.data.samplers import ProportionalBatches
-    from sentforge.encoder import Encoder
-    from sentforge.io import check_output_dir, save_json
-    from sentforge.objectives.pause import END_LR, PAUSE, TRAINING_DEFAULTS
-    from sentforge.seed import set_seed
-    from sentforge.training.trainer import Trainer, TrainingConfig
+    from sentforge.recipes.api import run_recipe
+    from sentforge.training import distributed
 
-    if anneal_power <= 0:
-        raise ConfigError(f"--anneal-power must be positive, got {anneal_power}")
-    if lr <= 0:
-        raise ConfigError(f"--lr must be positive, got {lr}")
-    check_output_dir(output, overwrite)
-    examples = [pair for path in pairs for pair in read_nli_pairs(path)]
-    examples = keep_labels(examples, label_fraction, seed)
-    classes = sorted({label for _, _, label in examples if label is not None})
-    if not classes:
-        raise ConfigError("no labelled pairs: PAUSE needs at least one labelled pair (raise --label-fraction)")
-    labelled = sum(label is not None for _, _, label in examples)
-    if supervised_only:
-        examples = [pair for pair in examples if pair[2] is not None]
-    logger.info("pause: %d pairs, %d labelled, classes %s", len(examples), labelled, ", ".join(classes))
-    if overwrite and output.exists():  # only once the input has been read without error
-        shutil.rmtree(output)
-    set_seed(seed)
-
-    encoder = load_model(model, device)
-    if not isinstance(encoder, Encoder):
-        raise ConfigError(f"--model {model}: {type(encoder).__name__} is not trainable")
-    encoder = train_cli.with_pooling(encoder, "mean")  # the paper's pooling
-    if max_seq_length:
-        encoder.max_seq_length = max_seq_length
-    batch_size = batch_size or TRAINING_DEFAULTS["batch_size"]
-    batches = ProportionalBatches(examples, batch_size, seed)
-    total_steps = steps or len(batches)
-    objective = PAUSE(encoder, classes, total_steps=total_steps, priors=_priors(priors, classes),
-                      anneal_power=anneal_power, use_pu=not supervised_only)
-    # The rate decays to the paper's 5e-6 whatever the peak; one proportional batch per process.
-    settings = {**TRAINING_DEFAULTS, "lr": lr, "schedule_end_factor": END_LR / lr, "batch_size": 1}
-    config = TrainingConfig(output_dir=output / train_cli.TRAINING_DIR, steps=total_steps, seed=seed, device=device,
-                            checkpoint_every=checkpoint_every, log_every=log_every, overwrite=True, **settings)
-    result = Trainer(encoder, objective, batches, config).train()
-
-    train_cli.save_into(encoder, output)
-    save_json(output / train_cli.SUMMARY_FILE, {
-        "method": "pause", "model": model, "pooling": "mean", "pairs": [str(p) for p in pairs],
-        "examples": len(examples), "labelled": labelled, "classes": classes, "priors": objective.priors,
-        "label_fraction": label_fraction, "supervised_only": supervised_only, "batch_size": batch_size,
-        "anneal_power": anneal_power,
-        "steps": result.steps, "final_loss": result.losses[-1] if result.losses else None,
-        "training": config.to_json()})
-    typer.echo(f"wrote {output}: pause, {result.steps} steps"
-               + (f", final loss {result.losses[-1]:.4f}" if result.losses else ""))
+    _, summary = run_recipe(
+        "pause", model, pairs, output, steps=steps, max_seq_length=max_seq_length, resume=resume,
+        overwrite=overwrite, device=device, seed=seed, batch_size=batch_size, lr=lr, log_every=log_every,
+        checkpoint_every=checkpoint_every, label_fraction=label_fraction, priors=_priors(priors),
+        supervised_only=supervised_only, anneal_power=anneal_power)
+    if distributed.is_main_process():
+        train_cli.echo_summary(output, summary)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from xml.etree import ElementTree
 
-from sentforge.data.texts import read_texts
+from sentforge.data.texts import decoded_lines, read_texts
 from sentforge.errors import ConfigError, InputFileError
 
 logger = logging.getLogger(__name__)
@@ -32,6 +32,7 @@ _SENTENCE_END = re.compile(r"""([.!?]["')\]]*)\s+(?=["'(\[]?[A-Z0-9])""")
 _ABBREVIATION_END = re.compile(r"(?:^|[\s(])(?:%s)\.$|(?:^|\s)[A-Z]\.$"
                                % "|".join(re.escape(a) for a in _ABBREVIATIONS))
 _SPACES = re.compile(r"\s+")
+CORPUS_SUFFIXES = (".zip", ".txt", ".jsonl")
 
 
 def split_sentences(text: str) -> list[str]:
@@ -194,7 +195,7 @@ def read_corpus(path: str | Path, field: str | None = None, split: bool = True) 
     if not path.exists():
         raise InputFileError(f"corpus not found: {path}")
     if path.is_dir():
-        files = sorted(p for p in path.iterdir() if p.suffix.lower() in (".zip", ".txt", ".jsonl"))
+        files = sorted(p for p in path.iterdir() if p.suffix.lower() in CORPUS_SUFFIXES)
         if not files:
             raise InputFileError(f"corpus directory {path} holds no .zip, .txt or .jsonl files")
         sentences = []
@@ -206,7 +207,7 @@ def read_corpus(path: str | Path, field: str | None = None, split: bool = True) 
     suffix = path.suffix.lower()
     if suffix == ".zip":
         return read_nltk_zip(path)
-    if suffix not in (".txt", ".jsonl"):
+    if suffix not in CORPUS_SUFFIXES:
         raise InputFileError(f"{path}: unsupported corpus file type {suffix or '(none)'}; use .zip, .txt or .jsonl")
     texts = read_texts(path, field=field)
     if not split:
@@ -247,9 +248,17 @@ class SentenceFilter:
 
 
 def load_sentences(paths: Iterable[str | Path], sentence_filter: SentenceFilter | None = None,
-                   field: str | None = None) -> list[str]:
-    """Read, split, filter and de-duplicate the sentences of several corpus paths, in order."""
-    sentences = [s for path in paths for s in read_corpus(path, field)]
+                   field: str | None = None, split: bool = True) -> list[str]:
+    """Read, split, filter and de-duplicate the sentences of several corpus paths, in order.
+
+    Corpus paths are read by `read_corpus`; a file of any other type is read as one sentence per line.
+    """
+    sentences: list[str] = []
+    for path in map(Path, paths):
+        if path.is_file() and path.suffix.lower() not in CORPUS_SUFFIXES:
+            sentences.extend(line.strip() for line in decoded_lines(path) if line.strip())
+        else:
+            sentences.extend(read_corpus(path, field, split))
     kept = (sentence_filter or SentenceFilter())(sentences)
     logger.info("corpus: %d sentences read, %d kept after the length filter and de-duplication",
                 len(sentences), len(kept))

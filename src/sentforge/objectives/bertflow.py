@@ -21,8 +21,6 @@ from sentforge.encoder import Encoder
 from sentforge.errors import ConfigError
 from sentforge.modules.flow import Flow
 
-# Trainer settings of the paper's flow fitting (Li et al., 2020).
-TRAINING_DEFAULTS = {"optimizer": "adam", "lr": 1e-3, "batch_size": 32, "schedule": "constant", "weight_decay": 0.0}
 
 
 class BertFlow(nn.Module):

@@ -21,10 +21,6 @@ from torch import nn
 from sentforge.errors import ConfigError
 from sentforge.training.distributed import rank
 
-# Trainer settings of the paper (Carlsson et al., 2021): RMSprop, lr 1e-5 -> 8e-6 -> ... -> 2e-6 every 500 steps.
-TRAINING_DEFAULTS = {"optimizer": "rmsprop", "lr": 1e-5, "batch_size": 16, "schedule": "piecewise",
-                     "schedule_boundaries": (500, 1000, 1500, 2000), "schedule_factors": (1.0, 0.8, 0.6, 0.4, 0.2),
-                     "weight_decay": 0.0}
 
 
 class ContrastiveTension(nn.Module):

@@ -34,12 +34,7 @@ from torch import nn
 
 from sentforge.errors import ConfigError
 
-# The paper's settings (Cao et al., 2021; EQTPartners/pause train_nli.py): Adam, lr 7.5e-5, 10% linear warm-up,
-# then polynomial (power 1) decay to 5e-6; mini-batches of 1024 pairs; prior 1/3 for the 3 NLI classes (1/K here).
-END_LR = 5e-6
-TRAINING_DEFAULTS = {"optimizer": "adam", "lr": 7.5e-5, "batch_size": 1024, "schedule": "polynomial",
-                     "warmup_ratio": 0.1, "schedule_power": 1.0, "schedule_end_factor": END_LR / 7.5e-5,
-                     "weight_decay": 0.0}
+# The paper's prior is 1/3 for the 3 NLI classes (1/K here); its training settings are in recipes/pause.py.
 HEAD_HIDDEN = 128  # Dense(128, ELU), the paper's head
 ANNEAL_POWER = 3.0  # w(t) = (t / T) ** 3, the paper's annealing
 
@@ -176,7 +171,7 @@ class PAUSE(nn.Module):
         return F.cross_entropy(logits[labelled], membership[labelled].float().argmax(dim=1))
 
     def forward(self, batch: Sequence) -> torch.Tensor:
-        # A batch from ProportionalBatches is a list of mini-batches: one per process and micro-batch.
+        # ProportionalBatches used as the Trainer's data gives a list of mini-batches (batch size 1).
         if batch and isinstance(batch[0], list):
             batch = [example for group in batch for example in group]
         if any(len(example) != 3 for example in batch):

@@ -12,8 +12,6 @@ from torch import nn
 
 from sentforge.errors import ConfigError
 
-# Trainer settings of Sentence-BERT's STS-B training (Reimers & Gurevych, 2019): batch 16, lr 2e-5, 10% warm-up.
-TRAINING_DEFAULTS = {"optimizer": "adamw", "lr": 2e-5, "batch_size": 16, "schedule": "linear", "warmup_ratio": 0.1}
 
 
 class CosineRegression(nn.Module):

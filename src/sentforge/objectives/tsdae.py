@@ -45,8 +45,6 @@ from sentforge.training.distributed import rank
 logger = logging.getLogger(__name__)
 
 IGNORE_INDEX = -100
-# Trainer settings of the paper (Wang et al., 2021): AdamW, constant learning rate 3e-5, batch size 8.
-TRAINING_DEFAULTS = {"optimizer": "adamw", "lr": 3e-5, "batch_size": 8, "schedule": "constant", "weight_decay": 0.0}
 # Families whose absolute positions start at 0 ...
 _POSITIONS_FROM_ZERO = {"bert"}
 # ... or right after the padding index.

@@ -1,0 +1,146 @@
+"""`sentforge.train`: run one recipe from Python and get the trained encoder back.
+
+    import sentforge
+    encoder = sentforge.train("tsdae", "bert-base-uncased", "domain.txt", "tsdae-model", steps=1000)
+    encoder = sentforge.train("mnrl", "tsdae-model", [("a question", "its answer"), ...], "final",
+                              evaluator=dev_task, eval_every=100, select="map")
+
+Keyword settings are the method's own options (its dataclass in the registry, e.g. `noise_ratio`)
+or TrainingConfig values (`batch_size`, `lr`, `schedule`, ...); unset ones take the paper's values.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from sentforge.errors import ConfigError
+from sentforge.recipes.data import SentenceReading, data_paths, read_examples
+from sentforge.recipes.options import checked
+from sentforge.recipes.registry import BuildContext, Recipe, get_recipe
+from sentforge.recipes.run_dir import RunDirectory
+from sentforge.recipes.summary import run_summary
+
+logger = logging.getLogger(__name__)
+
+# TrainingConfig fields a caller may set; the rest belong to the run directory or are derived.
+TRAINING_SETTINGS = ("batch_size", "gradient_accumulation", "optimizer", "lr", "weight_decay", "optimizer_options",
+                     "schedule", "warmup_steps", "warmup_ratio", "schedule_power", "schedule_end_factor",
+                     "schedule_boundaries", "schedule_factors", "max_grad_norm", "mixed_precision",
+                     "group_by_length", "log_every", "checkpoint_every", "keep_last", "time_limit",
+                     "show_progress")
+
+
+def train(method: str, model: str | os.PathLike | Any, data: Any, output: str | os.PathLike, **settings: Any) -> Any:
+    """Train `model` with `method` on `data`, write the run directory `output`, return the trained
+    encoder; the settings are those of `run_recipe`."""
+    return run_recipe(method, model, data, output, **settings)[0]
+
+
+def run_recipe(method: str, model: str | os.PathLike | Any, data: Any, output: str | os.PathLike, *,
+          steps: int | None = None, epochs: int | None = None, pooling: str | None = None,
+          max_seq_length: int | None = None, reading: SentenceReading | None = None,
+          evaluator: Any = None, eval_every: int | None = None, select: str | None = None,
+          select_mode: str = "max", callbacks: Sequence[Callable[[Any], None]] = (),
+          resume: bool = False, overwrite: bool = False, device: str | None = None, seed: int = 0,
+          **settings: Any) -> tuple[Any, dict[str, Any]]:
+    """Train `model` with `method` on `data` and write the run directory `output`; returns the trained
+    encoder and the run summary (what `train.json` holds).
+
+    model: a model spec (directory, short name, hub id) or an Encoder. data: a path, a list of Paths,
+    or the examples in memory (see recipes/data.py). pooling: cls, mean, max or keep (default: the
+    method's paper). evaluator / eval_every: run on the encoder every `eval_every` steps (a callable
+    `encoder -> metrics` or an evaluation Task); with `select` (a metric name, higher is better unless
+    `select_mode="min"`) the best evaluated encoder is the one saved and returned. `time_limit`
+    (seconds) stops training cleanly; the encoder of the last step (or the best one) is saved.
+    """
+    from sentforge.encoder import Encoder
+    from sentforge.loading import load
+    from sentforge.recipes.best import KeepBest
+    from sentforge.recipes.pooling import with_pooling
+    from sentforge.training import distributed
+    from sentforge.training.trainer import Trainer, TrainingConfig
+
+    recipe = get_recipe(method)
+    options, training = _split_settings(recipe, settings)
+    if steps is not None and epochs is not None:
+        raise ConfigError("give --steps or --epochs, not both")
+    if select is not None and (evaluator is None or not eval_every):
+        raise ConfigError("selecting the best encoder needs an evaluator and eval_every")
+    given = isinstance(model, Encoder)
+    spec = model.name if given else str(model)
+    paths = data_paths(data)
+    run = RunDirectory(output, resume=resume, overwrite=overwrite, model=None if given else spec,
+                       inputs=[("--corpus", path) for path in paths])
+    run.check()
+    examples = read_examples(recipe.data, data, reading)
+    encoder = model if given else load(spec, device=device)
+    if not isinstance(encoder, Encoder):
+        raise ConfigError(f"--model {spec}: {type(encoder).__name__} is not trainable; give a Hugging Face "
+                          "or sentence-transformers model")
+    run.prepare(device, seed)  # after the inputs are read: nothing of theirs can be removed before
+
+    chosen_pooling = pooling or recipe.pooling
+    if chosen_pooling != "keep":
+        encoder = with_pooling(encoder, chosen_pooling)
+    if max_seq_length:
+        encoder.max_seq_length = max_seq_length
+    defaults = recipe.training_defaults()
+    if training.get("optimizer", defaults.get("optimizer")) not in ("adamw", "adam") or (
+            device and not device.startswith(("cpu", "cuda"))):
+        defaults.pop("optimizer_options", None)  # the fused kernel exists for Adam(W) on CPU and CUDA only
+    training = {**defaults, **training}
+    budget = {"steps": steps, "epochs": None if steps else (epochs or 1)}
+    plan = recipe.build(encoder, examples, options, BuildContext(spec, seed, {**training, **budget}))
+    training.update(plan.training)
+    config = TrainingConfig(output_dir=run.work, seed=seed, device=device, resume=resume, overwrite=True,
+                            eval_every=eval_every,
+                            # Hugging Face backbones carry a pooler layer that no sentence objective uses.
+                            find_unused_parameters=distributed.launched_distributed(), **budget, **training)
+    result_encoder = plan.result or (lambda: encoder)
+    trainer = Trainer(encoder, plan.objective, plan.examples, config, callbacks=callbacks,
+                      batch_sampler=plan.batch_sampler)
+    best = None
+    if select is not None:
+        best = KeepBest(evaluator, select, run.work, step=lambda: trainer.state.step, encoder=result_encoder,
+                        mode=select_mode)
+        trainer.evaluator = best
+    else:
+        trainer.evaluator = evaluator
+    logger.info("%s: %d training examples, %s", recipe.name, len(plan.examples),
+                ", ".join(f"{k}={v}" for k, v in training.items() if k != "optimizer_options"))
+    result = trainer.train()
+
+    trained = result_encoder()
+    extra: dict[str, Any] = {"pooling": chosen_pooling, **plan.summary}
+    if trainer.state.stop_reason:
+        extra["stopped"] = trainer.state.stop_reason
+    if best is not None and best.best is not None:
+        trained = best.load(trained.name) if distributed.is_main_process() else trained
+        extra["best"] = best.best
+    summary = run_summary(recipe.name, spec, [str(p) for p in paths] or "in memory", len(plan.examples),
+                          result.steps, result.losses[-1] if result.losses else None, config.to_json(),
+                          dataclasses.asdict(options), **extra)
+    run.finish(lambda directory: trained.save(directory), summary)
+    return trained, summary
+
+
+def _split_settings(recipe: Recipe, settings: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+    """(the method's options dataclass, TrainingConfig values) from the keyword settings."""
+    names = recipe.option_names()
+    unknown = [key for key in settings if key not in names and key not in TRAINING_SETTINGS]
+    if unknown:
+        raise ConfigError(f"{recipe.name}: unknown setting(s) {', '.join(unknown)}; the method's options are "
+                          f"{', '.join(names) or 'none'}, the training settings {', '.join(TRAINING_SETTINGS)}")
+    options = checked(recipe.options(**{k: v for k, v in settings.items() if k in names}))
+    training = {k: v for k, v in settings.items() if k in TRAINING_SETTINGS and v is not None}
+    if training.get("max_grad_norm") == 0:
+        training["max_grad_norm"] = None  # no clipping
+    for key in ("schedule_boundaries", "schedule_factors"):
+        if key in training:
+            training[key] = tuple(training[key])
+    return options, training
+
