@@ -21,7 +21,7 @@ from scipy.stats import spearmanr
 
 from sentforge import load
 from sentforge.io import save_json
-from sentforge.training.pretrain import SUMMARY_FILE, TRAINING_DIR, random_init_like
+from sentforge.recipes.pretrain import SUMMARY_FILE, TRAINING_DIR, random_init_like
 
 STSB_TEST = "senteval/downstream/STS/STSBenchmark/stsbenchmark/sts-test.csv"
 

@@ -116,7 +116,7 @@ def sts_scores(report: dict) -> dict[str, float]:
 def raw_encoder(model: str, variant: str, max_seq_length: int | None, device: str | None):
     """The backbone and pooling of the variant's Sentence-T5 encoder, without the (untrained) projection."""
     from sentforge.encoder import Encoder
-    from sentforge.training.sentence_t5 import sentence_t5_encoder
+    from sentforge.recipes.sentence_t5 import sentence_t5_encoder
 
     encoder = sentence_t5_encoder(model, pooling_option(variant), max_seq_length=max_seq_length)
     raw = Encoder(list(encoder)[:2], name=f"{model} ({variant}, raw)")
@@ -148,7 +148,7 @@ def training_arguments(run: Run, args: argparse.Namespace, model_dir: Path) -> l
 def execute(run: Run, args: argparse.Namespace) -> dict:
     """Train (unless raw), evaluate and write the run's result.json; returns the result."""
     from sentforge.io import save_json
-    from sentforge.training.sentence_t5 import variant_of
+    from sentforge.recipes.sentence_t5 import variant_of
 
     run_dir = args.work_dir / run.name
     run_dir.mkdir(parents=True, exist_ok=True)

@@ -88,7 +88,7 @@ def main() -> None:
     import torch
 
     from sentforge.seed import set_seed
-    from sentforge.training.sentence_t5 import sentence_t5_encoder
+    from sentforge.recipes.sentence_t5 import sentence_t5_encoder
 
     if args.threads:
         torch.set_num_threads(args.threads)

@@ -89,7 +89,7 @@ class Start:
             return self.spec
         target = work_dir / "starts" / f"{self.label}-seed{seed}"
         if not (target / "modules.json").exists():
-            from sentforge.training.pretrain import random_init_like
+            from sentforge.recipes.pretrain import random_init_like
 
             random_init_like(self.spec, seed=seed).save(target, overwrite=True)
             logger.info("wrote the random initialisation %s", target)

@@ -1,4 +1,4 @@
-"""Sentence-T5 training (training/sentence_t5.py, `sentforge train st5`) on tiny random T5 and BERT models:
+"""Sentence-T5 training (recipes/sentence_t5.py, `sentforge train st5`) on tiny random T5 and BERT models:
 the encoders of the three variants, the recipe per backbone, two stages whose losses fall and whose
 encoders are saved per stage, resume after a crash ending with the weights of an uninterrupted run,
 output refusal and one-line errors; and the `train` command group keeps every method."""
@@ -17,8 +17,8 @@ import sentforge
 from sentforge.cli import main
 from sentforge.errors import ConfigError
 from sentforge.modules import Normalize, Pooling, Projection, T5EncoderDecoder, Transformer
-from sentforge.training import sentence_t5
-from sentforge.training.sentence_t5 import SentenceT5Config, Stage, sentence_t5_encoder
+from sentforge.recipes import sentence_t5
+from sentforge.recipes.sentence_t5 import SentenceT5Config, Stage, sentence_t5_encoder
 
 from conftest import CORPUS, assert_one_line_error, run_cli
 

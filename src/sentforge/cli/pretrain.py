@@ -58,25 +58,23 @@ def pretrain(
 ) -> None:
     """Pre-train a model from scratch on a corpus and write a Hugging Face directory to --output."""
     from sentforge.data.corpora import SentenceFilter, load_sentences
-    from sentforge.errors import ConfigError
-    from sentforge.io import check_output_dir
-    from sentforge.training.pretrain import PretrainConfig
-    from sentforge.training.pretrain import pretrain as run_pretraining
+    from sentforge.recipes.pretrain import PretrainConfig
+    from sentforge.recipes.pretrain import pretrain as run_pretraining
+    from sentforge.recipes.run_dir import RunDirectory
 
     if threads:
         import torch
 
         torch.set_num_threads(threads)
-    if resume and overwrite:
-        raise ConfigError("--resume and --overwrite exclude each other")
-    if not resume:
-        check_output_dir(output, overwrite)  # fail before the corpus is read
+    inputs = [("--corpus", path) for path in corpus]
+    # Refuse a bad output before the corpus is read.
+    RunDirectory(output, resume=resume, overwrite=overwrite, inputs=inputs, run_name="pre-training run").check()
     run = PretrainConfig(kind=objective.value, size=config.value, steps=steps, batch_size=batch_size, lr=lr,
                          optimizer=optimizer, schedule=schedule, warmup_ratio=warmup_ratio,
                          max_seq_length=max_seq_length, vocab_size=vocab_size, heldout=heldout, seed=seed,
                          checkpoint_every=checkpoint_every, keep_last=keep_last, eval_every=eval_every,
                          log_every=log_every, device=device)
     sentences = load_sentences(corpus, SentenceFilter(min_words=min_words, max_words=max_words), field=field)
-    summary = run_pretraining(sentences, output, run, resume=resume, overwrite=overwrite)
+    summary = run_pretraining(sentences, output, run, resume=resume, overwrite=overwrite, inputs=inputs)
     if summary:
         typer.echo(f"wrote {output}: {summary['steps']} steps, held-out {summary['heldout']}")

@@ -8,13 +8,12 @@
         --stage-steps 2000,1000 --output st5
 
 --output receives the final encoder, `stage-<i>-<kind>/` (the encoder after each stage) and
-`training/` (metrics, checkpoints). The recipe lives in sentforge.training.sentence_t5.
+`training/` (metrics, checkpoints). The recipe lives in sentforge.recipes.sentence_t5.
 """
 
 from __future__ import annotations
 
 import logging
-import shutil
 from enum import Enum
 from pathlib import Path
 from typing import Annotated
@@ -24,6 +23,7 @@ import typer
 from sentforge.cli import train as train_cli
 from sentforge.cli.app import DeviceOpt, ModelOpt, OverwriteOpt, SeedOpt
 from sentforge.errors import ConfigError
+from sentforge.recipes.options import parse_numbers
 
 logger = logging.getLogger("sentforge.cli")
 
@@ -37,7 +37,7 @@ def _budgets(text: str | None, option: str, count: int) -> list[int | None]:
     """One budget per stage from "N" (every stage) or "N1,N2,..." (one per stage)."""
     if not text:
         return [None] * count
-    values = train_cli.split_numbers(text, int, option)
+    values = parse_numbers(text, int, option)
     if len(values) == 1:
         values = values * count
     if len(values) != count:
@@ -105,17 +105,13 @@ def st5(
     seed: SeedOpt = 0,
 ) -> None:
     """Sentence-T5: projection + L2 norm, in-batch contrastive loss with hard negatives, QA then NLI stages."""
-    import torch
-
-    from sentforge.io import check_output_dir, save_json
-    from sentforge.seed import set_seed
-    from sentforge.training import distributed
-    from sentforge.training.sentence_t5 import SentenceT5Config, Stage, is_t5, sentence_t5_encoder, \
+    from sentforge.recipes.run_dir import RunDirectory
+    from sentforge.recipes.sentence_t5 import SentenceT5Config, Stage, is_t5, sentence_t5_encoder, \
         train_stages, variant_of
+    from sentforge.recipes.summary import run_summary
+    from sentforge.training import distributed
 
     kinds = stage or [StageKind.qa, StageKind.nli]
-    if resume and overwrite:
-        raise ConfigError("--resume and --overwrite exclude each other")
     if stage_steps and stage_epochs:
         raise ConfigError("give --stage-steps or --stage-epochs, not both")
     steps, epochs = (_budgets(stage_steps, "--stage-steps", len(kinds)),
@@ -125,19 +121,14 @@ def st5(
               if given and kind not in kinds]
     if unused:
         raise ConfigError(f"{', '.join(unused)} given, but no --stage uses it")
-    if resume:
-        if output.exists() and not (output / train_cli.TRAINING_DIR).is_dir():
-            raise ConfigError(f"--resume: {output} holds no training run ({train_cli.TRAINING_DIR}/ is missing)")
-    else:
-        check_output_dir(output, overwrite)
+    run = RunDirectory(output, resume=resume, overwrite=overwrite, model=model,
+                       inputs=[(option, path) for option, paths in (("--qa-data", qa_data), ("--nli-data", nli_data))
+                               for path in paths or ()])
+    run.check()
     stages = [Stage(kind.value, _stage_data(kind, qa_data or [], nli_data or []), steps=n, epochs=e)
               for kind, n, e in zip(kinds, steps, epochs)]
-
-    distributed.init_distributed(torch.device(device) if device else None)
-    if not resume and overwrite and output.exists() and distributed.is_main_process():
-        shutil.rmtree(output)  # only once the data has been read without error
-    distributed.barrier()
-    set_seed(seed)  # the projection's initial weights
+    run.keep += [stage.name(index) for index, stage in enumerate(stages, 1)]  # each stage's encoder
+    run.prepare(device, seed)  # the seed sets the projection's initial weights
     encoder = sentence_t5_encoder(model, pooling, projection_dim, max_seq_length)
     config = SentenceT5Config(batch_size=batch_size, temperature=temperature, symmetric=symmetric,
                               optimizer=optimizer, lr=lr, weight_decay=weight_decay,
@@ -145,17 +136,17 @@ def st5(
                               checkpoint_every=checkpoint_every, keep_last=keep_last, log_every=log_every)
     logger.info("st5: %s, %s, %d dimensions; stages %s", model, variant_of(encoder), encoder.dim,
                 " -> ".join(f"{s.kind} ({len(s.examples)})" for s in stages))
-    encoder, results = train_stages(encoder, stages, output, config, resume=resume)
+    encoder, results = train_stages(encoder, stages, run.root, config, resume=resume)
 
+    last = results[-1].summary
+    summary = run_summary(
+        "st5", model, {"qa": [str(p) for p in qa_data or ()], "nli": [str(p) for p in nli_data or ()]},
+        sum(len(s.examples) for s in stages), sum(r.summary["steps"] for r in results), last.get("final_loss"),
+        config.training_settings(encoder), {"temperature": temperature, "symmetric": symmetric},
+        pooling=variant_of(encoder), dim=encoder.dim, t5=is_t5(encoder), temperature=temperature,
+        symmetric=symmetric, stages=[result.summary for result in results])
+    run.finish(encoder.save, summary)
     if distributed.is_main_process():
-        train_cli.save_into(encoder, output)
-        save_json(output / train_cli.SUMMARY_FILE, {
-            "method": "st5", "model": model, "pooling": variant_of(encoder), "dim": encoder.dim,
-            "t5": is_t5(encoder), "temperature": temperature, "symmetric": symmetric,
-            "training": config.training_settings(encoder),
-            "stages": [result.summary for result in results]})
-        last = results[-1].summary
         typer.echo(f"wrote {output}: st5 {variant_of(encoder)}, "
                    + ", ".join(f"{r.name} {r.summary['steps']} steps" for r in results)
                    + (f", final loss {last['final_loss']:.4f}" if last.get("final_loss") is not None else ""))
-    distributed.barrier()

@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from sentforge.errors import ConfigError
+from sentforge.errors import ConfigError, OutputExistsError
 from sentforge.io import check_output_dir, save_json
 
 logger = logging.getLogger(__name__)
@@ -42,13 +42,15 @@ class RunDirectory:
 
     def __init__(self, output: str | os.PathLike, *, resume: bool = False, overwrite: bool = False,
                  inputs: Iterable[tuple[str, str | os.PathLike]] = (), model: str | os.PathLike | None = None,
-                 summary_file: str = SUMMARY_FILE, keep: Sequence[str] = (TRAINING_DIR,)) -> None:
+                 summary_file: str = SUMMARY_FILE, keep: Sequence[str] = (TRAINING_DIR,),
+                 run_name: str = "training run") -> None:
         self.output = Path(output)
         self.resume, self.overwrite = resume, overwrite
         self.inputs = [(name, Path(path)) for name, path in inputs]
         self.model = None if model is None else Path(model)
         self.summary_file = summary_file
         self.keep = list(keep)
+        self.run_name = run_name
         self._staging: Path | None = None
 
     @property
@@ -66,7 +68,7 @@ class RunDirectory:
             raise ConfigError("--resume and --overwrite exclude each other")
         if self.resume:
             if self.output.exists() and not (self.output / TRAINING_DIR).is_dir():
-                raise ConfigError(f"--resume: {self.output} holds no training run ({TRAINING_DIR}/ is missing)")
+                raise OutputExistsError(f"--resume: {self.output} holds no {self.run_name} ({TRAINING_DIR}/ is missing)")
         else:
             check_output_dir(self.output, self.overwrite)
         self._refuse_inputs_inside()

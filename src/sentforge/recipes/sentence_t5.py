@@ -37,6 +37,7 @@ from sentforge.loading import SHORT_NAMES, build_encoder, load
 from sentforge.modules import Normalize, Pooling, Projection, T5EncoderDecoder, Transformer
 from sentforge.modules.backbone import T5_FAMILY
 from sentforge.objectives.contrastive import ContrastiveLoss
+from sentforge.recipes.run_dir import TRAINING_DIR
 from sentforge.training import distributed
 from sentforge.training.trainer import Trainer, TrainerState, TrainingConfig
 
@@ -46,7 +47,6 @@ logger = logging.getLogger(__name__)
 VARIANTS = {"enc-mean": ("encoder", "mean"), "enc-first": ("encoder", "cls"), "encdec-first": ("t5-encdec", "cls")}
 VARIANT_ALIASES = {"mean": "enc-mean", "cls": "enc-first", "first": "enc-first"}
 STAGE_KINDS = ("qa", "nli")
-TRAINING_DIR = "training"
 STAGE_FILE = "stage.json"
 TEMPERATURE = 0.01  # Ni et al., 2022
 SCHEDULE = "t5-constant-then-linear"  # constant for 10% of the steps, then linear decay to 0 (paper)

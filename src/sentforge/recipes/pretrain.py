@@ -8,17 +8,16 @@ Output directory:
     training/tokenizer/                               the tokenizer, trained once (reused on resume)
     training/heldout.txt                              held-out sentences (never trained on)
     training/metrics.jsonl, training/checkpoints/     the Trainer's log and checkpoints
-The model files are written last (config.json after the weights), so a directory with a
-config.json holds a finished model.
+The directory is handled by recipes/run_dir.py: the finished model replaces the old contents in one
+step, and --overwrite keeps the old output until the new one is complete.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import shutil
-import tempfile
-from collections.abc import Sequence
+import os
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,11 +27,11 @@ import torch
 from transformers import AutoTokenizer, BertConfig, BertModel, PreTrainedTokenizerFast, T5Config, T5EncoderModel
 
 from sentforge.encoder import Encoder
-from sentforge.errors import ConfigError, OutputExistsError
-from sentforge.io import check_output_dir, save_json
+from sentforge.errors import ConfigError
 from sentforge.modules import Pooling, Transformer
 from sentforge.objectives.mlm import MaskedLanguageModeling
 from sentforge.objectives.span_corruption import SpanCorruption
+from sentforge.recipes.run_dir import TRAINING_DIR, RunDirectory
 from sentforge.seed import set_seed
 from sentforge.training import distributed
 from sentforge.training.tokenizer import train_unigram, train_wordpiece
@@ -41,7 +40,6 @@ from sentforge.training.trainer import Trainer, TrainingConfig
 logger = logging.getLogger(__name__)
 
 KINDS = ("mlm", "t5")
-TRAINING_DIR = "training"
 TOKENIZER_DIR = "tokenizer"
 HELDOUT_FILE = "heldout.txt"
 SUMMARY_FILE = "pretrain.json"
@@ -195,39 +193,22 @@ def build_model(kind: str, size: ModelSize, tokenizer: PreTrainedTokenizerFast, 
     return encoder, objective
 
 
-def _prepare_output(output: Path, resume: bool, overwrite: bool) -> None:
-    if resume:
-        if output.exists() and not (output / TRAINING_DIR).is_dir():
-            raise OutputExistsError(f"--resume: {output} holds no pre-training run ({TRAINING_DIR}/ is missing)")
-        return
-    check_output_dir(output, overwrite)
-    if overwrite and output.exists():
-        shutil.rmtree(output)
-
-
-def _save_model(objective: torch.nn.Module, tokenizer: PreTrainedTokenizerFast, output: Path) -> None:
-    """Write the Hugging Face files into `output`, config.json last."""
-    tmp = Path(tempfile.mkdtemp(dir=output, prefix=".model.", suffix=".tmp"))
-    try:
-        objective.lm.save_pretrained(tmp, safe_serialization=True)
-        tokenizer.save_pretrained(tmp)
-        names = sorted((p.name for p in tmp.iterdir()), key=lambda n: n == "config.json")
-        for name in names:
-            (tmp / name).replace(output / name)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+def _save_model(objective: torch.nn.Module, tokenizer: PreTrainedTokenizerFast, directory: Path) -> None:
+    """Write the Hugging Face files of the pre-trained model into `directory`."""
+    objective.lm.save_pretrained(directory, safe_serialization=True)
+    tokenizer.save_pretrained(directory)
 
 
 def pretrain(sentences: Sequence[str], output: str | Path, config: PretrainConfig, resume: bool = False,
-             overwrite: bool = False, show_progress: bool | None = None) -> dict[str, Any]:
-    """Pre-train from scratch on `sentences` and write the model to `output`; returns the summary."""
-    output = Path(output)
-    distributed.init_distributed(torch.device(config.device) if config.device else None)
+             overwrite: bool = False, show_progress: bool | None = None,
+             inputs: Iterable[tuple[str, str | os.PathLike]] = ()) -> dict[str, Any]:
+    """Pre-train from scratch on `sentences` and write the model to `output`; returns the summary.
+    `inputs` name the files the sentences came from (an overwrite never deletes them)."""
+    run = RunDirectory(output, resume=resume, overwrite=overwrite, inputs=inputs, summary_file=SUMMARY_FILE,
+                       run_name="pre-training run")
+    run.prepare(config.device)
     main = distributed.is_main_process()
-    if main:
-        _prepare_output(output, resume, overwrite)
-    distributed.barrier()
-    work = output / TRAINING_DIR
+    work = run.work
     train_texts, heldout = split_heldout(list(sentences), config.heldout, config.seed)
     size = config.model_size
     tokenizer_dir = work / TOKENIZER_DIR
@@ -261,10 +242,9 @@ def pretrain(sentences: Sequence[str], output: str | Path, config: PretrainConfi
             p.numel() for p in objective.parameters()), "train_sentences": len(train_texts),
             "heldout_sentences": len(heldout), "steps": result.steps, "heldout": final,
             "tokens_per_second": result.tokens_per_second}
-        _save_model(objective, tokenizer, output)
-        save_json(output / SUMMARY_FILE, summary)
-        logger.info("wrote %s: held-out %s", output, final)
-    distributed.barrier()
+    run.finish(lambda directory: _save_model(objective, tokenizer, directory), summary)
+    if main:
+        logger.info("wrote %s: held-out %s", output, summary["heldout"])
     return summary
 
 
