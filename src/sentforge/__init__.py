@@ -1,14 +1,41 @@
-"""sentforge: learn, combine and evaluate sentence embeddings when labelled data is scarce."""
+"""sentforge: learn, combine and evaluate sentence embeddings when labelled data is scarce.
+
+The public names below are imported on first use, so that `import sentforge` (and the command
+line's --help) does not pay for torch and transformers.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
 
 __version__ = "0.1.0"
 
-from sentforge.encoder import Encoder, SentenceEncoder  # noqa: E402
-from sentforge.errors import SentforgeError  # noqa: E402
-from sentforge.evaluation import evaluate  # noqa: E402
-from sentforge.external import CallableEncoder  # noqa: E402
-from sentforge.loading import build_encoder, load  # noqa: E402
-from sentforge.meta.meta_encoder import MetaEncoder  # noqa: E402
-from sentforge.training.trainer import Trainer, TrainingConfig  # noqa: E402
+# public name -> the module that defines it
+_EXPORTS = {
+    "CallableEncoder": "sentforge.external",
+    "Encoder": "sentforge.encoder",
+    "MetaEncoder": "sentforge.meta.meta_encoder",
+    "SentenceEncoder": "sentforge.encoder",
+    "SentforgeError": "sentforge.errors",
+    "Trainer": "sentforge.training.trainer",
+    "TrainingConfig": "sentforge.training.trainer",
+    "build_encoder": "sentforge.loading",
+    "evaluate": "sentforge.evaluation",
+    "load": "sentforge.loading",
+    "train": "sentforge.recipes.api",
+}
 
-__all__ = ["CallableEncoder", "Encoder", "MetaEncoder", "SentenceEncoder", "SentforgeError", "Trainer",
-           "TrainingConfig", "__version__", "build_encoder", "evaluate", "load"]
+__all__ = [*sorted(_EXPORTS), "__version__"]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'sentforge' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_EXPORTS[name]), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])
