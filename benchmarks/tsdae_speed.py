@@ -91,16 +91,16 @@ class SentenceTransformersRun:
 
 
 class SentforgeRun:
-    """`sentforge train tsdae` minus the file output: the CLI's objective and Trainer settings."""
+    """`sentforge train tsdae` minus the file output: the recipe's objective and Trainer settings."""
 
     def __init__(self, model_dir: Path, noise, seed: int) -> None:
-        from sentforge.cli.train import method_training_defaults
         from sentforge.loading import build_encoder
         from sentforge.objectives.tsdae import TSDAE
+        from sentforge.recipes import get_recipe
 
         self.encoder = build_encoder(model_dir, pooling="cls")
         self.objective = TSDAE(self.encoder, noise=noise, seed=seed)
-        self.defaults = method_training_defaults("tsdae")
+        self.defaults = get_recipe("tsdae").training_defaults()
 
     def run(self, sentences: list[str], steps: int, batch_size: int, seed: int) -> tuple[list[float], list[float]]:
         from sentforge.training.trainer import Trainer, TrainingConfig

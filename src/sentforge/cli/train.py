@@ -109,7 +109,8 @@ def echo_summary(output: Path, summary: dict[str, Any]) -> None:
                + (f", final loss {loss:.4f}" if loss is not None else ""))
 
 
-def _register(recipe: Recipe) -> None:
+def register_command(recipe: Recipe) -> None:
+    """Add `train NAME` for a recipe (done for every registered recipe when this module is imported)."""
     def command(**options: Any) -> None:
         _run(recipe, **options)
 
@@ -124,4 +125,4 @@ def _register(recipe: Recipe) -> None:
 
 for _recipe in recipes():
     if not _recipe.own_command:
-        _register(_recipe)
+        register_command(_recipe)
