@@ -182,3 +182,18 @@ def test_the_swap_without_an_atomic_exchange(tmp_path, monkeypatch):
     monkeypatch.setattr(run_dir, "_exchange", lambda a, b: False)
     run_dir.swap_in(new, old)
     assert (old / "a").read_text() == "new" and sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_each_method_help_lists_only_its_own_options(capsys, monkeypatch):
+    from sentforge.recipes import recipes
+
+    monkeypatch.setenv("COLUMNS", "200")  # whole option names in the help table
+    flags = {recipe.name: {f"--{name.replace('_', '-')}" for name in recipe.option_names()} for recipe in recipes()}
+    for recipe in recipes():
+        if recipe.own_command:
+            continue
+        code, out, _ = run_cli(["train", recipe.name, "--help"], capsys)
+        assert code == 0 and "--corpus" in out and "--seed" in out
+        others = set().union(*(f for name, f in flags.items() if name != recipe.name)) - flags[recipe.name]
+        assert flags[recipe.name] <= {w.strip("│ ") for w in out.split()}, recipe.name
+        assert not others & {w.strip("│ ") for w in out.split()}, recipe.name
