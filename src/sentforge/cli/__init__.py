@@ -15,7 +15,6 @@ from sentforge.cli import eval  # noqa: E402,F401
 from sentforge.cli import pretrain  # noqa: E402,F401
 from sentforge.cli import train  # noqa: E402,F401
 from sentforge.cli import meta  # noqa: E402,F401
-from sentforge.cli import pause  # noqa: E402,F401
 from sentforge.cli import st5  # noqa: E402,F401
 
 

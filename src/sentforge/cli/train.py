@@ -1,12 +1,14 @@
 """`sentforge train METHOD`: one command per recipe of the registry (sentforge.recipes).
 
-Each command has the options every method shares (below) and the method's own, read from its options
-dataclass; `train pause` (cli/pause.py) and `train st5` (cli/st5.py) have commands of their own.
+Each command has the options every method shares (below), the data option of its data kind (--corpus,
+or --pairs for PAUSE) and the method's own options, read from its options dataclass. `train st5`
+(cli/st5.py) has a command of its own.
 --output receives the trained encoder (a sentence-transformers directory), `train.json` and
 `training/` (metrics.jsonl, checkpoints); the encoder of one run is a valid --model for the next:
 
     sentforge train tsdae --model PRETRAINED --corpus domain.txt --output tsdae        # from a checkpoint
     sentforge train mnrl --model tsdae --corpus labelled_pairs.tsv --output final      # unsupervised -> supervised
+    sentforge train pause --model MODEL --pairs nli.jsonl --label-fraction 0.1 --output pause
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typing import Annotated, Any
 import typer
 
 from sentforge.cli.app import DeviceOpt, ModelOpt, OverwriteOpt, SeedOpt, app
-from sentforge.recipes.registry import Recipe, recipes
+from sentforge.recipes.registry import DATA_OPTIONS, Recipe, recipes
 
 train_app = typer.Typer(no_args_is_help=True, help="Adapt or train an encoder: one sub-command per method.")
 app.add_typer(train_app, name="train")
@@ -28,10 +30,7 @@ app.add_typer(train_app, name="train")
 
 def _common(
     model: ModelOpt,
-    corpus: Annotated[list[Path], typer.Option(help="Training data; repeat for several. Sentences: .txt, .jsonl, "
-                                                     "NLTK .zip, a folder of those; other files: one sentence per "
-                                                     "line. Pairs: one .tsv/.csv/.jsonl file (sentence1, "
-                                                     "sentence2[, score | negative]).")],
+    data: list[Path],  # named and described per data kind: registry.DATA_OPTIONS
     output: Annotated[Path, typer.Option("--output", "-o", help="Directory for the trained encoder and training/.")],
     steps: Annotated[int | None, typer.Option(min=1, help="Optimizer steps (default: one epoch).")] = None,
     epochs: Annotated[int | None, typer.Option(min=1, help="Epochs instead of steps.")] = None,
@@ -72,19 +71,26 @@ def _sentence_reading(
 
 
 def _method_parameters(recipe: Recipe) -> list[inspect.Parameter]:
-    """One typer option per field of the recipe's options dataclass."""
+    """One typer option per field of the recipe's options dataclass (text for a field with a parser)."""
     hints = typing.get_type_hints(recipe.options)
     parameters = []
     for spec in dataclasses.fields(recipe.options):
         meta = spec.metadata
         names = [meta["flag"]] if meta.get("flag") else []
         option = typer.Option(*names, help=meta.get("help"), min=meta.get("min"), max=meta.get("max"))
+        kind = str | None if meta.get("parse") else hints[spec.name]
         parameters.append(inspect.Parameter(spec.name, inspect.Parameter.KEYWORD_ONLY, default=spec.default,
-                                            annotation=Annotated[hints[spec.name], option]))
+                                            annotation=Annotated[kind, option]))
     return parameters
 
 
-def _run(recipe: Recipe, *, corpus: list[Path], output: Path, lr_boundaries: str | None, lr_factors: str | None,
+def _data_parameter(recipe: Recipe) -> inspect.Parameter:
+    name, help_text = DATA_OPTIONS[recipe.data]
+    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY,
+                             annotation=Annotated[list[Path], typer.Option(help=help_text)])
+
+
+def _run(recipe: Recipe, *, output: Path, lr_boundaries: str | None, lr_factors: str | None,
          field: str | None = None, split: bool = True, min_words: int = 3, max_words: int = 128,
          **settings: Any) -> None:
     from sentforge.errors import ConfigError
@@ -93,10 +99,15 @@ def _run(recipe: Recipe, *, corpus: list[Path], output: Path, lr_boundaries: str
     from sentforge.recipes.options import parse_numbers
     from sentforge.training import distributed
 
-    if not corpus:
-        raise ConfigError("--corpus is required")
+    option = DATA_OPTIONS[recipe.data][0]
+    data = settings.pop(option)
+    if not data:
+        raise ConfigError(f"--{option} is required")
+    for spec in dataclasses.fields(recipe.options):
+        if spec.metadata.get("parse"):
+            settings[spec.name] = spec.metadata["parse"](settings[spec.name])
     _, summary = run_recipe(
-        recipe.name, settings.pop("model"), corpus, output, reading=SentenceReading(field, split, min_words, max_words),
+        recipe.name, settings.pop("model"), data, output, reading=SentenceReading(field, split, min_words, max_words),
         schedule_boundaries=parse_numbers(lr_boundaries, int, "--lr-boundaries") or None,
         schedule_factors=parse_numbers(lr_factors, float, "--lr-factors") or None, **settings)
     if distributed.is_main_process():
@@ -115,6 +126,7 @@ def register_command(recipe: Recipe) -> None:
         _run(recipe, **options)
 
     parameters = [*inspect.signature(_common, eval_str=True).parameters.values()]
+    parameters[1] = _data_parameter(recipe)
     if recipe.data == "sentences":
         parameters[3:3] = inspect.signature(_sentence_reading, eval_str=True).parameters.values()
     keyword = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in parameters]
@@ -124,5 +136,4 @@ def register_command(recipe: Recipe) -> None:
 
 
 for _recipe in recipes():
-    if not _recipe.own_command:
-        register_command(_recipe)
+    register_command(_recipe)

@@ -5,11 +5,13 @@
         noise_ratio: float = option(0.6, "share of words hit", min=0.0, max=1.0)
 
 The help line and bounds become the method's command-line options (cli/train.py); `flag` names a
-boolean's two forms ("--tied/--untied").
+boolean's two forms ("--tied/--untied"); `parse` turns the option's text into a value of a type the
+command line cannot take directly (e.g. a dict).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import field, fields
 from typing import Any
 
@@ -17,8 +19,8 @@ from sentforge.errors import ConfigError
 
 
 def option(default: Any, help: str, *, min: float | None = None, max: float | None = None,
-           flag: str | None = None) -> Any:
-    return field(default=default, metadata={"help": help, "min": min, "max": max, "flag": flag})
+           flag: str | None = None, parse: Callable[[str], Any] | None = None) -> Any:
+    return field(default=default, metadata={"help": help, "min": min, "max": max, "flag": flag, "parse": parse})
 
 
 def checked(options: Any) -> Any:

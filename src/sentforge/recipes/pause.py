@@ -19,13 +19,27 @@ TRAINING = {"optimizer": "adam", "lr": 7.5e-5, "batch_size": 1024, "schedule": "
             "schedule_power": 1.0, "weight_decay": 0.0}
 
 
+def parse_priors(text: str | None) -> dict[str, float] | None:
+    """Class priors from "class=prior,class=prior,..."."""
+    if not text:
+        return None
+    pairs = [part.split("=", 1) for part in text.split(",")]
+    if any(len(p) != 2 for p in pairs):
+        raise ConfigError(f"--priors: expected class=prior,..., got {text!r}")
+    try:
+        return {name.strip(): float(value) for name, value in pairs}
+    except ValueError:
+        raise ConfigError(f"--priors: priors must be numbers, got {text!r}") from None
+
+
 @dataclass
 class PAUSEOptions:
     """PAUSE (Cao et al., 2021): PU weight annealed as (t/T)^3, class priors 1/K."""
 
     label_fraction: float = option(1.0, "Share of each class's labels kept (seeded); the rest are unlabelled.",
                                    min=0.0, max=1.0)
-    priors: dict[str, float] | None = option(None, "Class priors by class name (default 1/K each).")
+    priors: dict[str, float] | None = option(None, "Class priors, e.g. entailment=0.4,neutral=0.3,contradiction=0.3 "
+                                                   "(default 1/K each).", parse=parse_priors)
     supervised_only: bool = option(False, "Baseline: the same head trained with cross-entropy on the labelled "
                                           "pairs alone (no PU term, unlabelled dropped).")
     anneal_power: float = option(3.0, "p of the PU weight (t/T)^p (paper: 3).", min=0.0)
@@ -72,5 +86,4 @@ def _priors(given: dict[str, float] | None, classes: list[str]) -> list[float] |
 
 
 register(Recipe("pause", "PAUSE (Cao et al., 2021): partially labelled pairs, positive-unlabelled learning.",
-                data="labelled pairs", pooling="mean", training=TRAINING, options=PAUSEOptions, build=_build,
-                own_command=True))
+                data="labelled pairs", pooling="mean", training=TRAINING, options=PAUSEOptions, build=_build))

@@ -22,6 +22,16 @@ DATA_KINDS = {
     "scored pairs": "(sentence1, sentence2, score) tuples",
     "labelled pairs": "(sentence1, sentence2, label or None) tuples",
 }
+# The command-line option that names the data files of each kind, and its help.
+DATA_OPTIONS = {
+    "sentences": ("corpus", "Sentences: .txt, .jsonl, NLTK .zip, a folder of those; other files: one sentence per "
+                            "line. Repeat for several."),
+    "pairs": ("corpus", "A .tsv/.csv/.jsonl pair file (sentence1, sentence2[, negative])."),
+    "scored pairs": ("corpus", "A .tsv/.csv/.jsonl pair file (sentence1, sentence2, score)."),
+    "labelled pairs": ("pairs", "Pair data, repeat for several: .csv/.tsv/.jsonl (sentence1, sentence2, label or "
+                                "empty), a SentEval SNLI directory, SICK_*.txt, GLUE RTE/QNLI .tsv, or a .txt "
+                                "positive-only list (sentence1<TAB>sentence2)."),
+}
 
 
 @dataclass
@@ -61,7 +71,6 @@ class Recipe:
     training: Mapping[str, Any]  # TrainingConfig values of the paper
     options: type  # a dataclass: the method's own settings, paper defaults
     build: Callable[[Any, list, Any, BuildContext], Plan]  # (encoder, examples, options, context) -> Plan
-    own_command: bool = False  # the CLI has a command of its own for it instead of the shared `train METHOD`
 
     def __post_init__(self) -> None:
         if self.data not in DATA_KINDS:
