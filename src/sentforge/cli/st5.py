@@ -8,12 +8,11 @@
         --stage-steps 2000,1000 --output st5
 
 --output receives the final encoder, `stage-<i>-<kind>/` (the encoder after each stage) and
-`training/` (metrics, checkpoints). The recipe lives in sentforge.recipes.sentence_t5.
+`training/` (metrics, checkpoints). The recipe is `sentforge.recipes.sentence_t5.train_sentence_t5`.
 """
 
 from __future__ import annotations
 
-import logging
 from enum import Enum
 from pathlib import Path
 from typing import Annotated
@@ -24,8 +23,6 @@ from sentforge.cli import train as train_cli
 from sentforge.cli.app import DeviceOpt, ModelOpt, OverwriteOpt, SeedOpt
 from sentforge.errors import ConfigError
 from sentforge.recipes.options import parse_numbers
-
-logger = logging.getLogger("sentforge.cli")
 
 
 class StageKind(str, Enum):
@@ -45,21 +42,6 @@ def _budgets(text: str | None, option: str, count: int) -> list[int | None]:
     if any(value < 1 for value in values):
         raise ConfigError(f"{option}: every value must be >= 1, got {text!r}")
     return list(values)
-
-
-def _stage_data(kind: StageKind, qa_data: list[Path], nli_data: list[Path]) -> list[tuple[str, ...]]:
-    from sentforge.data.qa import read_nli_triples, read_qa_pairs
-
-    paths, option, read = ((qa_data, "--qa-data", read_qa_pairs) if kind is StageKind.qa
-                           else (nli_data, "--nli-data", read_nli_triples))
-    if not paths:
-        raise ConfigError(f"--stage {kind.value} needs {option} (repeat it for several sources)")
-    examples: list[tuple[str, ...]] = []
-    for path in paths:
-        found = read(path)
-        logger.info("%s %s: %d examples", option, path, len(found))
-        examples.extend(found)
-    return list(dict.fromkeys(examples))
 
 
 @train_cli.train_app.command("st5")
@@ -105,48 +87,24 @@ def st5(
     seed: SeedOpt = 0,
 ) -> None:
     """Sentence-T5: projection + L2 norm, in-batch contrastive loss with hard negatives, QA then NLI stages."""
-    from sentforge.recipes.run_dir import RunDirectory
-    from sentforge.recipes.sentence_t5 import SentenceT5Config, Stage, is_t5, sentence_t5_encoder, \
-        train_stages, variant_of
-    from sentforge.recipes.summary import run_summary
+    from sentforge.recipes.sentence_t5 import SentenceT5Config, train_sentence_t5
     from sentforge.training import distributed
 
-    kinds = stage or [StageKind.qa, StageKind.nli]
+    kinds = [kind.value for kind in stage or [StageKind.qa, StageKind.nli]]
     if stage_steps and stage_epochs:
         raise ConfigError("give --stage-steps or --stage-epochs, not both")
-    steps, epochs = (_budgets(stage_steps, "--stage-steps", len(kinds)),
-                     _budgets(stage_epochs, "--stage-epochs", len(kinds)))
-    unused = [option for option, kind, given in (("--qa-data", StageKind.qa, qa_data),
-                                                 ("--nli-data", StageKind.nli, nli_data))
-              if given and kind not in kinds]
-    if unused:
-        raise ConfigError(f"{', '.join(unused)} given, but no --stage uses it")
-    run = RunDirectory(output, resume=resume, overwrite=overwrite, model=model,
-                       inputs=[(option, path) for option, paths in (("--qa-data", qa_data), ("--nli-data", nli_data))
-                               for path in paths or ()])
-    run.check()
-    stages = [Stage(kind.value, _stage_data(kind, qa_data or [], nli_data or []), steps=n, epochs=e)
-              for kind, n, e in zip(kinds, steps, epochs)]
-    run.keep += [stage.name(index) for index, stage in enumerate(stages, 1)]  # each stage's encoder
-    run.prepare(device, seed)  # the seed sets the projection's initial weights
-    encoder = sentence_t5_encoder(model, pooling, projection_dim, max_seq_length)
     config = SentenceT5Config(batch_size=batch_size, temperature=temperature, symmetric=symmetric,
                               optimizer=optimizer, lr=lr, weight_decay=weight_decay,
                               max_grad_norm=max_grad_norm or None, seed=seed, device=device,
                               checkpoint_every=checkpoint_every, keep_last=keep_last, log_every=log_every)
-    logger.info("st5: %s, %s, %d dimensions; stages %s", model, variant_of(encoder), encoder.dim,
-                " -> ".join(f"{s.kind} ({len(s.examples)})" for s in stages))
-    encoder, results = train_stages(encoder, stages, run.root, config, resume=resume)
-
-    last = results[-1].summary
-    summary = run_summary(
-        "st5", model, {"qa": [str(p) for p in qa_data or ()], "nli": [str(p) for p in nli_data or ()]},
-        sum(len(s.examples) for s in stages), sum(r.summary["steps"] for r in results), last.get("final_loss"),
-        config.training_settings(encoder), {"temperature": temperature, "symmetric": symmetric},
-        pooling=variant_of(encoder), dim=encoder.dim, t5=is_t5(encoder), temperature=temperature,
-        symmetric=symmetric, stages=[result.summary for result in results])
-    run.finish(encoder.save, summary)
+    _, summary = train_sentence_t5(
+        model, {"qa": qa_data or [], "nli": nli_data or []}, output, kinds, config,
+        steps=_budgets(stage_steps, "--stage-steps", len(kinds)), epochs=_budgets(stage_epochs, "--stage-epochs",
+                                                                                   len(kinds)),
+        pooling=pooling, projection_dim=projection_dim, max_seq_length=max_seq_length, resume=resume,
+        overwrite=overwrite)
     if distributed.is_main_process():
-        typer.echo(f"wrote {output}: st5 {variant_of(encoder)}, "
-                   + ", ".join(f"{r.name} {r.summary['steps']} steps" for r in results)
+        last = summary["stages"][-1]
+        typer.echo(f"wrote {output}: st5 {summary['pooling']}, "
+                   + ", ".join(f"{s['stage']} {s['steps']} steps" for s in summary["stages"])
                    + (f", final loss {last['final_loss']:.4f}" if last.get("final_loss") is not None else ""))

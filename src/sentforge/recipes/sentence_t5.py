@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Sequence
+import os
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,7 +38,8 @@ from sentforge.loading import SHORT_NAMES, build_encoder, load
 from sentforge.modules import Normalize, Pooling, Projection, T5EncoderDecoder, Transformer
 from sentforge.modules.backbone import T5_FAMILY
 from sentforge.objectives.contrastive import ContrastiveLoss
-from sentforge.recipes.run_dir import TRAINING_DIR
+from sentforge.recipes.run_dir import TRAINING_DIR, RunDirectory
+from sentforge.recipes.summary import run_summary
 from sentforge.training import distributed
 from sentforge.training.trainer import Trainer, TrainerState, TrainingConfig
 
@@ -265,3 +267,60 @@ def train_stages(encoder: Encoder, stages: Sequence[Stage], output_dir: str | Pa
         distributed.barrier()
         results.append(StageResult(name, summary, result))
     return encoder, results
+
+
+def read_stage_data(kind: str, sources: Sequence[Any]) -> list[tuple[str, ...]]:
+    """The de-duplicated examples of a stage from data files (data/qa.py readers) or from tuples."""
+    from sentforge.data.qa import read_nli_triples, read_qa_pairs
+
+    option = f"--{kind}-data"
+    if not sources:
+        raise ConfigError(f"--stage {kind} needs {option} (repeat it for several sources)")
+    if all(isinstance(source, tuple) for source in sources):
+        return list(dict.fromkeys(sources))
+    read = read_qa_pairs if kind == "qa" else read_nli_triples
+    examples: list[tuple[str, ...]] = []
+    for path in sources:
+        found = read(path)
+        logger.info("%s %s: %d examples", option, path, len(found))
+        examples.extend(found)
+    return list(dict.fromkeys(examples))
+
+
+def train_sentence_t5(model: str | os.PathLike, data: Mapping[str, Sequence[Any]], output: str | os.PathLike,
+                      stages: Sequence[str] = STAGE_KINDS, config: SentenceT5Config | None = None, *,
+                      steps: Sequence[int | None] | None = None, epochs: Sequence[int | None] | None = None,
+                      pooling: str | None = None, projection_dim: int | None = None,
+                      max_seq_length: int | None = None, resume: bool = False,
+                      overwrite: bool = False) -> tuple[Encoder, dict[str, Any]]:
+    """Sentence-T5 from `model` through `stages` (qa, nli) into the run directory `output`; returns the
+    encoder and the run summary. `data` maps a stage kind to its data files (or its example tuples);
+    `steps` / `epochs` give one budget per stage (default: one epoch each)."""
+    config = config or SentenceT5Config()
+    steps, epochs = list(steps or [None] * len(stages)), list(epochs or [None] * len(stages))
+    unused = [f"--{kind}-data" for kind, given in data.items() if given and kind not in stages]
+    if unused:
+        raise ConfigError(f"{', '.join(unused)} given, but no --stage uses it")
+    paths = {kind: [source for source in sources if isinstance(source, (str, os.PathLike))]
+             for kind, sources in data.items()}
+    run = RunDirectory(output, resume=resume, overwrite=overwrite, model=model,
+                       inputs=[(f"--{kind}-data", path) for kind, found in paths.items() for path in found])
+    run.check()
+    plan = [Stage(kind, read_stage_data(kind, data.get(kind) or []), steps=n, epochs=e)
+            for kind, n, e in zip(stages, steps, epochs)]
+    run.keep += [stage.name(index) for index, stage in enumerate(plan, 1)]  # each stage's encoder
+    run.prepare(config.device, config.seed)  # the seed sets the projection's initial weights
+    encoder = sentence_t5_encoder(model, pooling, projection_dim, max_seq_length)
+    logger.info("st5: %s, %s, %d dimensions; stages %s", model, variant_of(encoder), encoder.dim,
+                " -> ".join(f"{s.kind} ({len(s.examples)})" for s in plan))
+    encoder, results = train_stages(encoder, plan, run.root, config, resume=resume)
+
+    summary = run_summary(
+        "st5", str(model), {kind: [str(p) for p in paths.get(kind, ())] or "in memory" for kind in stages},
+        sum(len(s.examples) for s in plan), sum(r.summary["steps"] for r in results),
+        results[-1].summary.get("final_loss"), config.training_settings(encoder),
+        {"temperature": config.temperature, "symmetric": config.symmetric},
+        pooling=variant_of(encoder), dim=encoder.dim, t5=is_t5(encoder), temperature=config.temperature,
+        symmetric=config.symmetric, stages=[result.summary for result in results])
+    run.finish(encoder.save, summary)
+    return encoder, summary
