@@ -20,7 +20,7 @@ from typing import Any
 from sentforge.errors import ConfigError
 from sentforge.recipes.data import SentenceReading, data_paths, read_examples
 from sentforge.recipes.options import checked
-from sentforge.recipes.registry import BuildContext, Recipe, get_recipe
+from sentforge.recipes.registry import DATA_OPTIONS, BuildContext, Recipe, get_recipe
 from sentforge.recipes.run_dir import RunDirectory
 from sentforge.recipes.summary import run_summary
 
@@ -41,12 +41,12 @@ def train(method: str, model: str | os.PathLike | Any, data: Any, output: str | 
 
 
 def run_recipe(method: str, model: str | os.PathLike | Any, data: Any, output: str | os.PathLike, *,
-          steps: int | None = None, epochs: int | None = None, pooling: str | None = None,
-          max_seq_length: int | None = None, reading: SentenceReading | None = None,
-          evaluator: Any = None, eval_every: int | None = None, select: str | None = None,
-          select_mode: str = "max", callbacks: Sequence[Callable[[Any], None]] = (),
-          resume: bool = False, overwrite: bool = False, device: str | None = None, seed: int = 0,
-          **settings: Any) -> tuple[Any, dict[str, Any]]:
+               steps: int | None = None, epochs: int | None = None, pooling: str | None = None,
+               max_seq_length: int | None = None, reading: SentenceReading | None = None,
+               evaluator: Any = None, eval_every: int | None = None, select: str | None = None,
+               select_mode: str = "max", callbacks: Sequence[Callable[[Any], None]] = (),
+               resume: bool = False, overwrite: bool = False, device: str | None = None, seed: int = 0,
+               **settings: Any) -> tuple[Any, dict[str, Any]]:
     """Train `model` with `method` on `data` and write the run directory `output`; returns the trained
     encoder and the run summary (what `train.json` holds).
 
@@ -73,8 +73,9 @@ def run_recipe(method: str, model: str | os.PathLike | Any, data: Any, output: s
     given = isinstance(model, Encoder)
     spec = model.name if given else str(model)
     paths = data_paths(data)
+    data_option = f"--{DATA_OPTIONS[recipe.data][0]}"
     run = RunDirectory(output, resume=resume, overwrite=overwrite, model=None if given else spec,
-                       inputs=[("--corpus", path) for path in paths])
+                       inputs=[(data_option, path) for path in paths])
     run.check()
     examples = read_examples(recipe.data, data, reading)
     encoder = model if given else load(spec, device=device)
@@ -88,11 +89,7 @@ def run_recipe(method: str, model: str | os.PathLike | Any, data: Any, output: s
         encoder = with_pooling(encoder, chosen_pooling)
     if max_seq_length:
         encoder.max_seq_length = max_seq_length
-    defaults = recipe.training_defaults()
-    if training.get("optimizer", defaults.get("optimizer")) not in ("adamw", "adam") or (
-            device and not device.startswith(("cpu", "cuda"))):
-        defaults.pop("optimizer_options", None)  # the fused kernel exists for Adam(W) on CPU and CUDA only
-    training = {**defaults, **training}
+    training = _with_defaults(recipe, training, device)
     budget = {"steps": steps, "epochs": None if steps else (epochs or 1)}
     plan = recipe.build(encoder, examples, options, BuildContext(spec, seed, {**training, **budget}))
     training.update(plan.training)
@@ -101,15 +98,10 @@ def run_recipe(method: str, model: str | os.PathLike | Any, data: Any, output: s
                             # Hugging Face backbones carry a pooler layer that no sentence objective uses.
                             find_unused_parameters=distributed.launched_distributed(), **budget, **training)
     result_encoder = plan.result or (lambda: encoder)
-    trainer = Trainer(encoder, plan.objective, plan.examples, config, callbacks=callbacks,
-                      batch_sampler=plan.batch_sampler)
-    best = None
-    if select is not None:
-        best = KeepBest(evaluator, select, run.work, step=lambda: trainer.state.step, encoder=result_encoder,
-                        mode=select_mode)
-        trainer.evaluator = best
-    else:
-        trainer.evaluator = evaluator
+    best = None if select is None else KeepBest(evaluator, select, run.work, step=lambda: trainer.state.step,
+                                                encoder=result_encoder, mode=select_mode)
+    trainer = Trainer(encoder, plan.objective, plan.examples, config, evaluator=best or evaluator,
+                      callbacks=callbacks, batch_sampler=plan.batch_sampler)
     logger.info("%s: %d training examples, %s", recipe.name, len(plan.examples),
                 ", ".join(f"{k}={v}" for k, v in training.items() if k != "optimizer_options"))
     result = trainer.train()
@@ -118,14 +110,25 @@ def run_recipe(method: str, model: str | os.PathLike | Any, data: Any, output: s
     extra: dict[str, Any] = {"pooling": chosen_pooling, **plan.summary}
     if trainer.state.stop_reason:
         extra["stopped"] = trainer.state.stop_reason
+    if result.evaluations:
+        extra["evaluations"] = result.evaluations
     if best is not None and best.best is not None:
         trained = best.load(trained.name) if distributed.is_main_process() else trained
         extra["best"] = best.best
     summary = run_summary(recipe.name, spec, [str(p) for p in paths] or "in memory", len(plan.examples),
                           result.steps, result.losses[-1] if result.losses else None, config.to_json(),
                           dataclasses.asdict(options), **extra)
-    run.finish(lambda directory: trained.save(directory), summary)
+    run.finish(trained.save, summary)
     return trained, summary
+
+
+def _with_defaults(recipe: Recipe, training: dict[str, Any], device: str | None) -> dict[str, Any]:
+    """The method paper's TrainingConfig values, overridden by the caller's."""
+    defaults = recipe.training_defaults()
+    if training.get("optimizer", defaults.get("optimizer")) not in ("adamw", "adam") or (
+            device and not device.startswith(("cpu", "cuda"))):
+        defaults.pop("optimizer_options", None)  # the fused kernel exists for Adam(W) on CPU and CUDA only
+    return {**defaults, **training}
 
 
 def _split_settings(recipe: Recipe, settings: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
