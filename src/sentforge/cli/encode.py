@@ -6,7 +6,6 @@ import logging
 from pathlib import Path
 from typing import Annotated, Optional
 
-import numpy as np
 import typer
 
 from sentforge.cli.app import DEFAULT_MODEL, DeviceOpt, ModelOpt, OverwriteOpt, SeedOpt, app, load_model
@@ -78,6 +77,8 @@ def search(
     seed: SeedOpt = 0,
 ) -> None:
     """Print the corpus texts nearest to each query by cosine similarity."""
+    import numpy as np
+
     from sentforge.data.texts import read_texts
     from sentforge.seed import set_seed
 
