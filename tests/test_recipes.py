@@ -195,3 +195,22 @@ def test_each_method_help_lists_only_its_own_options(capsys, monkeypatch):
         others = set().union(*(f for name, f in flags.items() if name != recipe.name)) - flags[recipe.name]
         assert flags[recipe.name] <= {w.strip("│ ") for w in out.split()}, recipe.name
         assert not others & {w.strip("│ ") for w in out.split()}, recipe.name
+
+
+def test_batch_sampler_batches_are_shuffled_per_epoch_and_shared_out():
+    from collections import Counter
+
+    from sentforge.data.samplers import ProportionalSampler
+    from sentforge.training.batch_order import BatchOrder, process_slice
+
+    labels = ["a"] * 16 + ["b"] * 8 + [None] * 40
+    sampler = ProportionalSampler(labels, seed=0)
+    order = BatchOrder(len(labels), 16, seed=3, sampler=sampler)
+    fixed = {tuple(batch) for batch in sampler.batches(16)}
+    epochs = [[tuple(order.next_batch()) for _ in range(order.batches_per_epoch)] for _ in range(2)]
+    assert order.batches_per_epoch == 4 and set(epochs[0]) == set(epochs[1]) == fixed
+    assert epochs[0] != epochs[1]  # the batch order is reshuffled each epoch
+    for batch in fixed:  # each of 2 processes gets 8 pairs that mirror the composition (4 : 2 : 10 of 16)
+        for rank in (0, 1):
+            counts = Counter(labels[i] for i in process_slice(list(batch), rank, 2))
+            assert abs(counts["a"] - 2) <= 1 and abs(counts["b"] - 1) <= 1 and abs(counts[None] - 5) <= 1
