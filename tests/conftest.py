@@ -40,7 +40,7 @@ def needs(path: Path):
 def tiny_bert_dir(tmp_path_factory) -> Path:
     from transformers import BertConfig, BertModel
 
-    from sentforge.training.tokenizer import train_wordpiece
+    from sentforge.recipes.tokenizer import train_wordpiece
 
     path = tmp_path_factory.mktemp("tiny-bert")
     tokenizer = train_wordpiece(CORPUS, vocab_size=200, min_frequency=1)
@@ -56,7 +56,7 @@ def tiny_bert_dir(tmp_path_factory) -> Path:
 def tiny_t5_dir(tmp_path_factory) -> Path:
     from transformers import T5Config, T5Model
 
-    from sentforge.training.tokenizer import train_unigram
+    from sentforge.recipes.tokenizer import train_unigram
 
     path = tmp_path_factory.mktemp("tiny-t5")
     tokenizer = train_unigram(CORPUS, vocab_size=250)

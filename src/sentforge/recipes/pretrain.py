@@ -34,7 +34,7 @@ from sentforge.objectives.span_corruption import SpanCorruption
 from sentforge.recipes.run_dir import TRAINING_DIR, RunDirectory
 from sentforge.seed import set_seed
 from sentforge.training import distributed
-from sentforge.training.tokenizer import train_unigram, train_wordpiece
+from sentforge.recipes.tokenizer import train_unigram, train_wordpiece
 from sentforge.training.trainer import Trainer, TrainingConfig
 
 logger = logging.getLogger(__name__)
