@@ -21,7 +21,7 @@ from sentforge.data.pairs import read_pairs
 from sentforge.errors import InputFileError
 from sentforge.evaluation.own.base import OwnDataTask, records, require_fields, text_field
 from sentforge.evaluation.pair_classification import LabelledPairs, pair_scores
-from sentforge.evaluation.reranking import supports_encoders_and_lexical
+from sentforge.evaluation.reranking import is_lexical
 from sentforge.evaluation.sts import STSPairs, sts_scores
 
 PAIR_FIELDS = ("sentence1", "sentence2")
@@ -138,7 +138,7 @@ class LabelledPairsTask(OwnDataTask):
         self.dev = read_labelled_pairs(dev) if dev else None
 
     def supports(self, model: Any) -> bool:
-        return supports_encoders_and_lexical(model) and (hasattr(model, "encode") or hasattr(model, "pair_scores"))
+        return hasattr(model, "encode") or (is_lexical(model) and callable(getattr(model, "pair_scores", None)))
 
     def texts(self) -> list[str]:
         return [text for pairs in (self.pairs, self.dev) if pairs for text in (*pairs.sentences1, *pairs.sentences2)]
