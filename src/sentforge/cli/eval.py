@@ -43,8 +43,9 @@ def eval_command(
     names = [t.strip() for t in (tasks if tasks is not None else "" if own else "sts").split(",") if t.strip()]
     report = evaluate(model, [*names, *own], data_dir=data_dir, batch_size=batch_size, seed=seed, strict=strict,
                       output=output, overwrite=overwrite, device=device)
+    width = max([24, *map(len, report["tasks"]), *map(len, report["skipped"])])  # dataset paths can be long
     for name, entry in report["tasks"].items():
-        typer.echo(f"{name:24s} {entry['main_metric']:>16s} {entry['main_score']:8.2f}")
+        typer.echo(f"{name:{width}s} {entry['main_metric']:>16s} {entry['main_score']:8.2f}")
     for name, why in report["skipped"].items():
-        typer.echo(f"{name:24s} skipped: {why}")
+        typer.echo(f"{name:{width}s} skipped: {why}")
     typer.echo(f"wrote {output} and {markdown_path(output)} ({report['timing']['total_seconds']:.1f} s)")
