@@ -15,8 +15,15 @@ def eval_command(
     output: Annotated[Path, typer.Option("--output", "-o", help="Results JSON; a Markdown table is written beside "
                                          "it with the suffix .md.")],
     model: ModelOpt = DEFAULT_MODEL,
-    tasks: Annotated[str, typer.Option(help="Comma-separated task families (sts, transfer, sentglue, useb, "
-                                       "geometry) and/or task names, e.g. sts,STSBenchmark-raw.")] = "sts",
+    tasks: Annotated[str | None, typer.Option(help="Comma-separated task families (sts, transfer, sentglue, useb, "
+                                              "geometry) and/or task names, e.g. sts,STSBenchmark-raw "
+                                              "(default: sts, or none when --dataset is given).")] = None,
+    dataset: Annotated[list[str] | None, typer.Option(
+        help="Your own data, repeatable: a .tsv/.csv/.jsonl file or a BEIR folder, the kind (scored-pairs, "
+             "labelled-pairs, reranking, retrieval) detected from the columns, or given as KIND:PATH.")] = None,
+    dev: Annotated[Path | None, typer.Option(help="Labelled-pairs dev file whose best accuracy and F1 "
+                                             "thresholds the labelled-pairs datasets use (default: each "
+                                             "dataset's own best threshold).")] = None,
     data_dir: Annotated[Path | None, typer.Option(
         envvar="SENTFORGE_DATA", show_envvar=True,
         help="Data root holding senteval/, glue/, cqa-qatarliving/, … (default: $SENTFORGE_DATA).")] = None,
@@ -27,13 +34,18 @@ def eval_command(
     overwrite: OverwriteOpt = False,
     seed: Annotated[int, typer.Option(help="Random seed (1111 is SentEval's).")] = 1111,
 ) -> None:
-    """Evaluate a model (spec, directory, or bm25) on the selected tasks; each text is encoded once."""
+    """Evaluate a model (spec, directory, or bm25) on the selected tasks and on your own datasets; each
+    text is encoded once."""
+    from sentforge.evaluation.own import load_own_datasets
     from sentforge.evaluation.runner import evaluate, markdown_path
 
-    report = evaluate(model, tasks, data_dir=data_dir, batch_size=batch_size, seed=seed, strict=strict,
+    own = load_own_datasets(dataset or [], dev=dev, seed=seed)
+    names = [t.strip() for t in (tasks if tasks is not None else "" if own else "sts").split(",") if t.strip()]
+    report = evaluate(model, [*names, *own], data_dir=data_dir, batch_size=batch_size, seed=seed, strict=strict,
                       output=output, overwrite=overwrite, device=device)
+    width = max([24, *map(len, report["tasks"]), *map(len, report["skipped"])])  # dataset paths can be long
     for name, entry in report["tasks"].items():
-        typer.echo(f"{name:24s} {entry['main_metric']:>16s} {entry['main_score']:8.2f}")
+        typer.echo(f"{name:{width}s} {entry['main_metric']:>16s} {entry['main_score']:8.2f}")
     for name, why in report["skipped"].items():
-        typer.echo(f"{name:24s} skipped: {why}")
+        typer.echo(f"{name:{width}s} skipped: {why}")
     typer.echo(f"wrote {output} and {markdown_path(output)} ({report['timing']['total_seconds']:.1f} s)")

@@ -2,9 +2,12 @@
 
     from sentforge.evaluation import evaluate
     report = evaluate("all-MiniLM-L6-v2", "sts,geometry", data_dir="/path/to/data", output="results.json")
+    report = evaluate("all-MiniLM-L6-v2", [load_dataset("my-dev.jsonl")])  # a user's own data
 """
 
+from sentforge.evaluation.own import load_dataset
 from sentforge.evaluation.runner import evaluate
 from sentforge.evaluation.task import CachedEncoder, Task, TaskMetadata, register_task, registered_tasks, resolve_tasks
 
-__all__ = ["CachedEncoder", "Task", "TaskMetadata", "evaluate", "register_task", "registered_tasks", "resolve_tasks"]
+__all__ = ["CachedEncoder", "Task", "TaskMetadata", "evaluate", "load_dataset", "register_task", "registered_tasks",
+           "resolve_tasks"]

@@ -56,12 +56,13 @@ def markdown_path(output: str | os.PathLike) -> Path:
     return Path(output).with_suffix(".md")
 
 
-def evaluate(model: Any, tasks: str | Sequence[str] = "sts", data_dir: str | os.PathLike | None = None,
+def evaluate(model: Any, tasks: str | Sequence[str | Task] = "sts", data_dir: str | os.PathLike | None = None,
              batch_size: int = 64, seed: int = 1111, strict: bool = False,
              output: str | os.PathLike | None = None, overwrite: bool = False, device: str | None = None,
              show_progress: bool | None = None) -> dict[str, Any]:
     """Evaluate `model` (a spec such as `all-MiniLM-L6-v2`, a directory or `bm25`; or an object with
-    `encode`) on `tasks` (families and task names, comma-separated or a list).
+    `encode`) on `tasks` (families and task names, comma-separated or a list; a list may also hold `Task`
+    instances, such as `load_dataset(path)` returns for a user's own data, which need no data directory).
 
     A task whose files are missing is skipped with a warning, or raises DataNotFoundError when
     `strict`; a task that does not apply to the model (e.g. classification on BM25) is skipped. Every
@@ -70,8 +71,10 @@ def evaluate(model: Any, tasks: str | Sequence[str] = "sts", data_dir: str | os.
     """
     if batch_size < 1:
         raise ConfigError(f"batch_size must be >= 1, got {batch_size}")
-    selected = resolve_tasks(tasks)
-    root = resolve_data_dir(data_dir)
+    instances = [] if isinstance(tasks, str) else [t for t in tasks if isinstance(t, Task)]
+    names = tasks if isinstance(tasks, str) else [t for t in tasks if not isinstance(t, Task)]
+    selected = resolve_tasks(names) if names or not instances else []
+    root = resolve_data_dir(data_dir) if selected else None
     if output is not None:
         if Path(output).suffix != ".json":
             raise ConfigError(f"--output {output}: results are written as JSON (plus a Markdown table beside it); "
@@ -80,7 +83,7 @@ def evaluate(model: Any, tasks: str | Sequence[str] = "sts", data_dir: str | os.
         check_output_file(markdown_path(output), overwrite)
     set_seed(seed)
     started = time.perf_counter()
-    available, skipped = _tasks_with_data([cls(root, seed=seed) for cls in selected], strict)
+    available, skipped = _tasks_with_data([cls(root, seed=seed) for cls in selected] + instances, strict)
     model_name = str(model) if isinstance(model, (str, os.PathLike)) else getattr(model, "name", type(model).__name__)
     if isinstance(model, (str, os.PathLike)):
         logger.info("loading model %s", model_name)
@@ -127,8 +130,9 @@ def evaluate(model: Any, tasks: str | Sequence[str] = "sts", data_dir: str | os.
         "tasks": results,
         "families": family_averages(results),
         "skipped": skipped,
-        "config": {"data_dir": str(root), "batch_size": batch_size, "seed": seed, "strict": strict,
-                   "selection": tasks if isinstance(tasks, str) else ",".join(tasks)},
+        "config": {"data_dir": None if root is None else str(root), "batch_size": batch_size, "seed": seed,
+                   "strict": strict, "selection": tasks if isinstance(tasks, str)
+                   else ",".join(t.name if isinstance(t, Task) else t for t in tasks)},
         "timing": {"encode_seconds": round(encode_seconds, 3), "distinct_texts_encoded": n_texts,
                    "total_seconds": round(time.perf_counter() - started, 3)},
         "environment": {"sentforge": _version(), "python": platform.python_version(),

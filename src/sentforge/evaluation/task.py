@@ -17,7 +17,7 @@ import numpy as np
 
 from sentforge.errors import ConfigError, DataNotFoundError
 
-FAMILIES = ("sts", "transfer", "sentglue", "useb", "geometry")
+FAMILIES = ("sts", "transfer", "sentglue", "useb", "geometry", "own")  # own: a user's files (evaluation/own)
 
 
 @dataclass(frozen=True)
