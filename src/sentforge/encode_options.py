@@ -47,9 +47,14 @@ class EncodeOptions:
 ACCEPTED = tuple(sorted([f.name for f in dataclasses.fields(EncodeOptions)] + list(ALIASES)))
 
 
-def encode_options(given: Mapping[str, Any]) -> EncodeOptions:
-    """Options from keyword arguments in either spelling; an unknown or doubly given one is a ConfigError."""
-    values: dict[str, Any] = {}
+_DEFAULTS = EncodeOptions()
+
+
+def encode_options(given: Mapping[str, Any], **named: Any) -> EncodeOptions:
+    """Options from keyword arguments in either spelling (`given`) and an encoder's own named parameters
+    (`named`, which count only when they differ from the default); an unknown or doubly given one is a
+    ConfigError."""
+    values: dict[str, Any] = {k: v for k, v in named.items() if v != getattr(_DEFAULTS, k)}
     for key, value in given.items():
         name = ALIASES.get(key, key)
         if name not in ACCEPTED:
@@ -89,6 +94,13 @@ def check_finite(vectors: np.ndarray, texts: list[str], name: str) -> None:
         raise ModelFormatError(f"{name} produced non-finite (NaN or inf) vectors for {int(bad.sum())} of {len(texts)} "
                                f"texts (first: text {first}, {texts[first][:60]!r}); its weights are probably broken, "
                                "e.g. by a diverged training run")
+
+
+def finish_array(vectors: np.ndarray, texts: list[str], options: EncodeOptions, name: str):
+    """All post-model steps for encoders that produce one float array (callables, meta-embeddings)."""
+    vectors = shape_vectors(torch.from_numpy(np.ascontiguousarray(vectors, dtype=np.float32)), options).numpy()
+    check_finite(vectors, texts, name)
+    return finish(vectors, options)
 
 
 def finish(vectors: np.ndarray, options: EncodeOptions) -> np.ndarray | torch.Tensor | list[torch.Tensor]:

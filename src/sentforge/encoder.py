@@ -125,8 +125,8 @@ class Encoder(nn.Sequential):
         `truncate_dim`, `precision` (float32, int8, uint8, binary, ubinary), `convert_to_tensor`,
         `convert_to_numpy`. Non-finite vectors raise ModelFormatError.
         """
-        opts = encode_options({"batch_size": batch_size, "normalize": normalize, "show_progress": show_progress,
-                               "max_seq_length": max_seq_length, "device": device} | options)
+        opts = encode_options(options, batch_size=batch_size, normalize=normalize, show_progress=show_progress,
+                              max_seq_length=max_seq_length, device=device)
         if isinstance(texts, str):
             return self.encode([texts], **dataclasses.asdict(opts))[0]
         texts = check_texts(texts)
