@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from huggingface_hub import EvalResult
 from huggingface_hub import ModelCardData as HubCardData
 
-from sentforge.errors import ModelFormatError
+from sentforge.errors import ConfigError, ModelFormatError
 from sentforge.io import atomic_file
 
 if TYPE_CHECKING:
@@ -112,11 +112,20 @@ def write_model_card(model_dir: Path, encoder: Encoder) -> None:
         handle.write(render_model_card(encoder))
 
 
+def check_card_target(model_dir: str | Path) -> Path:
+    """Refuse early a model spec whose card cannot be updated (not a saved encoder directory)."""
+    model_dir = Path(model_dir)
+    if not (model_dir / "modules.json").is_file():
+        raise ConfigError(f"--add-to-card: {model_dir} is not a saved model directory (no modules.json); "
+                          "only a directory's model card can be updated")
+    return model_dir
+
+
 def add_results_to_card(model_dir: str | Path, report: dict[str, Any]) -> None:
     """Add the results of a `sentforge.evaluate` report to the card of a saved model directory."""
     from sentforge.encoder import Encoder
 
-    model_dir = Path(model_dir)
+    model_dir = check_card_target(model_dir)
     encoder = Encoder.load(model_dir)
     encoder.card.add_evaluation(report)
     write_model_card(model_dir, encoder)
