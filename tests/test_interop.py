@@ -165,3 +165,17 @@ def test_module_load_takes_str_and_path(tmp_path):
         assert type(from_str) is type(module)
         for (key, a), (_, b) in zip(from_str.state_dict().items(), from_path.state_dict().items()):
             torch.testing.assert_close(a, b, msg=key)
+
+
+@pytest.mark.parametrize("kind", ["flow", "t5-encoder-decoder"])
+def test_sentforge_only_modules_need_sentforge_and_trust_remote_code(kind, tiny_bert_dir, tiny_t5_dir, tmp_path):
+    if kind == "flow":
+        ours = Encoder([*_bert(tiny_bert_dir), Flow(32, steps=2, hidden=8)])
+    else:
+        ours = build_encoder(tiny_t5_dir, backbone="t5-encdec", pooling="first")
+    ours.save(tmp_path / "m")
+    with pytest.raises(ValueError, match=r"(?s)references the module class .sentforge\.modules\..*trust_remote_code=True"):
+        st.SentenceTransformer(str(tmp_path / "m"), device="cpu")
+    # With sentforge installed, sentence-transformers imports the module class from it.
+    reference = st.SentenceTransformer(str(tmp_path / "m"), device="cpu", trust_remote_code=True)
+    np.testing.assert_allclose(reference.encode(CORPUS), ours.encode(CORPUS), atol=1e-6)
