@@ -174,7 +174,8 @@ def test_sentforge_only_modules_need_sentforge_and_trust_remote_code(kind, tiny_
     else:
         ours = build_encoder(tiny_t5_dir, backbone="t5-encdec", pooling="first")
     ours.save(tmp_path / "m")
-    with pytest.raises(ValueError, match=r"(?s)references the module class .sentforge\.modules\..*trust_remote_code=True"):
+    refusal = r"(?s)references the module class .sentforge\.modules\..*trust_remote_code=True"
+    with pytest.raises(ValueError, match=refusal):
         st.SentenceTransformer(str(tmp_path / "m"), device="cpu")
     # With sentforge installed, sentence-transformers imports the module class from it.
     reference = st.SentenceTransformer(str(tmp_path / "m"), device="cpu", trust_remote_code=True)

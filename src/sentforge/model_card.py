@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from sentforge.encoder import Encoder
 
 CARD_DATA_FILE = "model_card.json"
+HUB_ID = re.compile(r"^[\w.-]+/[\w.-]+$")
 README_FILE = "README.md"
 
 
@@ -131,10 +133,18 @@ def add_results_to_card(model_dir: str | Path, report: dict[str, Any]) -> None:
     write_model_card(model_dir, encoder)
 
 
+def display_name(name: str) -> str:
+    """A model's name for people: a hub id as it is, a local path by its last folder (no machine paths)."""
+    if HUB_ID.match(name) and not Path(name).expanduser().is_dir():
+        return name
+    return Path(name).name or "model"
+
+
 def render_model_card(encoder: Encoder) -> str:
     card = encoder.card
+    title = display_name(encoder.name)
     hub = HubCardData(
-        model_name=encoder.name, base_model=card.base_model, language=card.language or None,
+        model_name=title, base_model=card.base_model, language=card.language or None,
         license=card.license, library_name="sentence-transformers", pipeline_tag="sentence-similarity",
         tags=["sentence-transformers", "sentence-similarity", "feature-extraction", "sentforge"]
              + ([card.training_method] if card.training_method else []),
@@ -142,11 +152,14 @@ def render_model_card(encoder: Encoder) -> str:
         eval_results=[EvalResult(task_type=r.family or "evaluation", dataset_type=r.task.lower(), dataset_name=r.task,
                                  metric_type=r.metric, metric_value=r.value) for r in card.evaluation] or None,
     )
-    lines = ["---", hub.to_yaml(), "---", "", f"# {encoder.name}", ""]
+    lines = ["---", hub.to_yaml(), "---", "", f"# {title}", ""]
     if card.description:
         lines += [card.description, ""]
+    portable = all(m.type_name.startswith("sentence_transformers.") for m in encoder)
     lines += [f"A sentence encoder made with sentforge: it maps text to {encoder.dim}-dimensional vectors. "
-              "The directory loads in sentforge and in sentence-transformers.", "",
+              + ("The directory loads in sentforge and in sentence-transformers." if portable else
+                 "It uses sentforge-only modules: sentence-transformers loads it only with sentforge installed "
+                 "and `trust_remote_code=True`."), "",
               "## Model details", "",
               f"- **Base model:** {card.base_model or 'not recorded'}",
               f"- **Output dimension:** {encoder.dim}",
@@ -155,7 +168,9 @@ def render_model_card(encoder: Encoder) -> str:
     if encoder.prompts:
         lines += [f"- **Prompts:** " + ", ".join(f"`{k}`: {v!r}" for k, v in encoder.prompts.items())
                   + (f" (default: `{encoder.default_prompt_name}`)" if encoder.default_prompt_name else "")]
-    lines += ["", "### Pipeline", "", "```", repr(encoder), "```", "", "## Training", ""]
+    lines += ["", "### Pipeline", ""]
+    lines += _table(("#", "Module", "Settings"), [(i, _module_name(m), _settings(m)) for i, m in enumerate(encoder)])
+    lines += ["", "## Training", ""]
     if card.training_method:
         lines += [f"Method: **{card.training_method}**", ""]
         lines += _table(("Hyper-parameter", "Value"), sorted(card.hyperparameters.items()))
@@ -175,6 +190,17 @@ def render_model_card(encoder: Encoder) -> str:
               'model = sentforge.load("path/to/this/directory")',
               'vectors = model.encode(["A sentence.", "Another one."], normalize_embeddings=True)', "```", ""]
     return "\n".join(lines)
+
+
+def _module_name(module: Any) -> str:
+    inner = getattr(module, "model", None)
+    return type(module).__name__ + (f" ({type(inner).__name__})" if inner is not None else "")
+
+
+def _settings(module: Any) -> str:
+    """The module's saved configuration, without the switched-off flags."""
+    config = {key: value for key, value in module.config().items() if value is not False}
+    return ", ".join(f"{key}={value}" for key, value in config.items()) or "-"
 
 
 def _table(header: tuple[str, ...], rows: list[tuple[Any, ...]]) -> list[str]:

@@ -17,15 +17,14 @@ columns read from local files instead, in the layout that the task's own dataset
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from sentforge.encoder import Encoder
 from sentforge.errors import ConfigError
+from sentforge.model_card import display_name
 
 try:
     from datasets import Dataset, DatasetDict
@@ -34,9 +33,6 @@ try:
     from mteb.models.model_meta import ScoringFunction
 except ImportError as err:  # pragma: no cover - depends on the installed extras
     raise ImportError("sentforge.integrations.mteb needs MTEB: pip install 'sentforge[mteb]'") from err
-
-_HUB_STYLE_NAME = re.compile(r"^[\w.-]+/[\w.-]+$")
-
 
 class MTEBEncoder(AbsEncoder):
     """A sentforge Encoder, MetaEncoder or CallableEncoder as an MTEB encoder.
@@ -117,6 +113,5 @@ def _max_tokens(encoder: Any) -> int | None:
 
 def _mteb_name(name: str) -> str:
     """MTEB wants `organisation/model`: hub ids stay as they are, local paths become `local/<folder>`."""
-    if _HUB_STYLE_NAME.match(name) and not Path(name).expanduser().is_dir():
-        return name
-    return f"local/{Path(name).name or 'model'}"
+    shown = display_name(name)
+    return shown if "/" in shown else f"local/{shown}"
