@@ -14,6 +14,7 @@ import torch
 import sentforge
 from sentforge import Encoder, build_encoder
 from sentforge.errors import ConfigError, ModelFormatError
+from sentforge.evaluation.sts import STSB_RAW
 from sentforge.evaluation.task import CachedEncoder
 from sentforge.modules import Flow, Normalize, Pooling, Projection, WordVectors
 
@@ -150,10 +151,19 @@ def test_non_finite_vectors_are_refused(tiny_bert_dir):
         ours.encode(["the cat sat", "a dog"])
 
 
-def test_evaluation_cache_takes_a_sentence_transformer(tiny_bert_dir, tmp_path):
-    reference = st.SentenceTransformer(_st_saved(tiny_bert_dir, tmp_path / "st"), device="cpu")
+def test_evaluate_takes_a_sentence_transformer(tiny_bert_dir, tmp_path):
+    directory = _st_saved(tiny_bert_dir, tmp_path / "st")
+    reference = st.SentenceTransformer(directory, device="cpu")
     cache = CachedEncoder(reference, batch_size=8, show_progress=False)
     np.testing.assert_allclose(cache.encode(CORPUS[:5]), reference.encode(CORPUS[:5]), atol=1e-6)
+    sts = tmp_path / "data" / STSB_RAW
+    sts.parent.mkdir(parents=True)
+    sts.write_text("".join(f"g\tf\t2012\t{i}\t{(i * 7) % 6}.0\t{CORPUS[i]}\t{CORPUS[(i * 5 + 1) % 12]}\n"
+                           for i in range(12)), encoding="utf-8")
+    theirs = sentforge.evaluate(reference, "STSBenchmark-raw", data_dir=tmp_path / "data")
+    ours = sentforge.evaluate(directory, "STSBenchmark-raw", data_dir=tmp_path / "data")
+    assert theirs["tasks"]["STSBenchmark-raw"]["main_score"] == pytest.approx(
+        ours["tasks"]["STSBenchmark-raw"]["main_score"], abs=1e-9)
 
 
 def test_module_load_takes_str_and_path(tmp_path):
