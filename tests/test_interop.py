@@ -18,7 +18,7 @@ from sentforge.evaluation.sts import STSB_RAW
 from sentforge.evaluation.task import CachedEncoder
 from sentforge.modules import Flow, Normalize, Pooling, Projection, WordVectors
 
-from conftest import CORPUS
+from conftest import CORPUS, DATA, MODELS, needs
 
 st = pytest.importorskip("sentence_transformers")
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -190,3 +190,22 @@ def test_sentforge_only_modules_need_sentforge_and_trust_remote_code(kind, tiny_
     # With sentforge installed, sentence-transformers imports the module class from it.
     reference = st.SentenceTransformer(str(tmp_path / "m"), device="cpu", trust_remote_code=True)
     np.testing.assert_allclose(reference.encode(CORPUS), ours.encode(CORPUS), atol=1e-6)
+
+
+@pytest.mark.slow
+@needs(MODELS / "paraphrase-MiniLM-L3-v2")
+@needs(DATA / "senteval")
+def test_real_model_same_500_texts_for_both_savers(tmp_path):
+    from sentforge.evaluation.sts import read_stsbenchmark
+
+    pairs = read_stsbenchmark(DATA / STSB_RAW)
+    texts = list(dict.fromkeys(pairs.sentences1 + pairs.sentences2))[:500]
+    original = str(MODELS / "paraphrase-MiniLM-L3-v2")   # saved by sentence-transformers
+    ours = sentforge.load(original)
+    ours.prompts = {"query": "query: "}
+    ours.save(tmp_path / "by-sentforge")
+    # The original directory defines no prompts: there the prompt is given as text.
+    by_text = {k: v for k, v in ST_KEYWORDS.items() if k != "prompt_name"} | {"prompt": "query: "}
+    for directory, keywords in ((original, by_text), (str(tmp_path / "by-sentforge"), ST_KEYWORDS)):
+        theirs = st.SentenceTransformer(directory, device="cpu").encode(texts, **keywords)
+        torch.testing.assert_close(sentforge.load(directory).encode(texts, **keywords), theirs, atol=1e-6, rtol=0)
