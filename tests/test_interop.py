@@ -104,6 +104,13 @@ def test_glove_average_skips_unknown_words_in_both_libraries(tmp_path):
                                expected, atol=1e-6)
 
 
+def test_repeated_words_keep_their_last_vector_and_save(tmp_path):
+    ours = Encoder([WordVectors(["a", "b", "a"], np.diag([1.0, 2.0, 3.0]).astype(np.float32)), Pooling(3, "mean")])
+    np.testing.assert_allclose(ours.encode(["a", "b"]), [[0, 0, 3], [0, 2, 0]])
+    ours.save(tmp_path / "m")
+    np.testing.assert_allclose(sentforge.load(tmp_path / "m").encode(["a", "b"]), [[0, 0, 3], [0, 2, 0]])
+
+
 def test_prompts_survive_save_and_load_both_ways(tiny_bert_dir, tmp_path):
     directory = _st_saved(tiny_bert_dir, tmp_path / "st")
     written = json.loads((tmp_path / "st" / "config_sentence_transformers.json").read_text())["prompts"]

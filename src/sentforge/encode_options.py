@@ -96,7 +96,8 @@ def check_finite(vectors: np.ndarray, texts: list[str], name: str) -> None:
                                "e.g. by a diverged training run")
 
 
-def finish_array(vectors: np.ndarray, texts: list[str], options: EncodeOptions, name: str):
+def finish_array(vectors: np.ndarray, texts: list[str], options: EncodeOptions,
+                 name: str) -> np.ndarray | torch.Tensor | list[torch.Tensor]:
     """All post-model steps for encoders that produce one float array (callables, meta-embeddings)."""
     vectors = shape_vectors(torch.from_numpy(np.ascontiguousarray(vectors, dtype=np.float32)), options).numpy()
     check_finite(vectors, texts, name)

@@ -60,6 +60,13 @@ class WordVectors(InputModule):
         vectors = vectors.detach().cpu().numpy() if isinstance(vectors, torch.Tensor) else np.asarray(vectors)
         if vectors.ndim != 2 or vectors.shape[0] != len(vocab):
             raise ModelFormatError(f"word vectors of shape {tuple(vectors.shape)} do not match {len(vocab)} words")
+        last = {word: row for row, word in enumerate(vocab)}
+        if len(last) < len(vocab):
+            # A repeated word keeps its last vector (as a dict lookup would); each row needs its own token.
+            logger.warning("%d repeated words in the vocabulary: keeping the last vector of each",
+                           len(vocab) - len(last))
+            rows = sorted(last.values())
+            vocab, vectors = [vocab[row] for row in rows], vectors[rows]
         self.vocab = list(vocab)
         self.lowercase = lowercase
         self.max_seq_length = None
