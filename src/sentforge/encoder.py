@@ -2,26 +2,30 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 from torch import nn
 from tqdm.auto import tqdm
 
 from sentforge import __version__
+from sentforge.encode_options import EncodeOptions, check_finite, encode_options, finish, resolve_prompt, shape_vectors
 from sentforge.errors import ConfigError, ModelFormatError
 from sentforge.io import atomic_dir
+from sentforge.model_card import ModelCardData, read_card_data, write_model_card
 from sentforge.modules import InputModule, Module, module_class
 from sentforge.modules.base import Features, read_json, write_json
+from sentforge.modules.static import fold_word_pooling, unfold_word_pooling
 
 logger = logging.getLogger(__name__)
 
 MODULES_FILE = "modules.json"
+ST_CONFIG_FILE = "config_sentence_transformers.json"
 # Progress bars only for jobs long enough to watch.
 _PROGRESS_MIN_BATCHES = 20
 
@@ -36,7 +40,7 @@ class SentenceEncoder(Protocol):
     def dim(self) -> int: ...
 
     def encode(self, texts: Sequence[str], batch_size: int = 32, normalize: bool = False,
-               show_progress: bool | None = None) -> np.ndarray: ...
+               show_progress: bool | None = None, **options: Any) -> np.ndarray: ...
 
 
 def check_texts(texts: Iterable[str]) -> list[str]:
@@ -62,11 +66,19 @@ class Encoder(nn.Sequential):
     fast batched inference path over the same modules.
     """
 
-    def __init__(self, modules: Sequence[Module], name: str = "encoder") -> None:
+    def __init__(self, modules: Sequence[Module], name: str = "encoder", prompts: dict[str, str] | None = None,
+                 default_prompt_name: str | None = None, card: ModelCardData | None = None) -> None:
         if not modules or not isinstance(modules[0], InputModule):
             raise ConfigError("an Encoder starts with an input module (a backbone or word vectors)")
         super().__init__(*modules)
         self.name = name
+        # Named prefixes for `encode(prompt_name=...)`, e.g. {"query": "query: "}, as sentence-transformers keeps them.
+        self.prompts = dict(prompts or {})
+        if default_prompt_name is not None and default_prompt_name not in self.prompts:
+            raise ConfigError(f"default_prompt_name {default_prompt_name!r} is not one of the prompts "
+                              f"({', '.join(map(repr, self.prompts)) or 'none defined'})")
+        self.default_prompt_name = default_prompt_name
+        self.card = card or ModelCardData()
 
     @property
     def input_module(self) -> InputModule:
@@ -103,66 +115,77 @@ class Encoder(nn.Sequential):
 
     def encode(self, texts: Sequence[str] | str, batch_size: int = 32, normalize: bool = False,
                show_progress: bool | None = None, max_seq_length: int | None = None,
-               device: str | torch.device | None = None) -> np.ndarray:
+               device: str | torch.device | None = None, **options: Any) -> np.ndarray | torch.Tensor:
         """Encode texts into a float32 array of shape (n, dim), in the input order.
 
         Texts are tokenised once, sorted by token count so that each batch pads little, and
         run under `torch.inference_mode`. A single string gives a vector of shape (dim,).
+        The sentence-transformers keywords work too (see `sentforge.encode_options`):
+        `show_progress_bar`, `normalize_embeddings`, `prompt`, `prompt_name` (a key of `prompts`),
+        `truncate_dim`, `precision` (float32, int8, uint8, binary, ubinary), `convert_to_tensor`,
+        `convert_to_numpy`. Non-finite vectors raise ModelFormatError.
         """
+        opts = encode_options(options, batch_size=batch_size, normalize=normalize, show_progress=show_progress,
+                              max_seq_length=max_seq_length, device=device)
         if isinstance(texts, str):
-            return self.encode([texts], batch_size, normalize, show_progress, max_seq_length, device)[0]
+            return self.encode([texts], **dataclasses.asdict(opts))[0]
         texts = check_texts(texts)
-        if batch_size < 1:
-            raise ConfigError(f"batch_size must be >= 1, got {batch_size}")
-        if device is not None:
-            self.to(device)
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        ids, n_truncated = self.input_module.token_ids(texts, max_seq_length)
+        prompt = resolve_prompt(opts, self.prompts, self.default_prompt_name)
+        if prompt:
+            texts = [prompt + text for text in texts]
+        if opts.device is not None:
+            self.to(opts.device)
+        output = np.empty((len(texts), min(self.dim, opts.truncate_dim or self.dim)), dtype=np.float32)
+        if texts:
+            self._encode_into(output, texts, opts)
+            check_finite(output, texts, self.name)
+        return finish(output, opts)
+
+    def _encode_into(self, output: np.ndarray, texts: list[str], opts: EncodeOptions) -> None:
+        ids, n_truncated = self.input_module.token_ids(texts, opts.max_seq_length)
         if n_truncated:
             logger.warning("%d of %d texts exceed max_seq_length=%s tokens and were truncated",
-                           n_truncated, len(texts), max_seq_length or self.max_seq_length)
+                           n_truncated, len(texts), opts.max_seq_length or self.max_seq_length)
         order = np.argsort([-len(x) for x in ids], kind="stable")
-        output = np.empty((len(texts), self.dim), dtype=np.float32)
         target = self.device
         was_training = self.training
         self.eval()
-        starts = range(0, len(texts), batch_size)
+        starts = range(0, len(texts), opts.batch_size)
         try:
             with torch.inference_mode():
                 for start in tqdm(starts, desc="encode", unit="batch",
-                                  disable=progress_enabled(show_progress, len(starts))):
-                    rows = order[start:start + batch_size]
+                                  disable=progress_enabled(opts.show_progress, len(starts))):
+                    rows = order[start:start + opts.batch_size]
                     features = self.input_module.pad([ids[i] for i in rows])
                     features = {k: v.to(target, non_blocking=True) for k, v in features.items()}
-                    vectors = self(features)["sentence_embedding"]
-                    if normalize:
-                        vectors = F.normalize(vectors, p=2, dim=1)
+                    vectors = shape_vectors(self(features)["sentence_embedding"], opts)
                     output[rows] = vectors.float().cpu().numpy()
         finally:
             self.train(was_training)
-        return output
 
     def save(self, path: str | Path, overwrite: bool = False) -> None:
-        """Write a sentence-transformers directory (modules.json, module folders, safetensors, tokenizer).
+        """Write a sentence-transformers directory (modules.json, module folders, safetensors, tokenizer,
+        prompts in config_sentence_transformers.json) with a model card (README.md, model_card.json).
 
         The directory appears whole or not at all; a non-empty one is refused unless `overwrite`.
         """
         with atomic_dir(path, overwrite) as tmp:
             entries = []
-            for idx, module in enumerate(self):
+            for idx, module in enumerate(fold_word_pooling(list(self))):
                 sub = "" if idx == 0 and module.saves_at_root else f"{idx}_{type(module).__name__}"
                 module.save(tmp / sub)
                 entries.append({"idx": idx, "name": str(idx), "path": sub, "type": module.type_name})
             write_json(tmp / MODULES_FILE, entries)
-            write_json(tmp / "config_sentence_transformers.json", {
+            write_json(tmp / ST_CONFIG_FILE, {
                 "__version__": {"sentforge": __version__, "pytorch": torch.__version__},
-                "prompts": {}, "default_prompt_name": None, "similarity_fn_name": "cosine",
+                "prompts": self.prompts, "default_prompt_name": self.default_prompt_name,
+                "similarity_fn_name": "cosine",
             })
+            write_model_card(tmp, self)
 
     @classmethod
     def load(cls, path: str | Path, name: str | None = None) -> Encoder:
-        """Read a directory written by `save` or by sentence-transformers."""
+        """Read a directory written by `save` or by sentence-transformers (with its prompts)."""
         path = Path(path)
         entries = read_json(path / MODULES_FILE)
         if not isinstance(entries, list) or not entries:
@@ -174,7 +197,12 @@ class Encoder(nn.Sequential):
             except KeyError as err:
                 raise ModelFormatError(f"{path / MODULES_FILE}: module entry lacks {err}") from None
             modules.append(klass.load(path / sub))
-        return cls(modules, name=name or str(path))
+        settings = read_json(path / ST_CONFIG_FILE) if (path / ST_CONFIG_FILE).exists() else {}
+        prompts = settings.get("prompts") or {}
+        if not isinstance(prompts, dict) or not all(isinstance(v, str) for v in prompts.values()):
+            raise ModelFormatError(f"{path / ST_CONFIG_FILE}: 'prompts' must map names to strings")
+        return cls(unfold_word_pooling(modules), name=name or str(path), prompts=prompts,
+                   default_prompt_name=settings.get("default_prompt_name"), card=read_card_data(path))
 
     def extra_repr(self) -> str:
         return f"name={self.name!r}, dim={self.dim}, max_seq_length={self.max_seq_length}"

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable, Sequence
 
 import numpy as np
 from tqdm.auto import tqdm
 
+from sentforge.encode_options import encode_options, finish_array, resolve_prompt
 from sentforge.encoder import check_texts, progress_enabled
 from sentforge.errors import ConfigError, ModelNotFoundError
 
@@ -39,20 +41,23 @@ class CallableEncoder:
         return vectors
 
     def encode(self, texts: Sequence[str] | str, batch_size: int = 32, normalize: bool = False,
-               show_progress: bool | None = None, **_: object) -> np.ndarray:
+               show_progress: bool | None = None, **options: object) -> np.ndarray:
+        """Takes the same keywords as `Encoder.encode` (a `prompt` is prepended to every text)."""
+        opts = encode_options(options, batch_size=batch_size, normalize=normalize, show_progress=show_progress)
         if isinstance(texts, str):
-            return self.encode([texts], batch_size, normalize, show_progress)[0]
+            return self.encode([texts], **dataclasses.asdict(opts))[0]
         texts = check_texts(texts)
+        prompt = resolve_prompt(opts, {}, None)
+        texts = [prompt + text for text in texts] if prompt else texts
         if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        starts = range(0, len(texts), batch_size)
-        parts = [self._call(texts[s:s + batch_size])
-                 for s in tqdm(starts, desc="encode", unit="batch", disable=progress_enabled(show_progress, len(starts)))]
+            return finish_array(np.zeros((0, self.dim), dtype=np.float32), texts, opts, self.name)
+        starts = range(0, len(texts), opts.batch_size)
+        parts = [self._call(texts[s:s + opts.batch_size])
+                 for s in tqdm(starts, desc="encode", unit="batch",
+                               disable=progress_enabled(opts.show_progress, len(starts)))]
         vectors = np.concatenate(parts)
         self._dim = vectors.shape[1]
-        if normalize:
-            vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-        return vectors
+        return finish_array(vectors, texts, opts, self.name)
 
     def __repr__(self) -> str:
         return f"CallableEncoder(name={self.name!r})"

@@ -33,12 +33,17 @@ def eval_command(
     device: DeviceOpt = None,
     overwrite: OverwriteOpt = False,
     seed: Annotated[int, typer.Option(help="Random seed (1111 is SentEval's).")] = 1111,
+    add_to_card: Annotated[bool, typer.Option(help="Also add the results to the model card (README.md) of the "
+                                              "model directory given as --model.")] = False,
 ) -> None:
     """Evaluate a model (spec, directory, or bm25) on the selected tasks and on your own datasets; each
     text is encoded once."""
     from sentforge.evaluation.own import load_own_datasets
     from sentforge.evaluation.runner import evaluate, markdown_path
+    from sentforge.model_card import add_results_to_card, check_card_target
 
+    if add_to_card:
+        check_card_target(model)
     own = load_own_datasets(dataset or [], dev=dev, seed=seed)
     names = [t.strip() for t in (tasks if tasks is not None else "" if own else "sts").split(",") if t.strip()]
     report = evaluate(model, [*names, *own], data_dir=data_dir, batch_size=batch_size, seed=seed, strict=strict,
@@ -49,3 +54,6 @@ def eval_command(
     for name, why in report["skipped"].items():
         typer.echo(f"{name:{width}s} skipped: {why}")
     typer.echo(f"wrote {output} and {markdown_path(output)} ({report['timing']['total_seconds']:.1f} s)")
+    if add_to_card:
+        add_results_to_card(model, report)
+        typer.echo(f"added the results to the model card {Path(model) / 'README.md'}")

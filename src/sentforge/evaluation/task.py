@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from sentforge.encode_options import supported_keywords
 from sentforge.errors import ConfigError, DataNotFoundError
 
 FAMILIES = ("sts", "transfer", "sentglue", "useb", "geometry", "own")  # own: a user's files (evaluation/own)
@@ -137,7 +138,10 @@ class CachedEncoder:
         new = list(dict.fromkeys(t for t in texts if t not in self._rows))
         if not new:
             return
-        vectors = self.encoder.encode(new, batch_size=self.batch_size, show_progress=self.show_progress)
+        # sentence-transformers' keyword names, passed only where `encode` takes them: any encoder works.
+        options = supported_keywords(self.encoder, {"batch_size": self.batch_size,
+                                                    "show_progress_bar": self.show_progress})
+        vectors = self.encoder.encode(new, **options)
         offset = len(self._rows)
         self._rows.update((text, offset + i) for i, text in enumerate(new))
         self._blocks.append(np.asarray(vectors, dtype=np.float32))

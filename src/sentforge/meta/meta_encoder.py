@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import re
 from collections.abc import Sequence
@@ -12,10 +13,11 @@ import numpy as np
 from safetensors.numpy import load_file, save_file
 
 from sentforge import __version__
+from sentforge.encode_options import encode_options, finish_array, resolve_prompt
 from sentforge.encoder import Encoder, check_texts
 from sentforge.errors import ConfigError, ModelFormatError, ModelNotFoundError, SentforgeError
 from sentforge.io import atomic_dir, save_json
-from sentforge.meta.base import MetaMethod, l2_normalize, method_class
+from sentforge.meta.base import MetaMethod, method_class
 from sentforge.meta.cache import cached_member_embeddings, member_spec
 from sentforge.modules.base import read_json
 
@@ -98,17 +100,20 @@ class MetaEncoder:
         return self
 
     def encode(self, texts: Sequence[str] | str, batch_size: int = 32, normalize: bool = False,
-               show_progress: bool | None = None, **_: Any) -> np.ndarray:
-        """Meta-embeddings (float32, (n, dim)): every member encodes, then the fitted method combines."""
+               show_progress: bool | None = None, **options: Any) -> np.ndarray:
+        """Meta-embeddings (float32, (n, dim)): every member encodes, then the fitted method combines.
+        Takes the same keywords as `Encoder.encode` (a `prompt` goes to every member)."""
+        opts = encode_options(options, batch_size=batch_size, normalize=normalize, show_progress=show_progress)
         if isinstance(texts, str):
-            return self.encode([texts], batch_size, normalize, show_progress)[0]
+            return self.encode([texts], **dataclasses.asdict(opts))[0]
         if not self.fitted:
             raise ConfigError(f"{self.name}: fit the MetaEncoder (or load a fitted one) before encoding")
         texts = check_texts(texts)
-        embeddings = [member.encode(texts, batch_size=batch_size, show_progress=show_progress)
+        prompt = resolve_prompt(opts, {}, None)
+        texts = [prompt + text for text in texts] if prompt else texts
+        embeddings = [member.encode(texts, batch_size=opts.batch_size, show_progress=opts.show_progress)
                       for member in self.members]
-        vectors = self.method.transform(embeddings)
-        return l2_normalize(vectors) if normalize else vectors
+        return finish_array(self.method.transform(embeddings), texts, opts, self.name)
 
     # ---------------------------------------------------------------- persistence
     def save(self, path: str | Path, overwrite: bool = False, embed_members: bool = False) -> None:

@@ -25,7 +25,8 @@ register_module(Pooling, "sentence_transformers.sentence_transformer.modules.poo
 register_module(Projection, "sentence_transformers.base.modules.dense.Dense")
 register_module(Normalize, "sentence_transformers.base.modules.normalize.Normalize")
 register_module(T5EncoderDecoder)
-register_module(WordVectors)
+register_module(WordVectors, "sentence_transformers.sentence_transformer.modules.static_embedding.StaticEmbedding",
+                "sentforge.modules.WordVectors")
 from sentforge.modules.flow import Flow  # noqa: E402
 register_module(Flow)
 

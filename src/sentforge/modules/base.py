@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -43,6 +45,13 @@ class Module(nn.Module):
     # Only the input module of a sentence-transformers directory lives at its root.
     saves_at_root: ClassVar[bool] = False
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # `load(path)` takes a str or a Path in every module (sentence-transformers passes a str when it
+        # loads a custom module), so each subclass's own `load` is wrapped to receive a Path.
+        super().__init_subclass__(**kwargs)
+        if "load" in cls.__dict__:
+            cls.load = classmethod(_path_argument(cls.__dict__["load"].__func__))
+
     def config(self) -> dict[str, Any]:
         raise NotImplementedError
 
@@ -67,6 +76,17 @@ class Module(nn.Module):
                 raise ModelFormatError(f"missing weights file {weights}")
             module.load_state_dict(load_file(str(weights)))
         return module
+
+
+def _path_argument(load: Callable[..., Module]) -> Callable[..., Module]:
+    @functools.wraps(load)
+    def load_from_path(cls: type[Module], path: str | Path, *args: Any, **kwargs: Any) -> Module:
+        return load(cls, Path(path), *args, **kwargs)
+
+    return load_from_path
+
+
+Module.load = classmethod(_path_argument(Module.__dict__["load"].__func__))
 
 
 class InputModule(Module):

@@ -3,76 +3,124 @@
 from __future__ import annotations
 
 import logging
-import re
 from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 import torch
 from safetensors.torch import load_file, save_file
+from tokenizers import Regex, Tokenizer, models, normalizers, pre_tokenizers
 from torch import nn
 
-from sentforge.errors import InputFileError, ModelFormatError
-from sentforge.modules.base import WEIGHTS_FILE, Features, InputModule, pad_ids, read_json, write_json
+from sentforge.errors import ConfigError, InputFileError, ModelFormatError
+from sentforge.modules.base import WEIGHTS_FILE, Features, InputModule, Module, pad_ids, read_json
+from sentforge.modules.pooling import Pooling
 
 logger = logging.getLogger(__name__)
 
-VOCAB_FILE = "vocab.txt"
+STATIC_EMBEDDING_TYPE = "sentence_transformers.models.StaticEmbedding"
+TOKENIZER_FILE = "tokenizer.json"
+LEGACY_VOCAB_FILE = "vocab.txt"
+PAD_TOKEN = "[PAD]"
 # Words (with inner hyphens/apostrophes kept), and each punctuation mark on its own, as GloVe's tokens are.
-_TOKEN = re.compile(r"\w+(?:[-']\w+)*|[^\w\s]")
+_TOKEN = r"\w+(?:[-']\w+)*|[^\w\s]"
+# Every word is looked up whole with this marker in front; an unknown word falls apart into single
+# characters, which never carry the marker, so it maps to no id at all: unknown words are skipped.
+_WORD_MARK = "\u2581"
+
+
+def word_tokenizer(vocab: list[str], lowercase: bool = True) -> Tokenizer:
+    """A `tokenizers` tokenizer that maps each known word of `vocab` to its row (1-based; 0 is padding)
+    and drops unknown words. sentence-transformers' StaticEmbedding runs the same tokenizer file,
+    so both libraries see the same ids."""
+    ids = {_WORD_MARK + PAD_TOKEN: 0}
+    ids.update((_WORD_MARK + word, row) for row, word in enumerate(vocab, start=1))
+    tokenizer = Tokenizer(models.BPE(vocab=ids, merges=[], unk_token=None, ignore_merges=True))
+    if lowercase:
+        tokenizer.normalizer = normalizers.Lowercase()
+    tokenizer.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(_TOKEN), behavior="removed", invert=True),
+        pre_tokenizers.Metaspace(replacement=_WORD_MARK, prepend_scheme="always", split=True),
+    ])
+    return tokenizer
 
 
 class WordVectors(InputModule):
-    """Looks up a frozen vector per token; unknown tokens are skipped. Follow with mean Pooling."""
+    """Looks up a frozen vector per token; unknown tokens are skipped. Follow with mean Pooling.
 
-    type_name: ClassVar[str] = "sentforge.modules.WordVectors"
+    Saved as sentence-transformers' StaticEmbedding (tokenizer.json + `embedding.weight`), which
+    averages the vectors itself: the mean Pooling after it is implied, not saved.
+    """
+
+    type_name: ClassVar[str] = STATIC_EMBEDDING_TYPE
+    saves_at_root: ClassVar[bool] = True
 
     def __init__(self, vocab: list[str], vectors: np.ndarray | torch.Tensor, lowercase: bool = True) -> None:
         super().__init__()
         vectors = vectors.detach().cpu().numpy() if isinstance(vectors, torch.Tensor) else np.asarray(vectors)
         if vectors.ndim != 2 or vectors.shape[0] != len(vocab):
             raise ModelFormatError(f"word vectors of shape {tuple(vectors.shape)} do not match {len(vocab)} words")
+        last = {word: row for row, word in enumerate(vocab)}
+        if len(last) < len(vocab):
+            # A repeated word keeps its last vector (as a dict lookup would); each row needs its own token.
+            logger.warning("%d repeated words in the vocabulary: keeping the last vector of each",
+                           len(vocab) - len(last))
+            rows = sorted(last.values())
+            vocab, vectors = [vocab[row] for row in rows], vectors[rows]
         self.vocab = list(vocab)
-        self.index = {word: i for i, word in enumerate(self.vocab)}
         self.lowercase = lowercase
         self.max_seq_length = None
+        self.tokenizer = word_tokenizer(self.vocab, lowercase)
         # Row 0 is a zero padding vector, so the vocabulary rows start at 1.
         table = np.zeros((vectors.shape[0] + 1, vectors.shape[1]), dtype=np.float32)
         table[1:] = vectors
-        self.embeddings = nn.Embedding.from_pretrained(torch.from_numpy(table), freeze=True, padding_idx=0)
+        self.embedding = nn.Embedding.from_pretrained(torch.from_numpy(table), freeze=True, padding_idx=0)
 
     @property
     def output_dim(self) -> int:
-        return self.embeddings.embedding_dim
+        return self.embedding.embedding_dim
 
     def token_ids(self, texts: list[str], max_length: int | None = None) -> tuple[list[list[int]], int]:
-        ids = []
-        for text in texts:
-            words = _TOKEN.findall(text.lower() if self.lowercase else text)
-            row = [self.index[w] + 1 for w in words if w in self.index]
-            ids.append(row[:max_length] if max_length else row)
-        return ids, 0
+        ids = [e.ids for e in self.tokenizer.encode_batch(texts, add_special_tokens=False)]
+        return [row[:max_length] for row in ids] if max_length else ids, 0
 
     def pad(self, ids: list[list[int]]) -> Features:
         return pad_ids(ids, 0)
 
     def forward(self, features: Features) -> Features:
-        features["token_embeddings"] = self.embeddings(features["input_ids"])
+        features["token_embeddings"] = self.embedding(features["input_ids"])
         return features
 
     def config(self) -> dict[str, Any]:
-        return {"lowercase": self.lowercase, "dim": self.output_dim, "vocab_size": len(self.vocab)}
+        return {}
 
     def save(self, path: Path) -> None:
         path.mkdir(parents=True, exist_ok=True)
-        write_json(path / self.config_file, self.config())
-        (path / VOCAB_FILE).write_text("\n".join(self.vocab) + "\n", encoding="utf-8")
-        save_file({"vectors": self.embeddings.weight[1:].contiguous()}, str(path / WEIGHTS_FILE))
+        self.tokenizer.save(str(path / TOKENIZER_FILE))
+        save_file({"embedding.weight": self.embedding.weight.contiguous()}, str(path / WEIGHTS_FILE))
 
     @classmethod
     def load(cls, path: Path) -> WordVectors:
+        if not (path / TOKENIZER_FILE).exists() and (path / LEGACY_VOCAB_FILE).exists():
+            return cls._load_legacy(path)
+        try:
+            tokenizer = Tokenizer.from_file(str(path / TOKENIZER_FILE))
+        except Exception as err:  # the Rust tokenizer reports missing and malformed files alike
+            raise ModelFormatError(f"{path / TOKENIZER_FILE}: cannot read the tokenizer ({err})") from None
+        table = load_file(str(path / WEIGHTS_FILE))["embedding.weight"]
+        by_id = {i: token for token, i in tokenizer.get_vocab().items()}
+        if not _is_word_tokenizer(tokenizer, by_id, len(table)):
+            raise ModelFormatError(f"{path}: a StaticEmbedding with a subword tokenizer is not supported by sentforge "
+                                   "(only word vectors saved by sentforge are)")
+        vocab = [by_id[i][len(_WORD_MARK):] for i in range(1, len(table))]
+        lowercase = isinstance(tokenizer.normalizer, normalizers.Lowercase)
+        return cls(vocab, table[1:], lowercase=lowercase)
+
+    @classmethod
+    def _load_legacy(cls, path: Path) -> WordVectors:
+        """Directories from sentforge 0.1 (vocab.txt + `vectors`), which sentence-transformers cannot read."""
         config = read_json(path / cls.config_file)
-        vocab = (path / VOCAB_FILE).read_text(encoding="utf-8").split("\n")[:-1]
+        vocab = (path / LEGACY_VOCAB_FILE).read_text(encoding="utf-8").split("\n")[:-1]
         vectors = load_file(str(path / WEIGHTS_FILE))["vectors"]
         return cls(vocab, vectors, lowercase=config.get("lowercase", True))
 
@@ -105,3 +153,34 @@ class WordVectors(InputModule):
         """Read vectors from a .npy matrix (memory-mapped) whose rows follow `vocab`."""
         vectors = np.load(vectors_npy, mmap_mode="r", allow_pickle=False)
         return cls(vocab, vectors, lowercase)
+
+
+def _is_word_tokenizer(tokenizer: Tokenizer, by_id: dict[int, str], rows: int) -> bool:
+    return (isinstance(tokenizer.model, models.BPE) and len(by_id) == rows
+            and all(by_id.get(i, "").startswith(_WORD_MARK) for i in range(rows)))
+
+
+def fold_word_pooling(modules: list[Module]) -> list[Module]:
+    """The modules as sentence-transformers saves them: word vectors average by themselves there
+    (StaticEmbedding), so their mean Pooling is not saved."""
+    saved: list[Module] = []
+    for module in modules:
+        if saved and isinstance(saved[-1], WordVectors):
+            if not (isinstance(module, Pooling) and module.modes == ("mean",)):
+                raise ConfigError("word vectors save as sentence-transformers' StaticEmbedding, which averages: "
+                                  "follow them with mean pooling to save the encoder")
+            continue
+        saved.append(module)
+    return saved
+
+
+def unfold_word_pooling(modules: list[Module]) -> list[Module]:
+    """The inverse of `fold_word_pooling`: restore the mean Pooling after word vectors (unless a
+    directory from sentforge 0.1 saved it explicitly)."""
+    loaded: list[Module] = []
+    for index, module in enumerate(modules):
+        loaded.append(module)
+        following = modules[index + 1] if index + 1 < len(modules) else None
+        if isinstance(module, WordVectors) and not isinstance(following, Pooling):
+            loaded.append(Pooling(module.output_dim, "mean"))
+    return loaded

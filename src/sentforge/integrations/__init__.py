@@ -1,0 +1,1 @@
+"""Bridges to other tools. `task_names` needs nothing extra; `mteb` needs the `mteb` extra."""
