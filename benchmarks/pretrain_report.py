@@ -2,8 +2,8 @@
 pre-trained model, STS-B test Spearman (mean pooling) against the same architecture randomly
 initialised, and training throughput.
 
-    python benchmarks/pretrain_report.py --run /work/runs/pretrain/bert-small-5k --run /work/runs/pretrain/t5-small-2k \
-        --data ../shared/data --img-dir docs/img --output /work/runs/pretrain/report.json
+    python benchmarks/pretrain_report.py --run runs/pretrain/bert-small-5k --run runs/pretrain/t5-small-2k \
+        --data ../shared/data --img-dir docs/img --output runs/pretrain/report.json
 """
 
 from __future__ import annotations
