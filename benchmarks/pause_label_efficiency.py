@@ -1,4 +1,4 @@
-"""PAUSE label efficiency (issue 8, Must-show 1): PAUSE against supervised-only training at label
+"""PAUSE label efficiency: PAUSE against supervised-only training at label
 fractions 100/50/30/10/5/1 %, each trained encoder evaluated on STS12-16, STS-B and SICK-R (Spearman)
 and, at 100 % and 10 %, on the SentEval transfer tasks.
 
@@ -11,7 +11,7 @@ and, at 100 % and 10 %, on the SentEval transfer tasks.
 SNLI dev+test and SICK train (`--pairs` to change), one run per (method, label fraction, seed), each
 in its own sub-directory of --work-dir; a run whose result.json exists is skipped, so an interrupted
 experiment resumes with the same command. A run's label subset, batches and initialisation all
-follow its seed; by default seeds 0,1,2 at 100/10/1 % and seed 0 elsewhere (the issue's protocol).
+follow its seed; by default seeds 0,1,2 at 100/10/1 % and seed 0 elsewhere.
 The start model itself is evaluated once (`start/`) as the reference. The budget (--steps, or
 --epochs over each run's own training pairs) and the other training settings are stored in
 config.json on the first run; a later `run` with other settings is refused, so one table never

@@ -88,7 +88,7 @@ def labelled_pairs(name: str, pairs: Sequence[tuple], positive: str):
     return LabelledPairs(name, [a for a, _, _ in pairs], [b for _, b, _ in pairs], labels, labels.astype(np.float64))
 
 
-def threshold_metrics(scores: np.ndarray, is_positive: np.ndarray, threshold: float) -> dict[str, float]:
+def classification_metrics(scores: np.ndarray, is_positive: np.ndarray, threshold: float) -> dict[str, float]:
     """Accuracy, precision, recall and F1 (× 100) of `score >= threshold`."""
     from sklearn.metrics import accuracy_score, precision_recall_fscore_support
 
@@ -110,7 +110,7 @@ def held_out_evaluation(model: str, split: dict[str, list[tuple]], positive: str
     dev_scores, test_scores = pair_scores(encoder, dev), pair_scores(encoder, test)
     threshold, dev_accuracy = best_threshold(dev_scores, dev.labels == 1)
     return {"threshold": threshold, "dev_accuracy": 100 * dev_accuracy,
-            **threshold_metrics(test_scores, test.labels == 1, threshold),
+            **classification_metrics(test_scores, test.labels == 1, threshold),
             "average_precision": paraphrase_metrics(test_scores, test)["ap"]}
 
 

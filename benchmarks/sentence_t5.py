@@ -1,4 +1,4 @@
-"""Sentence-T5 (issue 6, Must-show 1-3): raw encoders against NLI-only and QA -> NLI contrastive training,
+"""Sentence-T5: raw encoders against NLI-only and QA -> NLI contrastive training,
 on STS, SentEval transfer and alignment/uniformity, for a T5 checkpoint and for a BERT-like encoder.
 
     python benchmarks/sentence_t5.py run --model runs/pretrain/t5-small-2k --work-dir runs/sentence-t5/t5-small-2k
