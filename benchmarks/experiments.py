@@ -1,13 +1,15 @@
 """Plumbing of the resumable experiment drivers in benchmarks/ (pause_label_efficiency.py,
-pause_positive_only.py, sentence_t5.py): many runs of (train with the CLI, evaluate) in one work directory.
+pause_positive_only.py, sentence_t5.py, tsdae_domain.py, tsdae_ablation.py): many runs of (train with
+the CLI, evaluate) in one work directory.
 
 - config.json holds the settings that every run of a work directory must share: the first `run`
-  stores them, a later one with other settings is refused (check_config), so a table never mixes them;
-- each run has its own sub-directory; a run whose result.json exists is finished and skipped
-  (run_pending), so an interrupted experiment resumes with the same command;
-- training goes through the `sentforge` command line in a subprocess (run_sentforge), its output in a
-  log file; after the evaluation the run keeps train.json and the metrics, and the weights only when
-  asked (keep_training_record);
+  stores them, a later one with other settings is refused (check_config), so a table never mixes them
+  (a driver whose runs name their settings, as the TSDAE drivers do, needs none);
+- each run has its own sub-directory (nested ones allowed); a run whose result.json exists is finished
+  and skipped (run_pending), so an interrupted experiment resumes with the same command;
+- training goes through the `sentforge` command line in a subprocess (run_sentforge), its output
+  appended to a log file; after the evaluation the run keeps train.json and the metrics, and the
+  weights (without their resume checkpoints) only when asked (keep_training_record);
 - reports show mean ± sample standard deviation over seeds, as Markdown (write_report) and PNG
   (save_figure).
 """
@@ -17,16 +19,19 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import shutil
 import statistics
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 logger = logging.getLogger("experiments")
 
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"  # the data root beside the repository
 RESULT_FILE = "result.json"
 CONFIG_FILE = "config.json"
 START = "start"
@@ -68,6 +73,12 @@ def check_config(work_dir: Path, settings: dict) -> None:
     save_json(path, settings)
 
 
+def shown_path(spec: str) -> str:
+    """A model spec as a report shows it: a path relative to the current directory (where the command
+    runs, the repository root in the docs), so that no report carries the machine's absolute paths."""
+    return os.path.relpath(spec) if os.path.isabs(spec) else spec
+
+
 def budget_steps(steps: int | None, epochs: float | None, examples: int, batch_size: int) -> int:
     """`steps` as given, or `epochs` passes over the run's own training examples (at least one step)."""
     if steps is not None:
@@ -81,12 +92,15 @@ def budget_text(config: dict) -> str:
 
 
 def run_sentforge(arguments: list[str], log_path: Path) -> None:
-    """`sentforge ARGUMENTS` in a subprocess, its output in log_path; raises on failure."""
+    """`sentforge ARGUMENTS` in a subprocess, its output appended to log_path (a resumed run keeps the log
+    of its interrupted start) after a line with the time and the command; raises on failure."""
     command = [sys.executable, "-m", "sentforge", *arguments]
-    with open(log_path, "w", encoding="utf-8") as log:
-        log.write(" ".join(command) + "\n")
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "a", encoding="utf-8") as log:
+        log.write(f"# {datetime.now(timezone.utc).isoformat(timespec='seconds')} {' '.join(command)}\n")
         log.flush()
-        finished = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, check=False)
+        env = {**os.environ, "TQDM_MININTERVAL": "30"}  # a readable log, not a bar redrawn ten times a second
+        finished = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, env=env, check=False)
     if finished.returncode != 0:
         tail = "\n".join(log_path.read_text(encoding="utf-8", errors="replace").splitlines()[-15:])
         raise RuntimeError(f"sentforge {' '.join(arguments[:2])} failed (exit {finished.returncode}); "
@@ -95,26 +109,30 @@ def run_sentforge(arguments: list[str], log_path: Path) -> None:
 
 def keep_training_record(model_dir: Path, run_dir: Path, keep_model: bool) -> dict:
     """Copy train.json and the metrics logs beside the result (training/metrics.jsonl as metrics.jsonl,
-    training/<stage>/metrics.jsonl as metrics-<stage>.jsonl); drop the weights unless keep_model.
-    Returns train.json."""
+    training/<stage>/metrics.jsonl as metrics-<stage>.jsonl); drop the weights unless keep_model, and
+    the resume checkpoints in any case (the final model is saved beside them). Returns train.json."""
     summary = json.loads((model_dir / "train.json").read_text())
     shutil.copy2(model_dir / "train.json", run_dir / "train.json")
     training = model_dir / "training"
     for metrics in sorted(training.rglob("metrics.jsonl")) if training.is_dir() else ():
         stage = metrics.parent.relative_to(training)
         shutil.copy2(metrics, run_dir / ("metrics.jsonl" if stage == Path(".") else f"metrics-{stage.name}.jsonl"))
-    if not keep_model:
+    if keep_model:
+        for checkpoints in sorted(training.rglob("checkpoints")) if training.is_dir() else ():
+            shutil.rmtree(checkpoints)
+    else:
         shutil.rmtree(model_dir)
     return summary
 
 
 def evaluate_model(model: Any, tasks: Sequence[str], output: Path, data_dir: Path, batch_size: int,
-                   device: str | None) -> dict:
-    """sentforge.evaluation.evaluate on `tasks`, its JSON and Markdown written beside the run."""
+                   device: str | None, strict: bool = False) -> dict:
+    """sentforge.evaluation.evaluate on `tasks`, its JSON and Markdown written beside the run; `strict`:
+    a task whose data is missing fails the run instead of being skipped."""
     from sentforge.evaluation import evaluate
 
     return evaluate(model, list(tasks), data_dir=data_dir, batch_size=batch_size, output=output, overwrite=True,
-                    device=device, show_progress=False)
+                    device=device, show_progress=False, strict=strict)
 
 
 def scores_of(report: dict) -> dict[str, float]:
@@ -152,8 +170,9 @@ def run_pending(work_dir: Path, names: Sequence[str], execute: Callable[[int], d
 # --- reports -------------------------------------------------------------------------------------
 
 
-def read_results(work_dir: Path) -> list[dict]:
-    return [json.loads(path.read_text()) for path in sorted(work_dir.glob(f"*/{RESULT_FILE}"))]
+def read_results(work_dir: Path, runs: str = "*") -> list[dict]:
+    """The results of the finished runs whose directories match the glob `runs` below work_dir."""
+    return [json.loads(path.read_text()) for path in sorted(work_dir.glob(f"{runs}/{RESULT_FILE}"))]
 
 
 def read_experiment(work_dir: Path) -> tuple[dict, list[dict]]:
@@ -166,11 +185,13 @@ def mean_std(values: Sequence[float]) -> tuple[float, float | None]:
     return statistics.fmean(values), (statistics.stdev(values) if len(values) > 1 else None)
 
 
-def format_mean_std(values: Sequence[float], digits: int = 2) -> str:
+def format_mean_std(values: Sequence[float], digits: int = 2, count: bool = False, empty: str = "–") -> str:
+    """`mean ± std` (the mean alone for one value), with `(number of values)` when `count`."""
     if not values:
-        return "–"
+        return empty
     mean, std = mean_std(values)
-    return f"{mean:.{digits}f}" if std is None else f"{mean:.{digits}f} ± {std:.{digits}f}"
+    text = f"{mean:.{digits}f}" if std is None else f"{mean:.{digits}f} ± {std:.{digits}f}"
+    return f"{text} ({len(values)})" if count else text
 
 
 def tasks_of(results: list[dict], family: str) -> list[str]:
@@ -192,14 +213,16 @@ def save_figure(fig: Any, path: Path) -> None:
 
 def driver_parser(description: str, report_help: str, plot: bool,
                   model_help: str = "start model: a directory or a name sentforge.load knows",
+                  model_type: Callable[[str], Any] = str, several_models: bool = False,
                   ) -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
-    """The command line of a driver: `run` (returned, for the driver's own options), with --model,
-    --work-dir, --eval-batch-size, --device and --keep-models; and `report` (--work-dir repeated,
-    --table, --plot when the driver draws one, --overwrite)."""
+    """The command line of a driver: `run` (returned, for the driver's own options), with --model
+    (repeatable when several_models), --work-dir, --eval-batch-size, --device and --keep-models; and
+    `report` (--work-dir repeated, --table, --plot when the driver draws one, --overwrite)."""
     parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("run", help="train and evaluate the runs not done yet")
-    run.add_argument("--model", required=True, help=model_help)
+    run.add_argument("--model", required=True, type=model_type, action="append" if several_models else "store",
+                     help=model_help + (" (repeatable)" if several_models else ""))
     run.add_argument("--work-dir", type=Path, required=True, help="one sub-directory per run; reruns resume")
     run.add_argument("--eval-batch-size", type=int, default=64)
     run.add_argument("--device", default=None)
@@ -214,15 +237,26 @@ def driver_parser(description: str, report_help: str, plot: bool,
     return parser, run
 
 
+def markdown_of(title: str, section: Callable[[Path], list[str]]) -> Callable[[Sequence[Path]], str]:
+    """The `report` Markdown of a driver: the title, then one section per work directory."""
+    def markdown(work_dirs: Sequence[Path]) -> str:
+        lines = [f"# {title}", ""]
+        for work_dir in work_dirs:
+            lines += section(work_dir)
+        return "\n".join(lines).rstrip("\n") + "\n"
+    return markdown
+
+
 def write_report(args: argparse.Namespace, markdown: Callable[[Sequence[Path]], str],
-                 plot: Callable[[Sequence[Path], Path], None] | None = None) -> int:
+                 plot: Callable[[Sequence[Path], Path], None] | None = None, marker: str = CONFIG_FILE) -> int:
     """The `report` command: the Markdown of args.work_dir to args.table (or stdout) and, when the
-    driver draws one, the plot to args.plot; refuses existing outputs without args.overwrite."""
+    driver draws one, the plot to args.plot; refuses existing outputs without args.overwrite, and work
+    directories without `marker` (what the driver's `run` writes first)."""
     from sentforge.io import atomic_file, check_output_file
 
-    missing = [str(d) for d in args.work_dir if not (d / CONFIG_FILE).exists()]
+    missing = [str(d) for d in args.work_dir if not (d / marker).exists()]
     if missing:
-        raise SystemExit(f"no experiment in {', '.join(missing)} ({CONFIG_FILE} missing)")
+        raise SystemExit(f"no experiment in {', '.join(missing)} ({marker} missing)")
     plot_path = getattr(args, "plot", None)
     for output in (args.table, plot_path):
         if output is not None:

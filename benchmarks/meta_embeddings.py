@@ -12,11 +12,15 @@ Stages (each reads what the earlier ones cached under --cache-dir, outside the r
            each part writes PART.json under --out
   report   the Markdown tables of docs/meta-embeddings.md from those JSON files
 
-  python benchmarks/meta_embeddings.py encode
-  python benchmarks/meta_embeddings.py run --parts ae --ae-sentences 20000 --ae-epochs 2 --ae-batch-size 1000
-  python benchmarks/meta_embeddings.py run --parts main speed
-  python benchmarks/meta_embeddings.py run --parts ae_final --ae-final-sentences 100000 --ae-final-epochs 5
-  python benchmarks/meta_embeddings.py report
+  python benchmarks/meta_embeddings.py encode --cache-dir runs/meta-cache
+  python benchmarks/meta_embeddings.py run --cache-dir runs/meta-cache --out runs/meta-bench \
+      --parts ae --ae-sentences 20000 --ae-epochs 2 --ae-batch-size 1000
+  python benchmarks/meta_embeddings.py run --cache-dir runs/meta-cache --out runs/meta-bench --parts main speed
+  python benchmarks/meta_embeddings.py run --cache-dir runs/meta-cache --out runs/meta-bench \
+      --parts ae_final --ae-final-sentences 100000 --ae-final-epochs 5
+  python benchmarks/meta_embeddings.py report --out runs/meta-bench
+
+(--cache-dir and --out default to runs/meta-cache and runs/meta-bench below the current directory.)
 """
 
 from __future__ import annotations
@@ -69,7 +73,12 @@ def nltk_sentences(corpora: Path) -> list[str]:
 
 
 def fit_corpus(corpora: Path, size: int, seed: int) -> list[str]:
-    """`size` distinct sentences of 5-40 words, a seeded sample of all the corpora."""
+    """`size` distinct sentences of 5-40 words, a seeded sample of all the corpora.
+
+    The published figures were fitted on this corpus. `sentforge.data.corpora` reads the same zips
+    differently (detokenised, running text split into sentences, case-insensitive de-duplication):
+    with `SentenceFilter(5, 40)` it keeps 203,790 sentences, 68,319 of them among these 197,971, so
+    switching to it changes every figure of docs/meta-embeddings.md and needs a new run."""
     seen, kept = set(), []
     for sentence in nltk_sentences(corpora):
         sentence = " ".join(sentence.split())
@@ -85,7 +94,8 @@ def fit_corpus(corpora: Path, size: int, seed: int) -> list[str]:
 # ---------------------------------------------------------------- members
 def load_member(spec: str):
     """Members as `sentforge.load` gives them, except that USE runs its numpy BLAS on one thread: its
-    default of 4 threads is several times slower on this 2-core machine shared by other jobs."""
+    default of 4 threads was several times slower on the 2-core machine, shared by other jobs, that the
+    published figures were measured on."""
     import sentforge
 
     if spec == "use-multilingual-v3":
@@ -152,21 +162,19 @@ def stage_encode(args) -> None:
 
 
 # ---------------------------------------------------------------- evaluation
-class LookupEncoder:
-    """A member's vectors for a fixed set of texts, encoded once: dozens of ensembles are scored on the same
-    STS texts, and a MetaEncoder over lookups computes exactly what it computes over the live members."""
+def encoded_once(member, name: str, texts: list[str], cache_dir: Path, batch_size: int):
+    """`member` as a CachedEncoder holding its vectors of `texts`, read from the disk cache in one call (or
+    encoded there once): dozens of ensembles are scored on the same STS texts, and a MetaEncoder over these
+    computes exactly what it computes over the live members."""
+    import sentforge
+    from sentforge.evaluation import CachedEncoder
+    from sentforge.meta.cache import cached_member_embeddings
 
-    def __init__(self, name: str, texts: list[str], vectors: np.ndarray) -> None:
-        self.name = name
-        self._rows = {text: i for i, text in enumerate(texts)}
-        self.vectors = vectors
-
-    @property
-    def dim(self) -> int:
-        return self.vectors.shape[1]
-
-    def encode(self, texts, **_) -> np.ndarray:
-        return self.vectors[[self._rows[t] for t in texts]]
+    on_disk = sentforge.CallableEncoder(lambda batch: cached_member_embeddings(member, batch, cache_dir, batch_size),
+                                        name=name, dim=member.dim)
+    encoder = CachedEncoder(on_disk, batch_size=len(texts))  # one batch: the disk cache is keyed by the whole list
+    encoder.warm(texts)
+    return encoder
 
 
 TEST_TASKS = ("STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark")
@@ -190,8 +198,6 @@ class Bench:
     """Everything the run stage needs, loaded once: members, their cached corpus and STS-text embeddings."""
 
     def __init__(self, args) -> None:
-        from sentforge.meta.cache import cached_member_embeddings
-
         self.args = args
         self.corpus = fit_corpus(args.corpora, args.size, args.seed)
         self.tasks, self.dev = sts_tasks(args.data)
@@ -200,8 +206,7 @@ class Bench:
         self.members = [load_member(spec) for spec in specs]
         self.names = [Path(spec).name for spec in specs]
         self.corpus_embeddings = corpus_embeddings(self.members, self.corpus, args.cache_dir, args.batch_size)
-        self.lookups = [LookupEncoder(name, texts, cached_member_embeddings(member, texts, args.cache_dir,
-                                                                           args.batch_size))
+        self.lookups = [encoded_once(member, name, texts, args.cache_dir, args.batch_size)
                         for name, member in zip(self.names, self.members)]
 
     def score(self, indices, method) -> dict:
@@ -477,11 +482,12 @@ def main() -> None:
     parser.add_argument("--corpora", type=Path, default=DATA / "corpora")
     parser.add_argument("--size", type=int, default=100_000)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--cache-dir", type=Path, default=Path("/work/runs/meta-cache"))
+    parser.add_argument("--cache-dir", type=Path, default=Path("runs/meta-cache"),
+                        help="member embeddings, one .npy per member and text list (outside the repository)")
     parser.add_argument("--batch-size", type=int, default=64)
-    parser.add_argument("--threads", type=int, default=1, help="torch and BLAS threads (1 is fastest on this "
-                        "2-core machine while other jobs share it)")
-    parser.add_argument("--out", type=Path, default=Path("/work/runs/meta-bench"))
+    parser.add_argument("--threads", type=int, default=1, help="torch and BLAS threads (1 was fastest on the "
+                        "2-core machine, shared by other jobs, of the published figures)")
+    parser.add_argument("--out", type=Path, default=Path("runs/meta-bench"), help="PART.json and report.md")
     parser.add_argument("--parts", nargs="+", default=["main", "ae", "speed"], choices=["main", "ae", "ae_final", "speed"])
     parser.add_argument("--dim", type=int, default=512, help="d: the largest member dimension (USE, 512)")
     parser.add_argument("--ae-sentences", type=int, default=20_000)

@@ -1,17 +1,17 @@
-"""PAUSE label efficiency (issue 8, Must-show 1): PAUSE against supervised-only training at label
+"""PAUSE label efficiency: PAUSE against supervised-only training at label
 fractions 100/50/30/10/5/1 %, each trained encoder evaluated on STS12-16, STS-B and SICK-R (Spearman)
 and, at 100 % and 10 %, on the SentEval transfer tasks.
 
     python benchmarks/pause_label_efficiency.py run --model ../shared/models/paraphrase-MiniLM-L3-v2 \\
-        --work-dir ../runs/pause-label-efficiency/minilm-l3 --steps 2000 --batch-size 64
-    python benchmarks/pause_label_efficiency.py report --work-dir ../runs/pause-label-efficiency/minilm-l3 \\
+        --work-dir runs/pause-label-efficiency/minilm-l3 --steps 2000 --batch-size 64
+    python benchmarks/pause_label_efficiency.py report --work-dir runs/pause-label-efficiency/minilm-l3 \\
         --table pause-label-efficiency.md --plot pause-label-efficiency.png
 
 `run` trains with `sentforge train pause` (a subprocess: only the command-line syntax is relied on) on
 SNLI dev+test and SICK train (`--pairs` to change), one run per (method, label fraction, seed), each
 in its own sub-directory of --work-dir; a run whose result.json exists is skipped, so an interrupted
 experiment resumes with the same command. A run's label subset, batches and initialisation all
-follow its seed; by default seeds 0,1,2 at 100/10/1 % and seed 0 elsewhere (the issue's protocol).
+follow its seed; by default seeds 0,1,2 at 100/10/1 % and seed 0 elsewhere.
 The start model itself is evaluated once (`start/`) as the reference. The budget (--steps, or
 --epochs over each run's own training pairs) and the other training settings are stored in
 config.json on the first run; a later `run` with other settings is refused, so one table never
@@ -34,14 +34,13 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from experiments import (RESULT_FILE, START, TASK_LABELS, budget_steps, budget_text, check_config, configure_logging,
-                         driver_parser, evaluate_model, family_mean, format_mean_std, keep_training_record, mean_std,
-                         parse_floats, parse_ints, parse_names, read_experiment, run_pending, run_sentforge,
-                         save_figure, scores_of, tasks_of, write_report)
+from experiments import (DATA, RESULT_FILE, START, TASK_LABELS, budget_steps, budget_text, check_config,
+                         configure_logging, driver_parser, evaluate_model, family_mean, format_mean_std,
+                         keep_training_record, mean_std, parse_floats, parse_ints, parse_names, read_experiment,
+                         run_pending, run_sentforge, save_figure, scores_of, shown_path, tasks_of, write_report)
 
 logger = logging.getLogger("pause_label_efficiency")
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 PAIRS = ("senteval/downstream/SNLI", "senteval/downstream/SICK/SICK_train.txt")  # relative to --data-dir
 FRACTIONS = (1.0, 0.5, 0.3, 0.1, 0.05, 0.01)
 SEEDS = (0, 1, 2)
@@ -210,7 +209,7 @@ def markdown(work_dirs: Sequence[Path]) -> str:
     for work_dir in work_dirs:
         config, results = read_experiment(work_dir)
         budget = budget_text(config)
-        lines += [f"## Start model `{config['model']}`", "",
+        lines += [f"## Start model `{shown_path(config['model'])}`", "",
                   f"Training: {budget}, batch size {config['batch_size']}, pairs: "
                   + ", ".join(f"`{Path(p).name}`" for p in config["pairs"]) + f"; {len(results)} finished runs in "
                   f"`{work_dir}`.", ""]

@@ -1,11 +1,11 @@
-"""PAUSE in the positive-only setting (issue 8, Must-show 2; the paper's similar-company use case) on
+"""PAUSE in the positive-only setting (the paper's similar-company use case) on
 Quora duplicate questions: only a fraction of the duplicate pairs is labelled, everything else --
 the other duplicates and every non-duplicate -- is unlabelled (K = 1, no negative labels). A pair
 is called a duplicate when the cosine similarity of its two embeddings reaches a threshold.
 
     python benchmarks/pause_positive_only.py run --model ../shared/models/paraphrase-MiniLM-L3-v2 \\
-        --work-dir ../runs/pause-positive-only/minilm-l3 --steps 1000 --batch-size 64
-    python benchmarks/pause_positive_only.py report --work-dir ../runs/pause-positive-only/minilm-l3 \\
+        --work-dir runs/pause-positive-only/minilm-l3 --steps 1000 --batch-size 64
+    python benchmarks/pause_positive_only.py report --work-dir runs/pause-positive-only/minilm-l3 \\
         --table pause-positive-only.md
 
 Data: `glue/qqp-partial/qqp_train_subset.tsv` (23,496 labelled pairs after its malformed first row).
@@ -17,10 +17,11 @@ each run keeps a seeded share (--fractions: 100/50/10/5 %) of those positive lab
 `sentforge train pause --label-fraction`, with the class prior --prior (default: the share of
 duplicates in the pool, a figure a user with positive-only data has to estimate).
 
-Threshold: the cosine similarity that maximises accuracy on the dev pairs (every dev score is a
-candidate; a pair is a duplicate when its score is >= the threshold); accuracy, precision, recall and
-F1 at that threshold are measured on the test pairs, together with the threshold-free average
-precision. The untrained start model goes through the same procedure (`start/`) as the reference.
+Threshold: the cosine similarity (sentforge's pair-classification scoring) that maximises accuracy on
+the dev pairs (every dev score is a candidate; a pair is a duplicate when its score is >= the
+threshold); accuracy, precision, recall and F1 at that threshold are measured on the test pairs,
+together with the threshold-free average precision (the pair-classification task's metric). The
+untrained start model goes through the same procedure (`start/`) as the reference.
 Runs are resumable as in pause_label_efficiency.py: a run with a result.json is skipped.
 """
 
@@ -40,13 +41,13 @@ import numpy as np
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from experiments import (RESULT_FILE, START, budget_steps, budget_text, check_config, configure_logging, driver_parser,
-                         format_mean_std, keep_training_record, parse_floats, parse_ints, read_experiment,
-                         run_pending, run_sentforge, write_report)
+from experiments import (DATA, RESULT_FILE, START, budget_steps, budget_text, check_config, configure_logging,
+                         driver_parser, format_mean_std, keep_training_record, parse_floats, parse_ints,
+                         read_experiment, shown_path, run_pending, run_sentforge, write_report)
 
 logger = logging.getLogger("pause_positive_only")
 
-QQP = Path(__file__).resolve().parents[2] / "shared" / "data" / "glue" / "qqp-partial" / "qqp_train_subset.tsv"
+QQP = DATA / "glue" / "qqp-partial" / "qqp_train_subset.tsv"
 FRACTIONS = (1.0, 0.5, 0.1, 0.05)
 SEEDS = (0,)
 SPLIT_DIR = "data"
@@ -79,36 +80,38 @@ def best_threshold(scores: np.ndarray, is_positive: np.ndarray) -> tuple[float, 
     return float(thresholds[best]), float(accuracy[best])
 
 
-def cosine_scores(encoder, pairs: Sequence[tuple], batch_size: int) -> np.ndarray:
-    first = encoder.encode([a for a, _, _ in pairs], batch_size=batch_size, normalize=True)
-    second = encoder.encode([b for _, b, _ in pairs], batch_size=batch_size, normalize=True)
-    return (first * second).sum(axis=1)
+def labelled_pairs(name: str, pairs: Sequence[tuple], positive: str):
+    """(sentence1, sentence2, label) rows as the pair-classification task's LabelledPairs (1: positive)."""
+    from sentforge.evaluation.pair_classification import LabelledPairs
+
+    labels = np.array([int(label == positive) for _, _, label in pairs])
+    return LabelledPairs(name, [a for a, _, _ in pairs], [b for _, b, _ in pairs], labels, labels.astype(np.float64))
 
 
 def classification_metrics(scores: np.ndarray, is_positive: np.ndarray, threshold: float) -> dict[str, float]:
-    """Accuracy, precision, recall and F1 (× 100) of `score >= threshold`, and average precision (× 100)."""
-    from sklearn.metrics import accuracy_score, average_precision_score, precision_recall_fscore_support
+    """Accuracy, precision, recall and F1 (× 100) of `score >= threshold`."""
+    from sklearn.metrics import accuracy_score, precision_recall_fscore_support
 
     predicted = scores >= threshold
     precision, recall, f1, _ = precision_recall_fscore_support(is_positive, predicted, average="binary",
                                                                zero_division=0)
     return {"accuracy": 100 * accuracy_score(is_positive, predicted), "precision": 100 * precision,
-            "recall": 100 * recall, "f1": 100 * f1,
-            "average_precision": 100 * average_precision_score(is_positive, scores)}
+            "recall": 100 * recall, "f1": 100 * f1}
 
 
 def held_out_evaluation(model: str, split: dict[str, list[tuple]], positive: str, args: argparse.Namespace) -> dict:
-    """Threshold from the dev pairs, metrics on the test pairs."""
+    """Threshold from the dev pairs, metrics on the test pairs (each distinct text encoded once)."""
     import sentforge
+    from sentforge.evaluation import CachedEncoder
+    from sentforge.evaluation.pair_classification import pair_scores, paraphrase_metrics
 
-    encoder = sentforge.load(model, device=args.device)
-    dev_scores = cosine_scores(encoder, split["dev"], args.eval_batch_size)
-    test_scores = cosine_scores(encoder, split["test"], args.eval_batch_size)
-    dev_truth = np.array([label == positive for _, _, label in split["dev"]])
-    test_truth = np.array([label == positive for _, _, label in split["test"]])
-    threshold, dev_accuracy = best_threshold(dev_scores, dev_truth)
+    encoder = CachedEncoder(sentforge.load(model, device=args.device), batch_size=args.eval_batch_size)
+    dev, test = (labelled_pairs(name, split[name], positive) for name in ("dev", "test"))
+    dev_scores, test_scores = pair_scores(encoder, dev), pair_scores(encoder, test)
+    threshold, dev_accuracy = best_threshold(dev_scores, dev.labels == 1)
     return {"threshold": threshold, "dev_accuracy": 100 * dev_accuracy,
-            **classification_metrics(test_scores, test_truth, threshold)}
+            **classification_metrics(test_scores, test.labels == 1, threshold),
+            "average_precision": paraphrase_metrics(test_scores, test)["ap"]}
 
 
 def write_jsonl(path: Path, pairs: Sequence[tuple]) -> None:
@@ -222,7 +225,7 @@ def markdown(work_dirs: Sequence[Path]) -> str:
         config, results = read_experiment(work_dir)
         stats = json.loads((work_dir / SPLIT_DIR / "split.json").read_text())
         budget = budget_text(config)
-        lines += [f"## Start model `{config['model']}`", "",
+        lines += [f"## Start model `{shown_path(config['model'])}`", "",
                   (f"Split (seed {config['split_seed']}): test {stats['test']['pairs']} pairs "
                    f"({stats['test']['duplicates']} duplicates), dev {stats['dev']['pairs']} "
                    f"({stats['dev']['duplicates']}), training pool {stats['pool']['pairs']} "

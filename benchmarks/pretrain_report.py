@@ -2,46 +2,31 @@
 pre-trained model, STS-B test Spearman (mean pooling) against the same architecture randomly
 initialised, and training throughput.
 
-    python benchmarks/pretrain_report.py --run /work/runs/pretrain/bert-small-5k --run /work/runs/pretrain/t5-small-2k \
-        --data ../shared/data --img-dir docs/img --output /work/runs/pretrain/report.json
+    python benchmarks/pretrain_report.py --run runs/pretrain/bert-small-5k --run runs/pretrain/t5-small-2k \
+        --data ../shared/data --img-dir docs/img --output runs/pretrain/report.json
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import logging
 import statistics
 from pathlib import Path
 
-import numpy as np
 import torch
-from scipy.stats import spearmanr
 
 from sentforge import load
+from sentforge.evaluation.sts import STSB_RAW, STSPairs, correlations, read_stsbenchmark
 from sentforge.io import save_json
 from sentforge.recipes.pretrain import SUMMARY_FILE, TRAINING_DIR, random_init_like
 
-STSB_TEST = "senteval/downstream/STS/STSBenchmark/stsbenchmark/sts-test.csv"
-
-
-def read_stsb(path: Path) -> tuple[list[str], list[str], np.ndarray]:
-    """The original STS-B test file: tab-separated, gold score in column 4, sentences in 5 and 6."""
-    left, right, gold = [], [], []
-    with open(path, encoding="utf-8") as handle:
-        for row in csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE):
-            gold.append(float(row[4]))
-            left.append(row[5])
-            right.append(row[6])
-    return left, right, np.asarray(gold)
-
-
-def stsb_spearman(encoder, pairs: tuple[list[str], list[str], np.ndarray]) -> float:
-    left, right, gold = pairs
-    a = encoder.encode(left, batch_size=64, normalize=True)
-    b = encoder.encode(right, batch_size=64, normalize=True)
-    return 100 * float(spearmanr((a * b).sum(axis=1), gold).correlation)
+def stsb_spearman(encoder, pairs: STSPairs) -> float:
+    """STS-B test Spearman x100 of cosine similarity (each side encoded in batches of 64, as the published
+    figures were)."""
+    a = encoder.encode(pairs.sentences1, batch_size=64, normalize=True)
+    b = encoder.encode(pairs.sentences2, batch_size=64, normalize=True)
+    return correlations((a * b).sum(axis=1), pairs.scores)["spearman"]
 
 
 def records(run: Path) -> list[dict]:
@@ -88,7 +73,8 @@ def report(run: Path, data: Path, img_dir: Path) -> dict:
         "tokens_per_second_median_window": statistics.median(throughput) if throughput else None,
         "loss_curve": str(image), "batch_size": start["config"]["batch_size"],
     }
-    pairs = read_stsb(data / STSB_TEST)
+    # The original file with its sentences as written: a trailing space is a token for a SentencePiece model.
+    pairs = read_stsbenchmark(data / STSB_RAW, normalize=str)
     result["stsb_test_spearman_pretrained"] = stsb_spearman(load(run), pairs)
     random_encoder = random_init_like(run, seed=summary["config"]["seed"])
     result["stsb_test_spearman_random_init"] = stsb_spearman(random_encoder, pairs)
@@ -98,7 +84,8 @@ def report(run: Path, data: Path, img_dir: Path) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--run", type=Path, action="append", required=True)
-    parser.add_argument("--data", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "data")
+    parser.add_argument("--data", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "data",
+                        help="the data root (default ../shared/data)")
     parser.add_argument("--img-dir", type=Path, default=Path("docs/img"))
     parser.add_argument("--output", type=Path)
     parser.add_argument("--threads", type=int, default=1)

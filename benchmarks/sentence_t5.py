@@ -1,11 +1,11 @@
-"""Sentence-T5 (issue 6, Must-show 1-3): raw encoders against NLI-only and QA -> NLI contrastive training,
+"""Sentence-T5: raw encoders against NLI-only and QA -> NLI contrastive training,
 on STS, SentEval transfer and alignment/uniformity, for a T5 checkpoint and for a BERT-like encoder.
 
-    python benchmarks/sentence_t5.py run --model ../runs/pretrain/t5-small-2k --work-dir ../runs/sentence-t5/t5-small-2k
+    python benchmarks/sentence_t5.py run --model runs/pretrain/t5-small-2k --work-dir runs/sentence-t5/t5-small-2k
     python benchmarks/sentence_t5.py run --model ../shared/models/paraphrase-MiniLM-L3-v2 \\
-        --work-dir ../runs/sentence-t5/minilm-l3
-    python benchmarks/sentence_t5.py report --work-dir ../runs/sentence-t5/t5-small-2k \\
-        --work-dir ../runs/sentence-t5/minilm-l3 --table sentence-t5.md --plot sentence-t5-geometry.png
+        --work-dir runs/sentence-t5/minilm-l3
+    python benchmarks/sentence_t5.py report --work-dir runs/sentence-t5/t5-small-2k \\
+        --work-dir runs/sentence-t5/minilm-l3 --table sentence-t5.md --plot sentence-t5-geometry.png
 
 `run` evaluates, for every encoder variant (--variants; T5 default: enc-mean, enc-first,
 encdec-first; otherwise `own`, the model's own pooling; `mean` or `cls` replace it) and training
@@ -52,14 +52,13 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from experiments import (RESULT_FILE, TASK_LABELS, check_config, configure_logging, driver_parser, evaluate_model,
-                         family_mean, format_mean_std, keep_training_record, mean_std, parse_ints, parse_names,
-                         read_experiment, run_pending, run_sentforge, save_figure, scores_of, tasks_of,
-                         write_report)
+from experiments import (DATA, RESULT_FILE, TASK_LABELS, check_config, configure_logging, driver_parser,
+                         evaluate_model, family_mean, format_mean_std, keep_training_record, mean_std, parse_ints,
+                         parse_names, read_experiment, run_pending, run_sentforge, save_figure, scores_of, shown_path,
+                         tasks_of, write_report)
 
 logger = logging.getLogger("sentence_t5")
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 QA_DATA = ("cqa-qatarliving", "wikiqa", "glue/qqp-partial")  # relative to --data-dir
 NLI_DATA = ("senteval/downstream/SNLI", "senteval/downstream/SICK/SICK_train.txt")
 T5_VARIANTS = ("enc-mean", "enc-first", "encdec-first")
@@ -323,7 +322,7 @@ def markdown(work_dirs: Sequence[Path]) -> str:
     for work_dir in work_dirs:
         config, results = read_experiment(work_dir)
         projection = config["projection_dim"] or "the hidden size"
-        lines += [f"## Start model `{config['model']}`", "",
+        lines += [f"## Start model `{shown_path(config['model'])}`", "",
                   (f"Training: {stage_budget_text(config)}, batch size {config['batch_size']}, projection to "
                    f"{projection}, learning rate {config['lr'] or 'of the recipe'}; QA data "
                    + ", ".join(f"`{Path(p).name}`" for p in config["qa_data"]) + "; NLI data "

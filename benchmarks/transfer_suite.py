@@ -7,7 +7,7 @@ result and wall time against the official code's run on the same 2-core machine 
 Each task's texts are encoded once (a shared embedding cache: a text another task already encoded is
 not encoded again), then its classifier runs; a task's time includes its encoding. The total includes
 loading the model. The reference figures (all-MiniLM-L6-v2, official SentEval code, scikit-learn
-path, kfold 10, seed 1111, same files) and its 1,809 s total are those quoted in issue 3. The load
+path, kfold 10, seed 1111, same files) and its 1,809 s total are those of docs/transfer.md. The load
 average is printed because other jobs sharing the cores make the times pessimistic.
 """
 

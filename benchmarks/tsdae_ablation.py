@@ -1,4 +1,4 @@
-"""TSDAE ablations on TwitterPara (issue 5, Must-show 3), each a flag of `sentforge train tsdae`:
+"""TSDAE ablations on TwitterPara, each a flag of `sentforge train tsdae`:
 
 - noise: delete, swap, mask, replace and add, each at ratio 0.3 (`--noise-type-ratio`);
 - ratio: deletion ratio 0.1, 0.2, ..., 0.9;
@@ -8,8 +8,9 @@
 Every other knob stays at the paper's default (delete, 0.6, CLS, tied), so the configurations the
 groups share (e.g. delete 0.6 CLS tied) train once.
 
-    python benchmarks/tsdae_ablation.py run --work-dir W --model /work/runs/pretrain/bert-small-5k --steps 10000
-    python benchmarks/tsdae_ablation.py report --work-dir W --output ablation.md
+    python benchmarks/tsdae_ablation.py run --work-dir runs/tsdae/ablation \
+        --model ../shared/models/paraphrase-MiniLM-L3-v2 --steps 10000
+    python benchmarks/tsdae_ablation.py report --work-dir runs/tsdae/ablation --table tsdae-ablation.md
 
 The corpus (distinct TURL train tweets minus near-duplicates of the TwitterPara test sentences), the run
 layout (W/runs/START/twitterpara/NAME/result.json), resuming, `--dry-run` and the failure handling are
@@ -18,27 +19,16 @@ those of tsdae_domain.py, which this script shares; W can be the same work direc
 
 from __future__ import annotations
 
-import logging
 import statistics
 import sys
 from collections.abc import Sequence
-from datetime import datetime, timezone
 from pathlib import Path
 
-from tsdae_domain import (
-    DOMAIN_TASKS,
-    Run,
-    Start,
-    cell,
-    check_choices,
-    command_line,
-    common_train_options,
-    load_results,
-    parse_list,
-    run_all,
-    settings_from,
-    write_report,
-)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from experiments import configure_logging, markdown_of, parse_floats, parse_names, write_report
+from tsdae_domain import (DOMAIN_TASKS, RUNS, Run, Start, cell, check_choices, check_starts, command_line,
+                          common_train_options, load_results, report_written, run_all)
 
 DOMAIN = "twitterpara"
 TASK = DOMAIN_TASKS[DOMAIN]
@@ -101,15 +91,14 @@ def in_group(group: str, config: dict) -> bool:
     return all(config[key] == value for key, value in fixed.items())
 
 
-def ablation_report(work_dir: Path) -> str:
+def ablation_section(work_dir: Path) -> list[str]:
     results = load_results(work_dir, "tsdae_ablation")
     if not results:
-        raise SystemExit(f"no results of tsdae_ablation.py under {work_dir / 'runs'}")
-    lines = ["# TSDAE ablations on TwitterPara", "",
-             (f"Work directory `{work_dir}`; {len(results)} finished runs; report written "
-              f"{datetime.now(timezone.utc).isoformat(timespec='minutes')}. Cells: average precision (×100) of "
-              "cosine similarity against the paraphrase labels, mean ± sample standard deviation over seeds "
-              "(number of seeds). Defaults: delete, ratio 0.6, CLS pooling, tied."), ""]
+        raise SystemExit(f"no results of tsdae_ablation.py under {work_dir / RUNS}")
+    lines = [(f"Work directory `{work_dir}`; {len(results)} finished runs; report written {report_written()}. "
+              "Cells: average precision (×100) of cosine similarity against the paraphrase labels, mean ± sample "
+              "standard deviation over seeds (number of seeds). Defaults: delete, ratio 0.6, CLS pooling, tied."),
+             ""]
     for start in dict.fromkeys(r["run"]["start"] for r in results):
         mine = [r for r in results if r["run"]["start"] == start]
         unadapted = [r for r in mine if r["run"]["kind"] == "unadapted"]
@@ -127,7 +116,7 @@ def ablation_report(work_dir: Path) -> str:
                         lines += group_table(GROUP_TITLES[group].format(ratio=ratio), "noise", at_ratio, unadapted)
                 elif len({str(r["run"]["ablation"][GROUP_FACTOR[group]]) for r in members}) > 1:
                     lines += group_table(GROUP_TITLES[group], GROUP_FACTOR[group], members, unadapted)
-    return "\n".join(lines) + "\n"
+    return lines + [""]
 
 
 def group_table(title: str, factor: str, members: list[dict], unadapted: list[dict]) -> list[str]:
@@ -149,7 +138,7 @@ def group_table(title: str, factor: str, members: list[dict], unadapted: list[di
     for name, results in rows:
         metrics = [[r["evaluation"]["tasks"][TASK]["metrics"][key] for r in results] for key, _ in COLUMNS]
         lines.append("| " + " | ".join([name, *(cell(values) for values in metrics)]) + " |")
-    means = {name: statistics.mean(r["scores"][TASK] for r in results) for name, results in by_value.items()}
+    means = {name: statistics.fmean(r["scores"][TASK] for r in results) for name, results in by_value.items()}
     if means:
         lines += ["", f"Best by mean AP: {max(means, key=means.get)}."]
     return lines + [""]
@@ -157,28 +146,26 @@ def group_table(title: str, factor: str, members: list[dict], unadapted: list[di
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser, run = command_line(__doc__, "write the Markdown tables of the finished runs")
-    run.add_argument("--groups", type=parse_list, default=list(GROUPS), help=f"from {','.join(GROUPS)}")
-    run.add_argument("--noise-types", type=parse_list, default=list(NOISE_TYPES))
+    run.add_argument("--groups", type=parse_names, default=GROUPS, help=f"from {','.join(GROUPS)}")
+    run.add_argument("--noise-types", type=parse_names, default=NOISE_TYPES)
     run.add_argument("--noise-type-ratio", type=float, default=0.3, help="the ratio the noise types are compared at")
-    run.add_argument("--ratios", type=lambda t: parse_list(t, float), default=list(RATIOS),
-                     help="deletion ratios (default 0.1,...,0.9)")
-    run.add_argument("--poolings", type=parse_list, default=list(POOLINGS))
+    run.add_argument("--ratios", type=parse_floats, default=RATIOS, help="deletion ratios (default 0.1,...,0.9)")
+    run.add_argument("--poolings", type=parse_names, default=POOLINGS)
     run.add_argument("--no-baselines", action="store_true", help="skip the unadapted model")
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-
+    configure_logging()
     if args.command == "report":
-        write_report(ablation_report(args.work_dir.resolve()), args.output)
-        return 0
+        return write_report(args, markdown_of("TSDAE ablations on TwitterPara", ablation_section), marker=RUNS)
     check_choices(parser, ("--groups", args.groups, GROUPS), ("--noise-types", args.noise_types, NOISE_TYPES),
                   ("--poolings", args.poolings, POOLINGS))
+    check_starts(parser, args.model)
     if not all(0 < r <= 1 for r in [*args.ratios, args.noise_type_ratio]):
         parser.error("noise ratios must lie in (0, 1]")
     configurations = list({configuration_name(c): c for group in args.groups for c in group_configurations(
         group, args.noise_types, args.noise_type_ratio, args.ratios, args.poolings)}.values())
     runs = ablation_runs(args.model, configurations, args.seeds, args.steps, args.batch_size, args.max_seq_length,
                          baselines=not args.no_baselines)
-    return 1 if run_all(runs, settings_from(args), args.dry_run) else 0
+    return run_all(runs, args)
 
 
 if __name__ == "__main__":

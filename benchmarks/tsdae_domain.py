@@ -1,12 +1,12 @@
-"""The TSDAE paper's domain experiments (issue 5, Must-show 1 and 2): adapt a start model to a domain
-with TSDAE, MLM, SimCSE, CT and BERT-flow under one step budget, and evaluate every result, the
-unadapted model and BM25 on the domain task and on STS-B test (STSBenchmark-raw).
+"""The TSDAE paper's domain experiments: adapt a start model to a domain with TSDAE, MLM, SimCSE, CT
+and BERT-flow under one step budget, and evaluate every result, the unadapted model and BM25 on the
+domain task and on STS-B test (STSBenchmark-raw).
 
-    python benchmarks/tsdae_domain.py run --work-dir W --model ../shared/models/paraphrase-MiniLM-L3-v2 \\
-        --steps 10000                                  # both domains, five methods, seeds 0,1,2
-    python benchmarks/tsdae_domain.py run --work-dir W --model /work/runs/pretrain/bert-small \\
-        --model random:/work/runs/pretrain/bert-small --methods tsdae --steps 10000
-    python benchmarks/tsdae_domain.py report --work-dir W --output results.md
+    python benchmarks/tsdae_domain.py run --work-dir runs/tsdae/domain \\
+        --model ../shared/models/paraphrase-MiniLM-L3-v2 --steps 10000    # both domains, five methods, seeds 0,1,2
+    python benchmarks/tsdae_domain.py run --work-dir runs/tsdae/domain-random \\
+        --model random:../shared/models/paraphrase-MiniLM-L3-v2 --methods tsdae --steps 10000
+    python benchmarks/tsdae_domain.py report --work-dir runs/tsdae/domain --table tsdae-domain.md
 
 Domains (unlabelled text from `sentforge.data.domain_corpora`, written once to W/corpora/):
 - `twitterpara`: the distinct TURL train tweets, scored with TwitterPara (mean AP of PIT-2015 test and
@@ -16,10 +16,11 @@ Domains (unlabelled text from `sentforge.data.domain_corpora`, written once to W
 `--model random:SPEC` starts from SPEC's architecture and tokenizer with random weights (one random
 initialisation per seed; the paper's "Scratch" row). Training runs `sentforge train METHOD` in a
 subprocess (each method's paper defaults, `--no-split`: one tweet or question per example); evaluation
-runs in this process. Every run has its own directory W/runs/START/DOMAIN/NAME with `result.json`
-written last: a rerun skips finished runs, resumes an interrupted training from its last checkpoint
-(`--resume`), and evaluates a trained model that has no result yet. Failed runs are listed at the end
-(exit status 1); the others go on.
+runs in this process. The runs follow benchmarks/experiments.py: each has its own directory
+W/runs/START/DOMAIN/NAME with `result.json` written last; a rerun skips finished runs, resumes an
+interrupted training from its last checkpoint (`--resume`), and evaluates a trained model that has no
+result yet; a failed run is listed at the end (exit status 1) and the others go on. The run names
+carry the step budget and the shared overrides, so one work directory may hold several budgets.
 """
 
 from __future__ import annotations
@@ -28,12 +29,10 @@ import argparse
 import json
 import logging
 import os
-import shutil
 import statistics
-import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -41,23 +40,20 @@ from typing import Any
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from experiments import (DATA, RESULT_FILE, configure_logging, driver_parser, evaluate_model, format_mean_std,
+                         keep_training_record, markdown_of, parse_ints, parse_names, read_results, run_pending,
+                         run_sentforge, scores_of, shown_path, write_report)
 
 logger = logging.getLogger("tsdae_domain")
 
-DATA_DIR = Path(__file__).resolve().parents[2] / "shared" / "data"
 METHODS = ("tsdae", "mlm", "simcse", "ct", "bertflow")
 DOMAINS = ("twitterpara", "qatarliving")
 DOMAIN_TASKS = {"twitterpara": "TwitterPara", "qatarliving": "QatarLivingCQA"}
 STS_TASK = "STSBenchmark-raw"
-RESULT = "result.json"
 RANDOM_PREFIX = "random:"
-
-
-def parse_list(text: str, kind: Callable[[str], Any] = str) -> list:
-    try:
-        return [kind(part.strip()) for part in text.split(",") if part.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a comma-separated list, got {text!r}") from None
+RUNS = "runs"  # W/runs/START/DOMAIN/NAME
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -74,9 +70,7 @@ class Start:
     @classmethod
     def parse(cls, text: str) -> Start:
         random = text.startswith(RANDOM_PREFIX)
-        spec = text[len(RANDOM_PREFIX):] if random else text
-        path = Path(spec).expanduser()
-        return cls(str(path.resolve()) if path.exists() else spec, random)
+        return cls(text[len(RANDOM_PREFIX):] if random else text, random)
 
     @property
     def label(self) -> str:
@@ -131,13 +125,14 @@ class Run:
     train_options: list[str] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)
 
-    def directory(self, work_dir: Path) -> Path:
-        return work_dir / "runs" / (self.start.label if self.start else "bm25") / self.domain / self.name
+    @property
+    def directory(self) -> str:
+        """The run's directory relative to the work directory."""
+        return f"{RUNS}/{self.start.label if self.start else 'bm25'}/{self.domain}/{self.name}"
 
-    def train_command(self, start_path: str, corpus: Path, output: Path) -> list[str]:
-        return [sys.executable, "-m", "sentforge", "train", self.method, "--model", start_path,
-                "--corpus", str(corpus), "--no-split", "--steps", str(self.steps), "--seed", str(self.seed),
-                "--output", str(output), *self.train_options]
+    def train_arguments(self, start_path: str, corpus: Path, output: Path) -> list[str]:
+        return ["train", self.method, "--model", start_path, "--corpus", str(corpus), "--no-split",
+                "--steps", str(self.steps), "--seed", str(self.seed), "--output", str(output), *self.train_options]
 
     def describe(self) -> dict[str, Any]:
         kind = "bm25" if self.start is None else ("unadapted" if self.method is None else self.method)
@@ -146,16 +141,6 @@ class Run:
                 "random_init": bool(self.start and self.start.random), "domain": self.domain, "kind": kind,
                 "name": self.name, "seed": self.seed, "steps": self.steps, "train_options": self.train_options,
                 **self.meta}
-
-
-@dataclass
-class Settings:
-    work_dir: Path
-    data_dir: Path
-    device: str | None
-    eval_batch_size: int
-    checkpoint_every: int
-    discard_models: bool
 
 
 def setting_label(steps: int, batch_size: int | None, pooling: str | None) -> str:
@@ -172,104 +157,67 @@ def common_train_options(batch_size: int | None, max_seq_length: int | None) -> 
     return options
 
 
-def train(run: Run, run_dir: Path, settings: Settings) -> tuple[Path, dict[str, Any], float | None]:
-    """Train (or resume, or reuse) the run's model; return its directory, its train.json and the seconds."""
+def train(run: Run, run_dir: Path, args: argparse.Namespace) -> tuple[Path, float | None]:
+    """Train (or resume, or reuse) the run's model; return its directory and the training seconds."""
     output = run_dir / "model"
-    summary = output / "train.json"
-    if summary.exists():
-        return output, json.loads(summary.read_text(encoding="utf-8")), None
-    corpus = corpus_file(settings.work_dir, run.domain, settings.data_dir)
-    command = run.train_command(run.start.path(settings.work_dir, run.seed), corpus, output)
-    if settings.device:
-        command += ["--device", settings.device]
-    if settings.checkpoint_every < run.steps:
-        command += ["--checkpoint-every", str(settings.checkpoint_every)]
+    if (output / "train.json").exists():
+        return output, None
+    corpus = corpus_file(args.work_dir, run.domain, args.data_dir)
+    arguments = run.train_arguments(run.start.path(args.work_dir, run.seed), corpus, output)
+    if args.device:
+        arguments += ["--device", args.device]
+    if args.checkpoint_every < run.steps:
+        arguments += ["--checkpoint-every", str(args.checkpoint_every)]
     if (output / "training").is_dir():
-        command.append("--resume")
+        arguments.append("--resume")
     elif output.exists():
-        command.append("--overwrite")
-    run_dir.mkdir(parents=True, exist_ok=True)
-    log_path = run_dir / "train.log"
-    logger.info("training %s: %s", run_dir, " ".join(command))
+        arguments.append("--overwrite")
     started = time.perf_counter()
-    with open(log_path, "a", encoding="utf-8") as log:
-        log.write(f"# {datetime.now(timezone.utc).isoformat(timespec='seconds')} {' '.join(command)}\n")
-        log.flush()
-        env = {**os.environ, "TQDM_MININTERVAL": "30"}  # a readable log, not a bar redrawn ten times a second
-        completed = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, env=env, check=False)
-    seconds = time.perf_counter() - started
-    if completed.returncode != 0:
-        text = log_path.read_text(encoding="utf-8", errors="replace").replace("\r", "\n")
-        tail = [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("# ")][-3:]
-        raise RuntimeError(f"sentforge train exited with {completed.returncode} (log {log_path}): "
-                           + " | ".join(tail))
-    return output, json.loads(summary.read_text(encoding="utf-8")), seconds
+    run_sentforge(arguments, run_dir / "train.log")
+    return output, time.perf_counter() - started
 
 
-def execute(run: Run, settings: Settings) -> None:
-    from sentforge.evaluation.runner import evaluate
+def execute(run: Run, args: argparse.Namespace) -> dict[str, Any]:
     from sentforge.io import save_json
 
-    run_dir = run.directory(settings.work_dir)
+    run_dir = args.work_dir / run.directory
+    run_dir.mkdir(parents=True, exist_ok=True)
     trained, train_seconds = None, None
     if run.start is None:
         model = "bm25"
     elif run.method is None:
-        model = run.start.path(settings.work_dir, run.seed or 0)
+        model = run.start.path(args.work_dir, run.seed or 0)
     else:
-        model_dir, trained, train_seconds = train(run, run_dir, settings)
+        model_dir, train_seconds = train(run, run_dir, args)
         model = str(model_dir)
     started = time.perf_counter()
-    report = evaluate(model, tasks=run.tasks, data_dir=settings.data_dir, batch_size=settings.eval_batch_size,
-                      strict=True, device=settings.device, show_progress=False)
+    report = evaluate_model(model, run.tasks, run_dir / "eval.json", args.data_dir, args.eval_batch_size,
+                            args.device, strict=True)
     eval_seconds = time.perf_counter() - started
-    run_dir.mkdir(parents=True, exist_ok=True)
-    save_json(run_dir / RESULT, {
-        "run": run.describe(), "model": model, "train": trained, "train_seconds": train_seconds,
-        "eval_seconds": round(eval_seconds, 1),
-        "scores": {name: entry["main_score"] for name, entry in report["tasks"].items()},
-        "evaluation": report})
-    if trained is not None:
-        _tidy(run_dir, settings.discard_models)
-    logger.info("%s: %s", run_dir, ", ".join(f"{name} {entry['main_score']:.2f}"
-                                            for name, entry in report["tasks"].items()))
+    if run.method is not None:
+        trained = keep_training_record(Path(model), run_dir, args.keep_models)
+    result = {"run": run.describe(), "model": model, "train": trained, "train_seconds": train_seconds,
+              "eval_seconds": round(eval_seconds, 1), "scores": scores_of(report), "evaluation": report}
+    save_json(run_dir / RESULT_FILE, result)
+    return result
 
 
-def _tidy(run_dir: Path, discard_model: bool) -> None:
-    """Drop the training checkpoints (the final model is saved beside them); with `discard_model`, keep
-    only train.json and the training metrics of the model."""
-    model = run_dir / "model"
-    shutil.rmtree(model / "training" / "checkpoints", ignore_errors=True)
-    if discard_model:
-        for name, source in (("train.json", model / "train.json"),
-                             ("metrics.jsonl", model / "training" / "metrics.jsonl")):
-            if source.exists():
-                shutil.copy2(source, run_dir / name)
-        shutil.rmtree(model)
-
-
-def run_all(runs: Sequence[Run], settings: Settings, dry_run: bool) -> int:
-    """Run what has no result yet; return the number of failures."""
-    from tqdm.auto import tqdm
-
-    pending = [run for run in runs if not (run.directory(settings.work_dir) / RESULT).exists()]
+def run_all(runs: Sequence[Run], args: argparse.Namespace) -> int:
+    """Run what has no result yet (with --dry-run, list it); return the exit code."""
+    pending = [run for run in runs if not (args.work_dir / run.directory / RESULT_FILE).exists()]
     logger.info("%d runs planned, %d already done, %d to run", len(runs), len(runs) - len(pending), len(pending))
-    if dry_run:
+    if args.dry_run:
         for run in pending:
-            what = "evaluate" if run.method is None else " ".join(run.train_command(
-                "START", Path("CORPUS"), run.directory(settings.work_dir) / "model")[2:])
-            print(f"{run.directory(settings.work_dir)}: {what}")
+            what = "evaluate" if run.method is None else "sentforge " + " ".join(
+                run.train_arguments("START", Path("CORPUS"), args.work_dir / run.directory / "model"))
+            print(f"{args.work_dir / run.directory}: {what}")
         return 0
-    failures = []
-    for run in tqdm(pending, desc="runs", unit="run"):
-        try:
-            execute(run, settings)
-        except Exception as err:  # noqa: BLE001 - one failed run must not stop a sweep of hours; listed below
-            logger.error("%s failed: %s", run.directory(settings.work_dir), err)
-            failures.append((run, err))
-    for run, err in failures:
-        print(f"FAILED {run.directory(settings.work_dir)}: {err}", file=sys.stderr)
-    return len(failures)
+
+    def describe(result: dict[str, Any]) -> str:
+        return ", ".join(f"{name} {score:.2f}" for name, score in result["scores"].items())
+
+    return run_pending(args.work_dir, [run.directory for run in runs], lambda index: execute(runs[index], args),
+                       describe)
 
 
 def domain_runs(starts: Sequence[Start], domains: Sequence[str], methods: Sequence[str], seeds: Sequence[int],
@@ -301,21 +249,12 @@ def domain_runs(starts: Sequence[Start], domains: Sequence[str], methods: Sequen
 # ---------------------------------------------------------------------------------------------------------
 
 def load_results(work_dir: Path, driver: str) -> list[dict[str, Any]]:
-    results = []
-    for path in sorted((work_dir / "runs").glob(f"*/*/*/{RESULT}")):
-        result = json.loads(path.read_text(encoding="utf-8"))
-        if result["run"]["driver"] == driver:
-            results.append(result)
-    return results
+    return [r for r in read_results(work_dir, f"{RUNS}/*/*/*") if r["run"]["driver"] == driver]
 
 
 def cell(values: Sequence[float]) -> str:
     """mean ± sample standard deviation (number of seeds); one value alone has no spread."""
-    if not values:
-        return "—"
-    if len(values) == 1:
-        return f"{values[0]:.2f} (1)"
-    return f"{statistics.mean(values):.2f} ± {statistics.stdev(values):.2f} ({len(values)})"
+    return format_mean_std(values, count=True, empty="—")
 
 
 def scores(results: Sequence[dict[str, Any]], task: str) -> list[float]:
@@ -323,23 +262,25 @@ def scores(results: Sequence[dict[str, Any]], task: str) -> list[float]:
 
 
 def best(rows: dict[str, list[dict[str, Any]]], task: str, candidates: Sequence[str]) -> str | None:
-    means = {kind: statistics.mean(scores(rows[kind], task)) for kind in candidates
+    means = {kind: statistics.fmean(scores(rows[kind], task)) for kind in candidates
              if kind in rows and scores(rows[kind], task)}
     return max(means, key=means.get) if means else None
 
 
-def domain_report(work_dir: Path) -> str:
+def report_written() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="minutes")
+
+
+def domain_section(work_dir: Path) -> list[str]:
     results = load_results(work_dir, "tsdae_domain")
     if not results:
-        raise SystemExit(f"no results of tsdae_domain.py under {work_dir / 'runs'}")
+        raise SystemExit(f"no results of tsdae_domain.py under {work_dir / RUNS}")
     starts = list(dict.fromkeys(r["run"]["start"] for r in results if r["run"]["kind"] != "bm25"))
     domains = [d for d in DOMAINS if any(r["run"]["domain"] == d for r in results)]
-    lines = ["# TSDAE domain experiments", "",
-             (f"Work directory `{work_dir}`; {len(results)} finished runs; report written "
-              f"{datetime.now(timezone.utc).isoformat(timespec='minutes')}. Cells: mean ± sample standard "
-              "deviation over seeds (number of seeds). Domain scores: TwitterPara mean AP of PIT-2015 and TURL "
-              "test (×100); QatarLivingCQA MAP (×100). STS-B: STSBenchmark-raw test Spearman (×100) of the model "
-              "adapted on that domain. BM25 has no STS score."), ""]
+    lines = [(f"Work directory `{work_dir}`; {len(results)} finished runs; report written {report_written()}. "
+              "Cells: mean ± sample standard deviation over seeds (number of seeds). Domain scores: TwitterPara "
+              "mean AP of PIT-2015 and TURL test (×100); QatarLivingCQA MAP (×100). STS-B: STSBenchmark-raw test "
+              "Spearman (×100) of the model adapted on that domain. BM25 has no STS score."), ""]
     for domain in domains:
         corpus = work_dir / "corpora" / f"{domain}.json"
         if corpus.exists():
@@ -350,7 +291,7 @@ def domain_report(work_dir: Path) -> str:
         mine = [r for r in results if r["run"]["start"] == start]
         settings = sorted({r["run"]["setting"] for r in mine if r["run"].get("setting")}) or [None]
         for setting in settings:
-            spec = mine[0]["run"]["start_spec"]
+            spec = shown_path(mine[0]["run"]["start_spec"])
             origin = ("random weights in the architecture of " if mine[0]["run"]["random_init"] else "")
             origin += f"`{spec}`"
             lines += ["", f"## {start}" + (f", {setting}" if setting else ""), "", f"Start: {origin}.", ""]
@@ -378,57 +319,26 @@ def domain_report(work_dir: Path) -> str:
                 if task_best is not None:
                     lines += ["", (f"Best adapted method by mean, {domain}: {DOMAIN_TASKS[domain]} {task_best}; "
                                    f"STS-B {sts_best}.")]
-    return "\n".join(lines) + "\n"
-
-
-def write_report(text: str, output: Path) -> None:
-    from sentforge.io import atomic_file
-
-    output.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_file(output, "w") as handle:
-        handle.write(text)
-    print(f"wrote {output}")
+    return lines + ["", ""]  # two blank lines before the next work directory
 
 
 # ---------------------------------------------------------------------------------------------------------
 # Command line
 # ---------------------------------------------------------------------------------------------------------
 
-def add_common_run_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--work-dir", type=Path, required=True, help="runs, corpora and random starts go here")
-    parser.add_argument("--data-dir", type=Path, default=DATA_DIR, help="the data root (default ../shared/data)")
-    parser.add_argument("--steps", type=int, required=True, help="optimizer steps per training run")
-    parser.add_argument("--seeds", type=lambda t: parse_list(t, int), default=[0, 1, 2])
-    parser.add_argument("--batch-size", type=int, help="one batch size for every method (default: each method's)")
-    parser.add_argument("--max-seq-length", type=int, help="truncate training texts to this many tokens")
-    parser.add_argument("--device", help="training and evaluation device (default: cuda when available)")
-    parser.add_argument("--eval-batch-size", type=int, default=64)
-    parser.add_argument("--checkpoint-every", type=int, default=1000,
-                        help="checkpoint interval, for resuming an interrupted run (removed when it finishes)")
-    parser.add_argument("--discard-models", action="store_true",
-                        help="delete each trained model once evaluated (keeps train.json and metrics.jsonl)")
-    parser.add_argument("--dry-run", action="store_true", help="list the pending runs and stop")
-
-
 def command_line(description: str, report_help: str) -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
-    """A driver's parser: `run` (returned, for the driver's own options) with the common options and
-    --model, and `report` (--work-dir, --output)."""
-    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
-    commands = parser.add_subparsers(dest="command", required=True)
-    run = commands.add_parser("run", help="train and evaluate what has no result yet")
-    add_common_run_options(run)
-    run.add_argument("--model", action="append", required=True, type=Start.parse,
-                     help="start model spec; random:SPEC for SPEC's architecture with random weights (repeatable)")
-    report = commands.add_parser("report", help=report_help)
-    report.add_argument("--work-dir", type=Path, required=True)
-    report.add_argument("--output", type=Path, required=True)
+    """The experiments.py driver parser with the options both TSDAE drivers' `run` shares."""
+    parser, run = driver_parser(description, report_help, plot=False, model_type=Start.parse, several_models=True,
+                                model_help="start model spec; random:SPEC for SPEC's architecture with random weights")
+    run.add_argument("--data-dir", type=Path, default=DATA, help="the data root (default ../shared/data)")
+    run.add_argument("--steps", type=int, required=True, help="optimizer steps per training run")
+    run.add_argument("--seeds", type=parse_ints, default=(0, 1, 2))
+    run.add_argument("--batch-size", type=int, help="one batch size for every method (default: each method's)")
+    run.add_argument("--max-seq-length", type=int, help="truncate training texts to this many tokens")
+    run.add_argument("--checkpoint-every", type=int, default=1000,
+                     help="checkpoint interval, for resuming an interrupted run (removed when it finishes)")
+    run.add_argument("--dry-run", action="store_true", help="list the pending runs and stop")
     return parser, run
-
-
-def settings_from(args: argparse.Namespace) -> Settings:
-    return Settings(args.work_dir.resolve(), args.data_dir.resolve(), args.device, args.eval_batch_size,
-                    args.checkpoint_every, args.discard_models)
-
 
 
 def check_choices(parser: argparse.ArgumentParser, *options: tuple[str, Sequence[str], Sequence[str]]) -> None:
@@ -437,25 +347,28 @@ def check_choices(parser: argparse.ArgumentParser, *options: tuple[str, Sequence
         if unknown := sorted(set(chosen) - set(allowed)):
             parser.error(f"{name}: unknown {', '.join(unknown)}; choose from {', '.join(allowed)}")
 
+
+def check_starts(parser: argparse.ArgumentParser, starts: Sequence[Start]) -> None:
+    labels = [start.label for start in starts]
+    if len(set(labels)) != len(labels):
+        parser.error(f"--model: two start models share a directory name ({', '.join(labels)})")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser, run = command_line(__doc__, "write the Markdown table of the finished runs")
-    run.add_argument("--domains", type=parse_list, default=list(DOMAINS), help=f"from {','.join(DOMAINS)}")
-    run.add_argument("--methods", type=parse_list, default=list(METHODS), help=f"from {','.join(METHODS)}")
+    run.add_argument("--domains", type=parse_names, default=DOMAINS, help=f"from {','.join(DOMAINS)}")
+    run.add_argument("--methods", type=parse_names, default=METHODS, help=f"from {','.join(METHODS)}")
     run.add_argument("--pooling", help="one pooling for every method (cls, mean, max, keep; default: each method's)")
     run.add_argument("--no-baselines", action="store_true", help="skip BM25 and the unadapted models")
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-
+    configure_logging()
     if args.command == "report":
-        write_report(domain_report(args.work_dir.resolve()), args.output)
-        return 0
+        return write_report(args, markdown_of("TSDAE domain experiments", domain_section), marker=RUNS)
     check_choices(parser, ("--domains", args.domains, DOMAINS), ("--methods", args.methods, METHODS))
-    labels = [start.label for start in args.model]
-    if len(set(labels)) != len(labels):
-        parser.error(f"--model: two start models share a directory name ({', '.join(labels)})")
+    check_starts(parser, args.model)
     runs = domain_runs(args.model, args.domains, args.methods, args.seeds, args.steps, args.batch_size,
                        args.pooling, args.max_seq_length, baselines=not args.no_baselines)
-    return 1 if run_all(runs, settings_from(args), args.dry_run) else 0
+    return run_all(runs, args)
 
 
 if __name__ == "__main__":

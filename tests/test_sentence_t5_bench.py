@@ -1,7 +1,8 @@
 """The Sentence-T5 experiment driver (benchmarks/sentence_t5.py) and the shared experiment plumbing
 (benchmarks/experiments.py): the run plan, the training command, the STS figure Sentence-T5 reports,
-the report's mean ± std tables and plot from fake results, resuming and failure handling, and one
-end-to-end `run` of a tiny random T5 on tiny data (raw and QA -> NLI, one training step per stage)."""
+the report's mean ± std tables and plot from fake results, resuming and failure handling, the TSDAE
+drivers' plan and report on that plumbing, and one end-to-end `run` of a tiny random T5 on tiny data
+(raw and QA -> NLI, one training step per stage)."""
 
 from __future__ import annotations
 
@@ -168,6 +169,67 @@ def test_keep_training_record(experiments, tmp_path):
         assert not model_dir.exists() and (run_dir / "train.json").exists()
         assert sorted(p.name for p in run_dir.glob("metrics*.jsonl")) == kept
         assert [json.loads((run_dir / name).read_text())["step"] for name in kept] == list(range(len(kept)))
+
+
+def test_keep_training_record_keeps_the_model_without_its_checkpoints(experiments, tmp_path):
+    model_dir, run_dir = tmp_path / "model", tmp_path
+    (model_dir / "training" / "checkpoints" / "step-2").mkdir(parents=True)
+    (model_dir / "training" / "metrics.jsonl").write_text('{"step": 2}\n')
+    (model_dir / "train.json").write_text('{"steps": 2}')
+    (model_dir / "model.safetensors").write_bytes(b"weights")
+    assert experiments.keep_training_record(model_dir, run_dir, keep_model=True) == {"steps": 2}
+    assert (model_dir / "model.safetensors").read_bytes() == b"weights"
+    assert not (model_dir / "training" / "checkpoints").exists() and (run_dir / "metrics.jsonl").exists()
+
+
+def test_report_helpers(experiments, tmp_path):
+    assert experiments.format_mean_std([]) == "–"
+    assert experiments.format_mean_std([], empty="—", count=True) == "—"
+    assert experiments.format_mean_std([71.276], count=True) == "71.28 (1)"
+    assert experiments.format_mean_std([1.0, 2.0, 4.0], count=True) == "2.33 ± 1.53 (3)"  # sample std
+    for name in ("runs/a/d/x", "runs/b/d/y", "top"):
+        (tmp_path / name).mkdir(parents=True)
+        (tmp_path / name / "result.json").write_text(json.dumps({"name": name}))
+    assert [r["name"] for r in experiments.read_results(tmp_path)] == ["top"]
+    assert [r["name"] for r in experiments.read_results(tmp_path, "runs/*/*/*")] == ["runs/a/d/x", "runs/b/d/y"]
+    assert experiments.shown_path("glove-6B-50d") == "glove-6B-50d"
+    assert experiments.shown_path(str(Path.cwd() / "models" / "m")) == str(Path("models") / "m")
+    markdown = experiments.markdown_of("Title", lambda work_dir: [f"section {work_dir.name}", "", ""])
+    assert markdown([Path("a"), Path("b")]) == "# Title\n\nsection a\n\n\nsection b\n"
+
+
+def test_tsdae_drivers_plan_and_report_on_the_shared_plumbing(monkeypatch, tmp_path, capsys):
+    import importlib
+
+    monkeypatch.syspath_prepend(str(REPO / "benchmarks"))
+    domain, ablation = importlib.import_module("tsdae_domain"), importlib.import_module("tsdae_ablation")
+    work = tmp_path / "w"
+    assert domain.main(["run", "--work-dir", str(work), "--model", "m", "--model", "random:m2", "--steps", "5",
+                        "--seeds", "0,1", "--domains", "twitterpara", "--methods", "tsdae", "--dry-run"]) == 0
+    pending = capsys.readouterr().out.splitlines()
+    assert [line.split(":")[0] for line in pending] == [str(work / "runs" / p) for p in (
+        "bm25/twitterpara/bm25", "m/twitterpara/unadapted", "m/twitterpara/tsdae-steps5-seed0",
+        "m/twitterpara/tsdae-steps5-seed1", "random-m2/twitterpara/unadapted-seed0",
+        "random-m2/twitterpara/unadapted-seed1", "random-m2/twitterpara/tsdae-steps5-seed0",
+        "random-m2/twitterpara/tsdae-steps5-seed1")]
+    assert "sentforge train tsdae --model START --corpus CORPUS --no-split --steps 5 --seed 1" in pending[3]
+    # fake results in the run layout: the report reads them back through experiments.read_results
+    for name, seed, ap in (("tsdae-steps5-seed0", 0, 60.0), ("tsdae-steps5-seed1", 1, 64.0)):
+        run = domain.Run("tsdae_domain", domain.Start.parse("m"), "twitterpara", name, ["TwitterPara"], seed=seed,
+                         method="tsdae", steps=5, meta={"setting": "steps5"})
+        (work / run.directory).mkdir(parents=True)
+        (work / run.directory / "result.json").write_text(json.dumps(
+            {"run": run.describe(), "scores": {"TwitterPara": ap, "STSBenchmark-raw": ap + 10}}))
+    table = tmp_path / "domain.md"
+    assert domain.main(["report", "--work-dir", str(work), "--table", str(table)]) == 0
+    text = table.read_text()
+    assert "| tsdae | 62.00 ± 2.83 (2) | 72.00 ± 2.83 (2) |" in text and "Start: `m`." in text
+    from sentforge.errors import OutputExistsError
+
+    with pytest.raises(OutputExistsError, match="already exists"):
+        domain.main(["report", "--work-dir", str(work), "--table", str(table)])
+    with pytest.raises(SystemExit, match="no results of tsdae_ablation.py"):
+        ablation.main(["report", "--work-dir", str(work)])
 
 
 # --- end to end: a tiny random T5 on tiny data --------------------------------------------------------
