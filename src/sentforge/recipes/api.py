@@ -22,7 +22,7 @@ from sentforge.recipes.data import SentenceReading, data_paths, read_examples
 from sentforge.recipes.options import checked
 from sentforge.recipes.registry import DATA_OPTIONS, BuildContext, Recipe, get_recipe
 from sentforge.recipes.run_dir import RunDirectory
-from sentforge.recipes.summary import run_summary
+from sentforge.recipes.summary import record_on_card, run_summary
 
 logger = logging.getLogger(__name__)
 
@@ -118,6 +118,7 @@ def run_recipe(method: str, model: str | os.PathLike | Any, data: Any, output: s
     summary = run_summary(recipe.name, spec, [str(p) for p in paths] or "in memory", len(plan.examples),
                           result.steps, result.losses[-1] if result.losses else None, config.to_json(),
                           dataclasses.asdict(options), **extra)
+    record_on_card(trained.card, summary)
     run.finish(trained.save, summary)
     return trained, summary
 

@@ -39,7 +39,7 @@ from sentforge.modules import Normalize, Pooling, Projection, T5EncoderDecoder, 
 from sentforge.modules.backbone import T5_FAMILY
 from sentforge.objectives.contrastive import ContrastiveLoss
 from sentforge.recipes.run_dir import TRAINING_DIR, RunDirectory
-from sentforge.recipes.summary import run_summary
+from sentforge.recipes.summary import record_on_card, run_summary
 from sentforge.training import distributed
 from sentforge.training.trainer import Trainer, TrainerState, TrainingConfig
 
@@ -322,5 +322,6 @@ def train_sentence_t5(model: str | os.PathLike, data: Mapping[str, Sequence[Any]
         {"temperature": config.temperature, "symmetric": config.symmetric},
         pooling=variant_of(encoder), dim=encoder.dim, t5=is_t5(encoder), temperature=config.temperature,
         symmetric=config.symmetric, stages=[result.summary for result in results])
+    record_on_card(encoder.card, summary)
     run.finish(encoder.save, summary)
     return encoder, summary
