@@ -13,8 +13,9 @@ from scipy.stats import pearsonr, spearmanr
 from conftest import DATA, needs
 from sentforge.errors import InputFileError, ModelNotFoundError
 from sentforge.evaluation import registered_tasks
-from sentforge.evaluation.geometry import AlignmentUniformityTask, alignment, uniformity
-from sentforge.evaluation.sts import STS_YEARS, read_semeval_sts, read_sick, read_stsbenchmark, sts_scores
+from sentforge.evaluation.readers.sts import read_semeval_sts, read_sick, read_stsbenchmark
+from sentforge.evaluation.tasks.geometry import AlignmentUniformityTask, alignment, uniformity
+from sentforge.evaluation.tasks.sts import STS_YEARS, sts_scores
 from sentforge.external import CallableEncoder
 
 STS_DIR = "senteval/downstream/STS"

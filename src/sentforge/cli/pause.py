@@ -17,7 +17,7 @@ from typing import Annotated
 import typer
 
 from sentforge.cli import train as train_cli
-from sentforge.cli.app import DeviceOpt, ModelOpt, OverwriteOpt, SeedOpt, load_model
+from sentforge.cli.app import DeviceOpt, ModelOpt, OverwriteOpt, SeedOpt
 from sentforge.errors import ConfigError
 
 logger = logging.getLogger("sentforge.cli")
@@ -71,6 +71,7 @@ def pause(
     from sentforge.data.samplers import ProportionalBatches
     from sentforge.encoder import Encoder
     from sentforge.io import check_output_dir, save_json
+    from sentforge.loading import load
     from sentforge.objectives.pause import END_LR, PAUSE, TRAINING_DEFAULTS
     from sentforge.seed import set_seed
     from sentforge.training.trainer import Trainer, TrainingConfig
@@ -93,7 +94,7 @@ def pause(
         shutil.rmtree(output)
     set_seed(seed)
 
-    encoder = load_model(model, device)
+    encoder = load(model, device)
     if not isinstance(encoder, Encoder):
         raise ConfigError(f"--model {model}: {type(encoder).__name__} is not trainable")
     encoder = train_cli.with_pooling(encoder, "mean")  # the paper's pooling

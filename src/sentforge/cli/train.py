@@ -27,7 +27,7 @@ from typing import Annotated, Any
 
 import typer
 
-from sentforge.cli.app import DeviceOpt, ModelOpt, OverwriteOpt, SeedOpt, app, load_model
+from sentforge.cli.app import DeviceOpt, ModelOpt, OverwriteOpt, SeedOpt, app
 from sentforge.errors import ConfigError, InputFileError
 
 logger = logging.getLogger("sentforge.cli")
@@ -205,6 +205,7 @@ def train(
 
     from sentforge.encoder import Encoder
     from sentforge.io import check_output_dir, save_json
+    from sentforge.loading import load
     from sentforge.seed import set_seed
     from sentforge.training import distributed
     from sentforge.training.trainer import Trainer, TrainingConfig
@@ -227,7 +228,7 @@ def train(
     set_seed(seed)
 
     data = _training_data(name, corpus, field, split, min_words, max_words)
-    encoder = load_model(model, device)
+    encoder = load(model, device)
     if not isinstance(encoder, Encoder):
         raise ConfigError(f"--model {model}: {type(encoder).__name__} is not trainable; give a Hugging Face "
                           "or sentence-transformers model")

@@ -16,9 +16,7 @@ main metric is the mean of the two APs (USEB's `ap_twitter_avg`). Texts are stri
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -27,86 +25,9 @@ import numpy as np
 from scipy.stats import spearmanr
 from sklearn.metrics import average_precision_score
 
-from sentforge.errors import InputFileError
-from sentforge.evaluation.reranking import is_lexical, unit_embeddings
-from sentforge.evaluation.sts import read_lines
+from sentforge.evaluation.readers.useb import DEBATABLE, LabelledPairs, read_pit2015_test, read_twitter_url_corpus
+from sentforge.evaluation.similarity import is_lexical, unit_embeddings
 from sentforge.evaluation.task import Task, TaskMetadata, register_task
-
-DEBATABLE = -1
-
-
-@dataclass(frozen=True)
-class LabelledPairs:
-    """Sentence pairs with a binary label (1 paraphrase, 0 not, -1 debatable) and a graded gold score."""
-
-    name: str
-    sentences1: list[str]
-    sentences2: list[str]
-    labels: np.ndarray
-    gold: np.ndarray
-
-    def __len__(self) -> int:
-        return len(self.labels)
-
-
-def _paraphrase_label(graded: int) -> int:
-    """USEB's mapping of a 0–5 expert label or a 0–6 vote count: above 3 yes, below 3 no, 3 debatable."""
-    return 1 if graded > 3 else 0 if graded < 3 else DEBATABLE
-
-
-PIT_LABEL_FILE_VALUES = {1: "true", 0: "false", DEBATABLE: "----"}
-
-
-def read_pit2015_test(data_path: Path, label_path: Path) -> LabelledPairs:
-    """PIT-2015 test: `test.data` rows with the expert label in the fifth column, checked against `test.label`."""
-    rows, label_lines = read_lines(data_path), read_lines(label_path)
-    if len(rows) != len(label_lines):
-        raise InputFileError(f"{data_path} has {len(rows)} lines but {label_path} has {len(label_lines)}; "
-                             "they must pair up line by line")
-    first, second, labels, gold = [], [], [], []
-    for line_no, (row, label_line) in enumerate(zip(rows, label_lines), 1):
-        fields = row.split("\t")
-        if len(fields) < 5:
-            raise InputFileError(f"{data_path}, line {line_no}: expected at least 5 tab-separated fields "
-                                 f"(topic id, topic, sentence 1, sentence 2, label), found {len(fields)}")
-        if fields[4].strip() not in ("0", "1", "2", "3", "4", "5"):
-            raise InputFileError(f"{data_path}, line {line_no}: expert label must be 0-5, not {fields[4]!r}")
-        graded = int(fields[4])
-        label = _paraphrase_label(graded)
-        binary = label_line.split("\t")[0].strip()
-        if binary != PIT_LABEL_FILE_VALUES[label]:
-            raise InputFileError(f"{label_path}, line {line_no}: says {binary!r} but label {graded} in "
-                                 f"{data_path} means {PIT_LABEL_FILE_VALUES[label]!r}")
-        first.append(fields[2].strip())
-        second.append(fields[3].strip())
-        labels.append(label)
-        gold.append(graded)
-    return LabelledPairs("pit", first, second, np.asarray(labels), np.asarray(gold, dtype=np.float64))
-
-
-VOTES = re.compile(r"\(\s*(\d+)\s*,\s*(\d+)\s*\)")
-
-
-def read_twitter_url_corpus(path: Path) -> LabelledPairs:
-    """Twitter URL corpus: `sentence1<TAB>sentence2<TAB>(n,6)<TAB>url`, n of 6 annotators saying paraphrase."""
-    first, second, labels, gold = [], [], [], []
-    for line_no, line in enumerate(read_lines(path), 1):
-        if not line.strip():
-            continue
-        fields = line.split("\t")
-        if len(fields) < 3:
-            raise InputFileError(f"{path}, line {line_no}: expected at least 3 tab-separated fields "
-                                 f"(sentence 1, sentence 2, (n,6) votes), found {len(fields)}")
-        votes = VOTES.fullmatch(fields[2].strip())
-        if votes is None or int(votes[1]) > int(votes[2]):
-            raise InputFileError(f"{path}, line {line_no}: votes must look like (n,6) with n <= 6, "
-                                 f"not {fields[2]!r}")
-        positive = int(votes[1])
-        first.append(fields[0].strip())
-        second.append(fields[1].strip())
-        labels.append(_paraphrase_label(positive))
-        gold.append(positive)
-    return LabelledPairs("turl", first, second, np.asarray(labels), np.asarray(gold, dtype=np.float64))
 
 
 def pair_scores(model: Any, pairs: LabelledPairs) -> np.ndarray:

@@ -13,141 +13,51 @@ Tasks, all on test sets (see docs/evaluation.md):
 
 Multi-subset tasks report each subset, SentEval's aggregates (`*_mean`: mean over subsets,
 `*_wmean`: weighted by pair count) and the "all" setting of SimCSE and Sentence-T5 (`*_all`: one
-correlation over the concatenated subsets).
+correlation over the concatenated subsets). A subset with fewer than two scored pairs, or whose gold
+scores are all equal, is an error naming its file: its correlation is undefined.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from functools import cached_property
-from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 from scipy.stats import pearsonr, spearmanr
 
 from sentforge.errors import InputFileError
+from sentforge.evaluation.readers.sts import (
+    SENTEVAL_SICK,
+    SENTEVAL_STS,
+    STSB_PROCESSED,
+    STSB_RAW,
+    STSPairs,
+    join_tokens,
+    keep_text,
+    read_semeval_sts,
+    read_sick,
+    read_stsbenchmark,
+)
+from sentforge.evaluation.similarity import pair_cosines
 from sentforge.evaluation.task import Task, TaskMetadata, register_task
 
-SENTEVAL_STS = "senteval/downstream/STS"
-SENTEVAL_SICK = "senteval/downstream/SICK"
 
-
-@dataclass(frozen=True)
-class STSPairs:
-    """Scored sentence pairs of one subset."""
-
-    name: str
-    sentences1: list[str]
-    sentences2: list[str]
-    scores: np.ndarray  # float64, one gold score per pair
-
-    def __len__(self) -> int:
-        return len(self.scores)
-
-
-def join_tokens(text: str) -> str:
-    """SentEval's view of a line: whitespace-split tokens joined by single spaces."""
-    return " ".join(text.split())
-
-
-def keep_text(text: str) -> str:
-    """Raw originals are encoded as written, without surrounding whitespace."""
-    return text.strip()
-
-
-def read_lines(path: Path) -> list[str]:
-    """UTF-8 lines without line endings. Only newlines separate lines (str.splitlines would also
-    break at rare Unicode separators inside a sentence; none occur in the distributed files, so
-    this reads them exactly as SentEval does)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputFileError(f"{path}: file not found") from None
-    except UnicodeDecodeError as err:
-        line = path.read_bytes()[:err.start].count(b"\n") + 1
-        raise InputFileError(f"{path}, line {line}: not valid UTF-8 ({err.reason})") from None
-    lines = text.split("\n")
-    if lines[-1] == "":
-        lines.pop()
-    return lines
-
-
-def parse_score(value: str, path: Path, line_no: int) -> float:
-    try:
-        score = float(value)
-    except ValueError:
-        raise InputFileError(f"{path}, line {line_no}: gold score {value!r} is not a number") from None
-    if not np.isfinite(score):
-        raise InputFileError(f"{path}, line {line_no}: gold score {value!r} is not a finite number")
-    return score
-
-
-def split_fields(line: str, path: Path, line_no: int, needed: int) -> list[str]:
-    fields = line.split("\t")
-    if len(fields) < needed:
-        raise InputFileError(f"{path}, line {line_no}: expected at least {needed} tab-separated fields, "
-                             f"found {len(fields)}")
-    return fields
-
-
-def read_semeval_sts(input_path: Path, gold_path: Path, name: str,
-                     normalize: Callable[[str], str] = join_tokens) -> STSPairs:
-    """SemEval STS format: `input` holds `sentence1<TAB>sentence2[<TAB>source notes…]` per line, `gold`
-    one score per line; an empty gold line marks a pair that was not scored, which is skipped."""
-    inputs, golds = read_lines(input_path), read_lines(gold_path)
-    if len(inputs) != len(golds):
-        raise InputFileError(f"{input_path} has {len(inputs)} lines but its gold file {gold_path} has "
-                             f"{len(golds)}; they must pair up line by line")
-    first, second, scores = [], [], []
-    for line_no, (line, gold) in enumerate(zip(inputs, golds), 1):
-        fields = split_fields(line, input_path, line_no, 2)
-        if not gold.strip():
-            continue
-        scores.append(parse_score(gold, gold_path, line_no))
-        first.append(normalize(fields[0]))
-        second.append(normalize(fields[1]))
-    return STSPairs(name, first, second, np.asarray(scores, dtype=np.float64))
-
-
-def read_stsbenchmark(path: Path, normalize: Callable[[str], str] = join_tokens) -> STSPairs:
-    """STS Benchmark CSV: tab-separated genre, file, years, id, score, sentence1, sentence2 [, sources];
-    no header and no quoting (quotes are part of the sentences)."""
-    first, second, scores = [], [], []
-    for line_no, line in enumerate(read_lines(path), 1):
-        fields = split_fields(line, path, line_no, 7)
-        scores.append(parse_score(fields[4], path, line_no))
-        first.append(normalize(fields[5]))
-        second.append(normalize(fields[6]))
-    return STSPairs(path.stem, first, second, np.asarray(scores, dtype=np.float64))
-
-
-def read_sick(path: Path, normalize: Callable[[str], str] = join_tokens) -> STSPairs:
-    """SICK: a header line, then tab-separated pair_ID, sentence_A, sentence_B, relatedness_score, …"""
-    lines = read_lines(path)
-    if not lines:
-        raise InputFileError(f"{path}: empty file; expected a header line and SICK pairs")
-    first, second, scores = [], [], []
-    for line_no, line in enumerate(lines[1:], 2):
-        fields = split_fields(line, path, line_no, 4)
-        scores.append(parse_score(fields[3], path, line_no))
-        first.append(normalize(fields[1]))
-        second.append(normalize(fields[2]))
-    return STSPairs(path.stem, first, second, np.asarray(scores, dtype=np.float64))
-
-
-def pair_cosines(encoder: Any, pairs: STSPairs) -> np.ndarray:
-    """Cosine similarity of each pair in float64; a zero vector scores 0 (SentEval's nan_to_num)."""
-    a = np.asarray(encoder.encode(pairs.sentences1), dtype=np.float64)
-    b = np.asarray(encoder.encode(pairs.sentences2), dtype=np.float64)
-    norms = np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1)
-    dots = np.einsum("ij,ij->i", a, b)
-    return np.divide(dots, norms, out=np.zeros_like(dots), where=norms > 0)
+def check_gold(pairs: STSPairs) -> STSPairs:
+    """`pairs` if a correlation with their gold scores is defined: at least two pairs, not all scored alike.
+    (Scoring such a file 0 would pull its family's mean down without a word.)"""
+    if len(pairs) < 2:
+        raise InputFileError(f"{pairs.source}: {len(pairs)} scored sentence pair(s); an STS correlation needs "
+                             "at least 2 (is the file empty or every gold line blank?)")
+    if np.ptp(pairs.scores) == 0:
+        raise InputFileError(f"{pairs.source}: all {len(pairs)} gold scores are {pairs.scores[0]:g}; a correlation "
+                             "with constant gold scores is undefined")
+    return pairs
 
 
 def correlations(system: np.ndarray, gold: np.ndarray) -> dict[str, float]:
-    """Pearson and Spearman ×100; 0 when undefined (constant scores), as SentEval reports NaN as 0."""
+    """Pearson and Spearman ×100; 0 when undefined (constant scores), as SentEval reports NaN as 0.
+    Tasks check the gold scores first (`check_gold`), so here only constant system scores give 0."""
     if len(gold) < 2 or np.ptp(system) == 0 or np.ptp(gold) == 0:
         return {"pearson": 0.0, "spearman": 0.0}
     return {"pearson": 100 * float(pearsonr(system, gold)[0]), "spearman": 100 * float(spearmanr(system, gold)[0])}
@@ -158,11 +68,12 @@ def sts_scores(encoder: Any, subsets: Sequence[STSPairs]) -> dict[str, float]:
     "all" correlation over the concatenation."""
     if len(subsets) == 1:
         (pairs,) = subsets
-        return {**correlations(pair_cosines(encoder, pairs), pairs.scores), "n": len(pairs)}
+        system = pair_cosines(encoder, pairs.sentences1, pairs.sentences2)
+        return {**correlations(system, pairs.scores), "n": len(pairs)}
     metrics: dict[str, float] = {}
     per_subset, system_all = [], []
     for pairs in subsets:
-        system = pair_cosines(encoder, pairs)
+        system = pair_cosines(encoder, pairs.sentences1, pairs.sentences2)
         system_all.append(system)
         result = correlations(system, pairs.scores)
         per_subset.append(result)
@@ -187,7 +98,7 @@ class STSTask(Task):
 
     @cached_property
     def subsets(self) -> list[STSPairs]:
-        return self.load()
+        return [check_gold(pairs) for pairs in self.load()]
 
     def texts(self) -> list[str]:
         return [text for pairs in self.subsets for text in (*pairs.sentences1, *pairs.sentences2)]
@@ -253,10 +164,6 @@ def _register_semeval_tasks() -> None:
 
 
 _register_semeval_tasks()
-
-
-STSB_PROCESSED = f"{SENTEVAL_STS}/STSBenchmark/sts-test.csv"
-STSB_RAW = f"{SENTEVAL_STS}/STSBenchmark/stsbenchmark/sts-test.csv"
 
 
 @register_task
