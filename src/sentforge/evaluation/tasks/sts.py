@@ -172,21 +172,20 @@ class STSBenchmarkTask(STSTask):
         name="STSBenchmark", family="sts", main_metric="spearman",
         description="STS Benchmark test (1,379 pairs), SentEval-processed file; cosine similarity",
         files=(STSB_PROCESSED,), reference="Cer et al. 2017; SentEval layout")
+    normalize: ClassVar[Callable[[str], str]] = staticmethod(join_tokens)
 
     def load(self) -> list[STSPairs]:
-        return [read_stsbenchmark(self.data_dir / STSB_PROCESSED, join_tokens)]
+        return [read_stsbenchmark(self.data_dir / self.metadata.files[0], self.normalize)]
 
 
 @register_task
-class STSBenchmarkRawTask(STSTask):
+class STSBenchmarkRawTask(STSBenchmarkTask):
     metadata = TaskMetadata(
         name="STSBenchmark-raw", family="sts", main_metric="spearman",
         description="STS Benchmark test (1,379 pairs), original file; cosine similarity",
         files=(STSB_RAW,), reference="Cer et al. 2017; the figures published for sentence-transformers models",
         extra={"variant_of": "STSBenchmark"})
-
-    def load(self) -> list[STSPairs]:
-        return [read_stsbenchmark(self.data_dir / STSB_RAW, keep_text)]
+    normalize = staticmethod(keep_text)
 
 
 @register_task
