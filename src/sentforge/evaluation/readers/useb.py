@@ -120,9 +120,6 @@ def read_wikiqa(split_dir: Path) -> list[RankingQuery]:
             for qid, (text, candidates, relevant) in grouped.items()]
 
 
-SCIDOCS_SUBSETS = ("cite", "cocite", "coread", "coview")
-
-
 def read_scidocs(path: Path, split: str = "test") -> dict[str, list[RankingQuery]]:
     """USEB's SciDocs `data.json`: `corpus` maps paper ids to records with a `title`; `<split>` maps each
     subset to `{query id: {paper id: relevance}}`. Papers without a title are left out (USEB), but a
