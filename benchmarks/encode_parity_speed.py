@@ -23,7 +23,7 @@ SHARED = Path(__file__).resolve().parents[2] / "shared"
 
 def spearman(vectors: np.ndarray, n: int, gold: np.ndarray) -> float:
     """STS-B Spearman x100 of the cosine similarity of rows i and n + i (vectors of both libraries)."""
-    from sentforge.evaluation.sts import correlations
+    from sentforge.evaluation.scoring import correlations
 
     a, b = vectors[:n], vectors[n:]
     cos = (a * b).sum(1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
@@ -36,7 +36,7 @@ def main() -> None:
     from sentence_transformers import SentenceTransformer
 
     import sentforge
-    from sentforge.evaluation.sts import STSB_RAW, read_stsbenchmark
+    from sentforge.evaluation.readers.sts import STSB_RAW, read_stsbenchmark
 
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rounds", type=int, default=5)

@@ -126,7 +126,7 @@ def corpus_embeddings(members, corpus: list[str], cache_dir: Path, batch_size: i
 def sts_tasks(data: Path):
     """STS12-16 and STS-B test (SentEval-processed files) as sentforge tasks, and the STS-B dev pairs that the
     hyper-parameters are chosen on."""
-    from sentforge.evaluation.sts import read_stsbenchmark
+    from sentforge.evaluation.readers.sts import read_stsbenchmark
     from sentforge.evaluation.task import registered_tasks
 
     registry = registered_tasks()
@@ -182,7 +182,7 @@ TEST_TASKS = ("STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark")
 
 def sts_results(encoder, tasks, dev) -> dict[str, dict[str, float]]:
     """Spearman and Pearson x100: mean over subsets for STS12-16, plain for STS-B test and dev."""
-    from sentforge.evaluation.sts import sts_scores
+    from sentforge.evaluation.scoring import sts_scores
 
     results = {}
     for name, task in tasks.items():

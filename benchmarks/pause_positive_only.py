@@ -41,9 +41,25 @@ import numpy as np
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from experiments import (DATA, RESULT_FILE, START, budget_steps, budget_text, check_config, configure_logging,
-                         driver_parser, format_mean_std, keep_training_record, parse_floats, parse_ints,
-                         read_experiment, shown_path, run_pending, run_sentforge, write_report)
+from experiments import (
+    DATA,
+    RESULT_FILE,
+    START,
+    budget_steps,
+    budget_text,
+    check_config,
+    configure_logging,
+    driver_parser,
+    format_mean_std,
+    keep_training_record,
+    parse_floats,
+    parse_ints,
+    read_experiment,
+    run_pending,
+    run_sentforge,
+    shown_path,
+    write_report,
+)
 
 logger = logging.getLogger("pause_positive_only")
 
@@ -82,7 +98,7 @@ def best_threshold(scores: np.ndarray, is_positive: np.ndarray) -> tuple[float, 
 
 def labelled_pairs(name: str, pairs: Sequence[tuple], positive: str):
     """(sentence1, sentence2, label) rows as the pair-classification task's LabelledPairs (1: positive)."""
-    from sentforge.evaluation.pair_classification import LabelledPairs
+    from sentforge.evaluation.readers.useb import LabelledPairs
 
     labels = np.array([int(label == positive) for _, _, label in pairs])
     return LabelledPairs(name, [a for a, _, _ in pairs], [b for _, b, _ in pairs], labels, labels.astype(np.float64))
@@ -103,7 +119,7 @@ def held_out_evaluation(model: str, split: dict[str, list[tuple]], positive: str
     """Threshold from the dev pairs, metrics on the test pairs (each distinct text encoded once)."""
     import sentforge
     from sentforge.evaluation import CachedEncoder
-    from sentforge.evaluation.pair_classification import pair_scores, paraphrase_metrics
+    from sentforge.evaluation.scoring import pair_scores, paraphrase_metrics
 
     encoder = CachedEncoder(sentforge.load(model, device=args.device), batch_size=args.eval_batch_size)
     dev, test = (labelled_pairs(name, split[name], positive) for name in ("dev", "test"))

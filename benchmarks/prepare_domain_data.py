@@ -41,17 +41,23 @@ from pathlib import Path
 
 import numpy as np
 
-from sentforge.data.domain_corpora import near_duplicates, read_semeval2015_questions, twitterpara_corpus
+from sentforge.data.domain_corpora import (
+    near_duplicates,
+    read_semeval2015_questions,
+    twitterpara_corpus,
+)
 from sentforge.data.nli import label_fraction
 from sentforge.data.texts import decoded_lines
 from sentforge.errors import InputFileError, SentforgeError
-from sentforge.evaluation.pair_classification import (
+from sentforge.evaluation.ranking import RankingQuery
+from sentforge.evaluation.readers.useb import (
     DEBATABLE,
     LabelledPairs,
     read_pit2015_test,
+    read_semeval_question_similarity,
     read_twitter_url_corpus,
+    read_wikiqa,
 )
-from sentforge.evaluation.reranking import RankingQuery, read_semeval_question_similarity, read_wikiqa
 from sentforge.io import atomic_dir, atomic_file, save_json
 
 QL = "cqa-qatarliving"

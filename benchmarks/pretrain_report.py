@@ -17,9 +17,11 @@ from pathlib import Path
 import torch
 
 from sentforge import load
-from sentforge.evaluation.sts import STSB_RAW, STSPairs, correlations, read_stsbenchmark
+from sentforge.evaluation.readers.sts import STSB_RAW, STSPairs, read_stsbenchmark
+from sentforge.evaluation.scoring import correlations
 from sentforge.io import save_json
 from sentforge.recipes.pretrain import SUMMARY_FILE, TRAINING_DIR, random_init_like
+
 
 def stsb_spearman(encoder, pairs: STSPairs) -> float:
     """STS-B test Spearman x100 of cosine similarity (each side encoded in batches of 64, as the published

@@ -39,13 +39,10 @@ def main() -> None:
     started = time.perf_counter()
     load_before = os.getloadavg()
     import sentforge
-    from sentforge.evaluation import transfer
-    from sentforge.evaluation.task import CachedEncoder
+    from sentforge.evaluation.task import CachedEncoder, resolve_tasks
 
     encoder = CachedEncoder(sentforge.load(args.model), batch_size=args.batch_size, show_progress=False)
-    tasks = [cls(args.data_dir, n_jobs=args.n_jobs) for cls in (transfer.MR, transfer.CR, transfer.SUBJ,
-                                                                transfer.MPQA, transfer.SST2, transfer.TREC,
-                                                                transfer.MRPC)]
+    tasks = [cls(args.data_dir, n_jobs=args.n_jobs) for cls in resolve_tasks("transfer")]
     print(f"model {args.model}, loaded in {time.perf_counter() - started:.1f} s; n_jobs={args.n_jobs}", flush=True)
     print(f"{'task':6} {'acc':>7} {'ref':>7} {'diff':>6} {'encode s':>9} {'classify s':>10} {'total s':>8}", flush=True)
     for task in tasks:

@@ -98,7 +98,7 @@ def test_bad_arguments_raise_config_errors():
 
 
 def test_load_bm25_is_a_lexical_scorer_not_an_encoder():
-    from sentforge.evaluation.reranking import is_lexical
+    from sentforge.evaluation.similarity import is_lexical
 
     scorer = load_bm25()
     assert scorer.name == "bm25" and not hasattr(scorer, "encode") and is_lexical(scorer)

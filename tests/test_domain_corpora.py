@@ -19,8 +19,8 @@ from sentforge.data.domain_corpora import (
     twitterpara_corpus,
 )
 from sentforge.errors import DataNotFoundError, InputFileError
-from sentforge.evaluation.pair_classification import PIT_DIR, TURL_TEST
-from sentforge.evaluation.reranking import QL_DIR
+from sentforge.evaluation.tasks.pair_classification import PIT_DIR, TURL_TEST
+from sentforge.evaluation.tasks.reranking import QL_DIR
 
 
 def word_set(text: str) -> set[str]:
@@ -137,8 +137,8 @@ def test_qatarliving_corpus_errors_name_the_file(tmp_path):
 @needs(DATA / "cqa-qatarliving")
 @needs(DATA / "twitterpara")
 def test_real_corpora_share_no_text_with_the_evaluation_data():
-    from sentforge.evaluation.pair_classification import TwitterParaTask
-    from sentforge.evaluation.reranking import QatarLivingCQATask
+    from sentforge.evaluation.tasks.pair_classification import TwitterParaTask
+    from sentforge.evaluation.tasks.reranking import QatarLivingCQATask
 
     questions = qatarliving_corpus(DATA)
     assert len(questions.texts) > 1000

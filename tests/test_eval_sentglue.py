@@ -13,7 +13,7 @@ from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.model_selection import train_test_split
 
 from sentforge.errors import InputFileError
-from sentforge.evaluation import sentglue
+from sentforge.evaluation.tasks import sentglue
 from sentforge.evaluation.task import CachedEncoder, resolve_tasks
 
 GLUE = DATA / "glue" / "glue_data"
@@ -135,17 +135,17 @@ def test_holdout_selection_matches_brute_force():
 
 def test_single_sentence_tasks(glue_root):
     encoder = CachedEncoder(bag_of_words())
-    cola = sentglue.CoLA(glue_root, n_jobs=1)
+    cola = sentglue.SentGlueCoLATask(glue_root, n_jobs=1)
     result = cola.evaluate(encoder)
     assert result["mcc"] == 100.0 and result["acc"] == 100.0 and (result["n_train"], result["n_dev"]) == (80, 30)
     assert result["C"] in sentglue.LOGREG_C
-    sst = sentglue.SST2(glue_root, n_jobs=1).evaluate(encoder)
+    sst = sentglue.SentGlueSST2Task(glue_root, n_jobs=1).evaluate(encoder)
     assert sst["acc"] == 100.0
 
 
 def test_pair_tasks_use_full_pair_features(glue_root):
     encoder = CachedEncoder(bag_of_words())
-    task = sentglue.RTE(glue_root, n_jobs=1)
+    task = sentglue.SentGlueRTETask(glue_root, n_jobs=1)
     result = task.evaluate(encoder)
     train, dev = task.data["train"], task.data["dev"]
     features = train.features(encoder)
@@ -154,28 +154,28 @@ def test_pair_tasks_use_full_pair_features(glue_root):
     assert np.array_equal(features, np.concatenate([u, v, np.abs(u - v), u * v], axis=1))
     reference = LogisticRegression(C=result["C"], random_state=1111).fit(features, train.labels)
     assert result["acc"] == pytest.approx(100 * reference.score(dev.features(encoder), dev.labels))
-    assert sentglue.WNLI(glue_root, n_jobs=1).evaluate(encoder)["n_dev"] == 30
+    assert sentglue.SentGlueWNLITask(glue_root, n_jobs=1).evaluate(encoder)["n_dev"] == 30
 
 
 def test_mrpc_rebuilds_train_and_dev_from_dev_ids(glue_root):
-    task = sentglue.MRPC(glue_root, n_jobs=1)
+    task = sentglue.SentGlueMRPCTask(glue_root, n_jobs=1)
     assert len(task.data["train"].labels) == 75 and len(task.data["dev"].labels) == 25
     result = task.evaluate(CachedEncoder(bag_of_words()))
     assert {"acc", "f1"} <= result.keys() and result["acc"] >= 80
 
 
 def test_stsb_regression(glue_root):
-    result = sentglue.STSB(glue_root).evaluate(CachedEncoder(bag_of_words()))
+    result = sentglue.SentGlueSTSBTask(glue_root).evaluate(CachedEncoder(bag_of_words()))
     assert result["alpha"] in sentglue.RIDGE_ALPHAS and result["spearman"] > 50 and result["pearson"] > 50
 
 
 def test_mnli_matched_and_mismatched(glue_root):
-    result = sentglue.MNLI(glue_root, n_jobs=1).evaluate(CachedEncoder(bag_of_words()))
+    result = sentglue.SentGlueMNLITask(glue_root, n_jobs=1).evaluate(CachedEncoder(bag_of_words()))
     assert {"acc", "acc_mismatched"} <= result.keys() and result["acc"] > 60 and result["acc_mismatched"] > 60
 
 
 def test_qqp_skips_rows_with_a_wrong_field_count(glue_root, caplog):
-    task = sentglue.QQP(glue_root, n_jobs=1)
+    task = sentglue.SentGlueQQPTask(glue_root, n_jobs=1)
     with caplog.at_level("WARNING"):
         assert len(task.data["train"].labels) == 80
     assert "skipped 1 row" in caplog.text
@@ -208,19 +208,19 @@ def test_empty_split_is_an_input_error(tmp_path):
     (folder / "train.tsv").write_text("index\tsentence1\tsentence2\tlabel\n")
     (folder / "dev.tsv").write_text("index\tsentence1\tsentence2\tlabel\n0\ta\tb\tentailment\n")
     with pytest.raises(InputFileError, match="train split has no examples"):
-        sentglue.RTE(tmp_path).texts()
+        sentglue.SentGlueRTETask(tmp_path).texts()
 
 
 @pytest.mark.slow
 @needs(GLUE / "MRPC")
 def test_real_glue_files_read_with_the_published_sizes():
     sizes = {name: {split: len(data.labels) for split, data in cls(DATA).data.items()}
-             for name, cls in (("CoLA", sentglue.CoLA), ("SST-2", sentglue.SST2), ("MRPC", sentglue.MRPC),
-                               ("STS-B", sentglue.STSB), ("RTE", sentglue.RTE), ("WNLI", sentglue.WNLI))}
+             for name, cls in (("CoLA", sentglue.SentGlueCoLATask), ("SST-2", sentglue.SentGlueSST2Task), ("MRPC", sentglue.SentGlueMRPCTask),
+                               ("STS-B", sentglue.SentGlueSTSBTask), ("RTE", sentglue.SentGlueRTETask), ("WNLI", sentglue.SentGlueWNLITask))}
     assert sizes == {"CoLA": {"train": 8551, "dev": 1043}, "SST-2": {"train": 67349, "dev": 872},
                      "MRPC": {"train": 3668, "dev": 408}, "STS-B": {"train": 5749, "dev": 1500},
                      "RTE": {"train": 2490, "dev": 277}, "WNLI": {"train": 635, "dev": 71}}
-    assert sentglue.QNLI(DATA).missing_files()  # QNLI train is not in this copy: the runner skips the task
+    assert sentglue.SentGlueQNLITask(DATA).missing_files()  # QNLI train is not in this copy: the runner skips the task
 
 
 @pytest.mark.slow
@@ -230,7 +230,7 @@ def test_mrpc_with_minilm_on_real_files():
     import sentforge
 
     encoder = CachedEncoder(sentforge.load("all-MiniLM-L6-v2"), batch_size=64)
-    task = sentglue.MRPC(DATA)
+    task = sentglue.SentGlueMRPCTask(DATA)
     result = task.evaluate(encoder)
     train, dev = task.data["train"], task.data["dev"]
     reference = LogisticRegression(C=result["C"], random_state=1111).fit(train.features(encoder), train.labels)

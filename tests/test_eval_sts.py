@@ -10,11 +10,13 @@ import pytest
 import torch
 from scipy.stats import pearsonr, spearmanr
 
-from conftest import DATA, needs
+from conftest import DATA, assert_one_line_error, needs, run_cli
 from sentforge.errors import InputFileError, ModelNotFoundError
-from sentforge.evaluation import registered_tasks
-from sentforge.evaluation.geometry import AlignmentUniformityTask, alignment, uniformity
-from sentforge.evaluation.sts import STS_YEARS, read_semeval_sts, read_sick, read_stsbenchmark, sts_scores
+from sentforge.evaluation import evaluate, registered_tasks
+from sentforge.evaluation.readers.sts import read_semeval_sts, read_sick, read_stsbenchmark
+from sentforge.evaluation.tasks.geometry import AlignmentUniformityTask, alignment, uniformity
+from sentforge.evaluation.scoring import sts_scores
+from sentforge.evaluation.tasks.sts import STS_YEARS
 from sentforge.external import CallableEncoder
 
 STS_DIR = "senteval/downstream/STS"
@@ -213,6 +215,53 @@ def minilm_sts_report():
         pytest.skip(f"all-MiniLM-L6-v2 not installed: {err}")
     return evaluate(encoder, [*REFERENCE_SPEARMAN, "STSBenchmark-raw"], data_dir=DATA, batch_size=64)
 
+
+
+STSB_RAW_FILE = f"{STS_DIR}/STSBenchmark/stsbenchmark/sts-test.csv"
+
+
+@pytest.mark.parametrize("rows, fragment", [
+    ([], "0 scored sentence pair(s); an STS correlation needs at least 2"),
+    ([("One.", "Two.", "3")], "1 scored sentence pair(s)"),
+    ([("One.", "Two.", "3"), ("Three.", "Four.", "3.0"), ("Five.", "Six.", "3")],
+     "all 3 gold scores are 3; a correlation with constant gold scores is undefined"),
+])
+def test_empty_or_constant_gold_sts_file_is_an_error_naming_it(tmp_path, rows, fragment, capsys):
+    """Such a file has no defined correlation: it must stop the run, not score 0 into the family mean."""
+    path = write(tmp_path / STSB_RAW_FILE, "".join(f"g\tf\t2012\t{i}\t{g}\t{a}\t{b}\n"
+                                                    for i, (a, b, g) in enumerate(rows)))
+    encoder = TableEncoder(random_table(["One.", "Two.", "Three.", "Four.", "Five.", "Six."]))
+    with pytest.raises(InputFileError) as error:
+        evaluate(encoder, "STSBenchmark-raw", data_dir=tmp_path)
+    assert str(error.value).startswith(f"{path}: ") and fragment in str(error.value)
+    assert encoder.seen == []  # found before anything is encoded
+    code, _, err = run_cli(["eval", "--model", "glove:" + str(write(tmp_path / "glove.txt", "one 1 0\n")),
+                            "--tasks", "STSBenchmark-raw", "--data-dir", tmp_path, "--output", tmp_path / "r.json"],
+                           capsys)
+    assert_one_line_error(code, err, str(path), fragment)
+    assert not (tmp_path / "r.json").exists()
+
+
+def test_a_year_with_one_unscored_subset_names_its_gold_file(tmp_path):
+    rows = [(f"s{i} a", f"s{i} b", f"{i % 5}") for i in range(6)]
+    subsets = {name: rows for name in STS_YEARS["STS13"][2]}
+    subsets["headlines"] = [(a, b, "") for a, b, _ in rows]  # every pair unscored
+    folder = tmp_path / STS_DIR / "STS13-en-test"
+    make_year(folder, subsets)
+    with pytest.raises(InputFileError, match=r"STS.gs.headlines.txt: 0 scored sentence pair\(s\)"):
+        registered_tasks()["sts13"](tmp_path).texts()
+    make_year(folder, {**subsets, "headlines": rows})
+    assert len(registered_tasks()["sts13"](tmp_path).texts()) == 2 * 3 * len(rows)
+
+
+def test_constant_system_scores_still_score_zero():
+    """A model that maps every sentence to one vector has no ranking: 0, as SentEval reports it."""
+    from sentforge.evaluation.readers.sts import STSPairs
+
+    pairs = STSPairs("s", ["a", "b", "c"], ["d", "e", "f"], np.array([1.0, 2.0, 4.0]))
+    constant = CallableEncoder(lambda texts: np.ones((len(texts), 3), np.float32), name="constant", dim=3)
+    result = sts_scores(constant, [pairs])
+    assert result == {"pearson": 0.0, "spearman": 0.0, "n": 3}
 
 @pytest.mark.slow
 @needs(DATA / STS_DIR)

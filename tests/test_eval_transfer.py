@@ -11,7 +11,9 @@ from sklearn.metrics import f1_score
 from sklearn.model_selection import GridSearchCV, StratifiedKFold
 
 from sentforge.errors import ConfigError, InputFileError
-from sentforge.evaluation import classifier, transfer
+from sentforge.evaluation import classifier
+from sentforge.evaluation.readers import senteval
+from sentforge.evaluation.tasks import transfer
 from sentforge.evaluation.task import CachedEncoder, resolve_tasks
 
 DOWNSTREAM = DATA / "senteval" / "downstream"
@@ -36,50 +38,50 @@ def noisy_problem(seed: int, n: int = 160, classes: int = 2) -> tuple[np.ndarray
 def test_read_sentences_latin1_keeps_empty_lines(tmp_path):
     path = tmp_path / "x.pos"
     path.write_bytes(b"caf\xe9  au   lait \n\nsecond line .\n")
-    assert transfer.read_sentences(path) == [["caf\u00e9", "au", "lait"], [], ["second", "line", "."]]
+    assert senteval.read_sentences(path) == [["caf\u00e9", "au", "lait"], [], ["second", "line", "."]]
 
 
 def test_read_sst_binary_and_malformed_lines(tmp_path):
     path = tmp_path / "sentiment-train"
     path.write_text("a fine film . \t1\nawful \t0\n", encoding="utf-8")
-    assert transfer.read_sst_binary(path) == ([["a", "fine", "film", "."], ["awful"]], [1, 0])
+    assert senteval.read_sst_binary(path) == ([["a", "fine", "film", "."], ["awful"]], [1, 0])
     path.write_text("a fine film . \t1\nno label here\n", encoding="utf-8")
     with pytest.raises(InputFileError, match=r"sentiment-train, line 2"):
-        transfer.read_sst_binary(path)
+        senteval.read_sst_binary(path)
     path.write_text("good\t1\nbad\t2\n", encoding="utf-8")
     with pytest.raises(InputFileError, match=r"line 2"):
-        transfer.read_sst_binary(path)
+        senteval.read_sst_binary(path)
     path.write_bytes(b"good\t1\nbad \xff\t0\n")
     with pytest.raises(InputFileError, match=r"line 2: not valid utf-8"):
-        transfer.read_sst_binary(path)
+        senteval.read_sst_binary(path)
 
 
 def test_read_trec_coarse_labels_and_errors(tmp_path):
     path = tmp_path / "train_5500.label"
     path.write_bytes(b"DESC:manner How did serfdom develop ?\nNUM:date When was caf\xe9 born ?\n")
-    samples, labels = transfer.read_trec(path)
+    samples, labels = senteval.read_trec(path)
     assert samples == [["How", "did", "serfdom", "develop", "?"], ["When", "was", "caf\u00e9", "born", "?"]]
-    assert labels == [transfer.TREC_CLASSES.index("DESC"), transfer.TREC_CLASSES.index("NUM")]
+    assert labels == [senteval.TREC_CLASSES.index("DESC"), senteval.TREC_CLASSES.index("NUM")]
     path.write_text("DESC:manner How ?\nFOO:bar What ?\n")
     with pytest.raises(InputFileError, match=r"train_5500.label, line 2"):
-        transfer.read_trec(path)
+        senteval.read_trec(path)
     path.write_text("HUM:ind\n")
     with pytest.raises(InputFileError, match=r"line 1"):
-        transfer.read_trec(path)
+        senteval.read_trec(path)
 
 
 def test_read_mrpc_skips_header_and_rejects_bad_rows(tmp_path):
     path = tmp_path / "msr_paraphrase_train.txt"
     header = "\ufeffQuality\t#1 ID\t#2 ID\t#1 String\t#2 String\n"
     path.write_text(header + "1\t1\t2\tA cat sat .\tThe cat sat .\n0\t3\t4\tNo .\tYes !\n", encoding="utf-8")
-    assert transfer.read_mrpc(path) == ([["A", "cat", "sat", "."], ["No", "."]],
+    assert senteval.read_mrpc(path) == ([["A", "cat", "sat", "."], ["No", "."]],
                                         [["The", "cat", "sat", "."], ["Yes", "!"]], [1, 0])
     path.write_text(header + "1\t1\t2\tA cat sat .\tThe cat sat .\n1\t5\tonly three fields\n", encoding="utf-8")
     with pytest.raises(InputFileError, match=r"msr_paraphrase_train.txt, line 3"):
-        transfer.read_mrpc(path)
+        senteval.read_mrpc(path)
     path.write_text(header + "x\t1\t2\tA .\tB .\n", encoding="utf-8")
     with pytest.raises(InputFileError, match=r"line 2"):
-        transfer.read_mrpc(path)
+        senteval.read_mrpc(path)
 
 
 def test_senteval_order_sorts_by_length_then_label_stably():
@@ -94,10 +96,10 @@ def test_senteval_order_sorts_by_length_then_label_stably():
 
 def test_pair_features():
     u, v = np.array([[1.0, -2.0]], np.float32), np.array([[3.0, 1.0]], np.float32)
-    assert transfer.pair_features(u, v, "senteval").tolist() == [[2.0, 3.0, 3.0, -2.0]]
-    assert transfer.pair_features(u, v, "full").tolist() == [[1.0, -2.0, 3.0, 1.0, 2.0, 3.0, 3.0, -2.0]]
+    assert classifier.pair_features(u, v, "senteval").tolist() == [[2.0, 3.0, 3.0, -2.0]]
+    assert classifier.pair_features(u, v, "full").tolist() == [[1.0, -2.0, 3.0, 1.0, 2.0, 3.0, 3.0, -2.0]]
     with pytest.raises(ConfigError, match="choose from"):
-        transfer.pair_features(u, v, "concat")
+        classifier.pair_features(u, v, "concat")
 
 
 # ---------- protocol against brute-force scikit-learn ----------
@@ -207,7 +209,7 @@ def test_registry_lists_the_seven_transfer_tasks():
 
 
 def test_binary_task_end_to_end(tiny_root):
-    task = transfer.MR(tiny_root, kfold=3, n_jobs=1)
+    task = transfer.SentEvalMRTask(tiny_root, kfold=3, n_jobs=1)
     texts = task.texts()
     assert len(texts) == 60 and [len(t.split()) for t in texts] == sorted(len(t.split()) for t in texts)
     encoder = bag_of_words()
@@ -220,21 +222,21 @@ def test_binary_task_end_to_end(tiny_root):
 
 def test_sst2_trec_mrpc_end_to_end(tiny_root):
     encoder = CachedEncoder(bag_of_words())
-    for cls in (transfer.SST2, transfer.TREC, transfer.MRPC):
+    for cls in (transfer.SentEvalSST2Task, transfer.SentEvalTRECTask, transfer.SentEvalMRPCTask):
         encoder.warm(cls(tiny_root).texts())
-    sst = transfer.SST2(tiny_root, kfold=5, n_jobs=1).evaluate(encoder)
+    sst = transfer.SentEvalSST2Task(tiny_root, kfold=5, n_jobs=1).evaluate(encoder)
     assert sst["acc"] == 100.0 and (sst["n_train"], sst["n_test"]) == (80, 40)
-    trec = transfer.TREC(tiny_root, kfold=5, n_jobs=1).evaluate(encoder)
+    trec = transfer.SentEvalTRECTask(tiny_root, kfold=5, n_jobs=1).evaluate(encoder)
     assert trec["acc"] == 100.0 and (trec["n_train"], trec["n_test"]) == (72, 24)
-    task = transfer.MRPC(tiny_root, kfold=5, n_jobs=1)
+    task = transfer.SentEvalMRPCTask(tiny_root, kfold=5, n_jobs=1)
     mrpc = task.evaluate(encoder)
     train, test = task.data
     assert (mrpc["n_train"], mrpc["n_test"]) == (60, 20)
     for kind, suffix in (("senteval", ""), ("full", "_uv")):
-        features = transfer.pair_features(encoder.encode(train.first), encoder.encode(train.second), kind)
+        features = classifier.pair_features(encoder.encode(train.first), encoder.encode(train.second), kind)
         assert features.shape[1] == {"senteval": 2, "full": 4}[kind] * 24
         reference = LogisticRegression(C=mrpc[f"chosen_C{suffix}"][0], random_state=1111).fit(features, train.labels)
-        predicted = reference.predict(transfer.pair_features(encoder.encode(test.first), encoder.encode(test.second),
+        predicted = reference.predict(classifier.pair_features(encoder.encode(test.first), encoder.encode(test.second),
                                                              kind))
         assert mrpc[f"f1{suffix}"] == round(100 * f1_score(test.labels, predicted), 2)
         assert mrpc[f"acc{suffix}"] == round(100 * float(np.mean(predicted == test.labels)), 2) >= 80
@@ -244,7 +246,7 @@ def test_malformed_task_file_names_file_and_line(tmp_path):
     write_lines(tmp_path / "senteval" / "downstream" / "TREC" / "train_5500.label", ["DESC:manner How ?", "oops"])
     write_lines(tmp_path / "senteval" / "downstream" / "TREC" / "TREC_10.label", ["DESC:manner How ?"])
     with pytest.raises(InputFileError, match=r"train_5500.label, line 2"):
-        transfer.TREC(tmp_path).texts()
+        transfer.SentEvalTRECTask(tmp_path).texts()
 
 
 # ---------- real data ----------
@@ -253,13 +255,13 @@ def test_malformed_task_file_names_file_and_line(tmp_path):
 @needs(DOWNSTREAM)
 def test_real_files_have_the_published_sizes():
     root = DATA
-    assert len(transfer.MR(root).data.labels) == 10662
-    assert len(transfer.CR(root).data.labels) == 3775
-    assert len(transfer.SUBJ(root).data.labels) == 10000
-    assert len(transfer.MPQA(root).data.labels) == 10606
-    assert [len(s.labels) for s in transfer.SST2(root).data] == [67349, 872, 1821]
-    assert [len(s.labels) for s in transfer.TREC(root).data] == [5452, 500]
-    assert [len(s.labels) for s in transfer.MRPC(root).data] == [4076, 1725]
+    assert len(transfer.SentEvalMRTask(root).data.labels) == 10662
+    assert len(transfer.SentEvalCRTask(root).data.labels) == 3775
+    assert len(transfer.SentEvalSUBJTask(root).data.labels) == 10000
+    assert len(transfer.SentEvalMPQATask(root).data.labels) == 10606
+    assert [len(s.labels) for s in transfer.SentEvalSST2Task(root).data] == [67349, 872, 1821]
+    assert [len(s.labels) for s in transfer.SentEvalTRECTask(root).data] == [5452, 500]
+    assert [len(s.labels) for s in transfer.SentEvalMRPCTask(root).data] == [4076, 1725]
 
 
 @pytest.mark.slow
@@ -269,6 +271,6 @@ def test_cr_with_minilm_matches_official_senteval():
     import sentforge
 
     encoder = CachedEncoder(sentforge.load("all-MiniLM-L6-v2"), batch_size=64)
-    result = transfer.CR(DATA).evaluate(encoder)
+    result = transfer.SentEvalCRTask(DATA).evaluate(encoder)
     # Official SentEval (scikit-learn path, kfold 10, seed 1111) on the same files: 82.60.
     assert abs(result["acc"] - 82.60) <= 0.5, result

@@ -15,35 +15,29 @@ from sklearn.metrics import average_precision_score
 
 from sentforge.baselines import BM25Scorer
 from sentforge.errors import InputFileError
-from sentforge.evaluation.pair_classification import (
-    TwitterParaTask,
-    paraphrase_metrics,
-    read_pit2015_test,
-    read_twitter_url_corpus,
-)
-from sentforge.evaluation.reranking import (
-    AskUbuntuTask,
-    QatarLivingCQATask,
+from sentforge.evaluation.ranking import (
     RankingQuery,
-    SciDocsTask,
-    WikiQATask,
     average_precision,
+    ndcg_at,
     rank_order,
     ranking_metrics,
+    reciprocal_rank,
+    retrieval_metrics,
+)
+from sentforge.evaluation.readers.useb import (
     read_askubuntu,
+    read_cqadupstack,
+    read_pit2015_test,
     read_scidocs,
     read_semeval_question_similarity,
+    read_twitter_url_corpus,
     read_wikiqa,
-    reciprocal_rank,
 )
-from sentforge.evaluation.retrieval import (
-    CQADupStackTask,
-    exact_search,
-    ndcg_at,
-    read_cqadupstack,
-    retrieval_metrics,
-    top_k,
-)
+from sentforge.evaluation.search import exact_search, top_k
+from sentforge.evaluation.scoring import paraphrase_metrics
+from sentforge.evaluation.tasks.pair_classification import TwitterParaTask
+from sentforge.evaluation.tasks.reranking import AskUbuntuTask, QatarLivingCQATask, SciDocsTask, WikiQATask
+from sentforge.evaluation.tasks.retrieval import CQADupStackTask
 from sentforge.evaluation.task import CachedEncoder, resolve_tasks
 
 
@@ -533,7 +527,7 @@ def test_twitterpara_reads_useb_flat_layout(tmp_path):
 def test_paraphrase_metrics_spearman_keeps_debatable_pairs():
     from scipy.stats import spearmanr
 
-    from sentforge.evaluation.pair_classification import LabelledPairs
+    from sentforge.evaluation.readers.useb import LabelledPairs
 
     pairs = LabelledPairs("x", ["a"] * 4, ["b"] * 4, np.array([1, -1, 0, 0]), np.array([5.0, 3.0, 1.0, 0.0]))
     scores = np.array([0.9, 0.2, 0.5, 0.1])
@@ -646,7 +640,7 @@ def test_qatar_living_minilm_matches_independent_map_and_beats_bm25(minilm):
 @pytest.mark.slow
 @needs(PIT_DATA)
 def test_pit2015_minilm_ap_equals_sklearn_and_beats_bm25(minilm):
-    from sentforge.evaluation.pair_classification import pair_scores
+    from sentforge.evaluation.scoring import pair_scores
 
     pairs = read_pit2015_test(PIT_DATA, PIT_DATA.with_name("test.label"))
     cached = CachedEncoder(minilm, show_progress=False)

@@ -10,15 +10,14 @@ import json
 import numpy as np
 import pytest
 import torch
+from conftest import CORPUS, DATA, MODELS, needs
 
 import sentforge
 from sentforge import Encoder, build_encoder
 from sentforge.errors import ConfigError, ModelFormatError
-from sentforge.evaluation.sts import STSB_RAW
+from sentforge.evaluation.readers.sts import STSB_RAW
 from sentforge.evaluation.task import CachedEncoder
 from sentforge.modules import Flow, Normalize, Pooling, Projection, WordVectors
-
-from conftest import CORPUS, DATA, MODELS, needs
 
 st = pytest.importorskip("sentence_transformers")
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -44,7 +43,8 @@ def _bert(tiny_bert_dir, dense_normalize: bool = False) -> Encoder:
 
 
 def _st_saved(tiny_bert_dir, path) -> str:
-    from sentence_transformers.models import Pooling as STPooling, Transformer as STTransformer
+    from sentence_transformers.models import Pooling as STPooling
+    from sentence_transformers.models import Transformer as STTransformer
 
     transformer = STTransformer(str(tiny_bert_dir), max_seq_length=64)
     pooling = STPooling(transformer.get_word_embedding_dimension(), "mean")
@@ -203,7 +203,7 @@ def test_sentforge_only_modules_need_sentforge_and_trust_remote_code(kind, tiny_
 @needs(MODELS / "paraphrase-MiniLM-L3-v2")
 @needs(DATA / "senteval")
 def test_real_model_same_500_texts_for_both_savers(tmp_path):
-    from sentforge.evaluation.sts import read_stsbenchmark
+    from sentforge.evaluation.readers.sts import read_stsbenchmark
 
     pairs = read_stsbenchmark(DATA / STSB_RAW)
     texts = list(dict.fromkeys(pairs.sentences1 + pairs.sentences2))[:500]

@@ -5,15 +5,14 @@ from __future__ import annotations
 import json
 
 import pytest
+from conftest import CORPUS, run_cli
 from huggingface_hub import ModelCard
 
 import sentforge
 from sentforge import build_encoder
 from sentforge.errors import ConfigError
-from sentforge.evaluation.sts import STSB_RAW
+from sentforge.evaluation.readers.sts import STSB_RAW
 from sentforge.model_card import add_results_to_card
-
-from conftest import CORPUS, run_cli
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

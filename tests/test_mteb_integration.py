@@ -6,13 +6,18 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from conftest import CORPUS, DATA, bag_of_words, needs
 
 import sentforge
 from sentforge import build_encoder
-from sentforge.evaluation.sts import STSB_RAW, STSPairs, keep_text, read_stsbenchmark, sts_scores
+from sentforge.evaluation.readers.sts import (
+    STSB_RAW,
+    STSPairs,
+    keep_text,
+    read_stsbenchmark,
+)
+from sentforge.evaluation.scoring import sts_scores
 from sentforge.integrations.task_names import TASK_ALIASES, mteb_names, sentforge_names
-
-from conftest import CORPUS, DATA, bag_of_words, needs
 
 mteb = pytest.importorskip("mteb")
 from sentforge.integrations.mteb import MTEBEncoder, with_local_data  # noqa: E402

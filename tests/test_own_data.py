@@ -18,10 +18,14 @@ from sklearn.metrics import average_precision_score
 from sentforge.errors import ConfigError, InputFileError
 from sentforge.evaluation import evaluate, load_dataset
 from sentforge.evaluation.own import detect_kind, load_own_datasets, parse_dataset_spec
-from sentforge.evaluation.own.pairs import accuracy_f1_at, best_accuracy_threshold, best_f1_threshold
+from sentforge.evaluation.own.pairs import (
+    accuracy_f1_at,
+    best_accuracy_threshold,
+    best_f1_threshold,
+)
 from sentforge.evaluation.own.reranking import read_reranking, reranking_metrics
 from sentforge.evaluation.own.retrieval import BeirRetrievalTask, trec_metrics
-from sentforge.evaluation.reranking import RankingQuery
+from sentforge.evaluation.ranking import RankingQuery
 
 WORDS = "cat dog park rain sun tea cup bank loan card visa job car road sea fish".split()
 

@@ -9,7 +9,7 @@ import logging
 import pytest
 
 from sentforge.data.qa import (nli_triples, read_nli_triples, read_qa_pairs, read_qatarliving, read_qqp_duplicates,
-                               read_wikiqa)
+                               read_wikiqa_answers)
 from sentforge.errors import InputFileError
 
 from conftest import DATA, needs
@@ -123,16 +123,16 @@ def test_wikiqa_positives_of_train_and_dev(tmp_path):
     expected = [("how are caves formed ?", "by ice ."), ("who won ?", "the red team ."), ("what is tea ?", "a drink .")]
     assert read_qa_pairs(root) == expected
     assert read_qa_pairs(root / "test") == [("test question ?", "test answer .")]
-    assert read_wikiqa(root, splits=("dev",)) == [("what is tea ?", "a drink .")]
+    assert read_wikiqa_answers(root, splits=("dev",)) == [("what is tea ?", "a drink .")]
 
 
 def test_wikiqa_errors(tmp_path):
     write_wikiqa(tmp_path / "bad", [("q ?", "a .", 1), ("q ?", "b .", "yes")])
-    with pytest.raises(InputFileError, match=r"sim.txt:2: label 'yes'"):
+    with pytest.raises(InputFileError, match=r"sim.txt, line 2: label must be 0 or 1, not 'yes'"):
         read_qa_pairs(tmp_path / "bad")
     write_wikiqa(tmp_path / "short", [("q ?", "a .", 1)])
     write(tmp_path / "short/b.toks", "a .\nb .\n")
-    with pytest.raises(InputFileError, match="must match"):
+    with pytest.raises(InputFileError, match="must have one line per pair each"):
         read_qa_pairs(tmp_path / "short")
 
 

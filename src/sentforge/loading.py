@@ -1,4 +1,5 @@
-"""Resolve a model spec (directory, short name, hub id) into an encoder, and build new encoders."""
+"""The one model-spec resolver (`load`): a spec names a model directory, a short name, `glove:FILE`, `bm25` or a
+hub id; every command and `sentforge.evaluate` resolve models here. Also builds new encoders."""
 
 from __future__ import annotations
 
@@ -6,13 +7,21 @@ import importlib
 import logging
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sentforge.encoder import Encoder
 from sentforge.errors import ConfigError, ModelFormatError, ModelNotFoundError
-from sentforge.external import CallableEncoder, universal_sentence_encoder
+from sentforge.external import universal_sentence_encoder
 from sentforge.modules import Normalize, Pooling, Projection, T5EncoderDecoder, Transformer, WordVectors
 from sentforge.modules.backbone import T5_FAMILY
 from sentforge.modules.base import read_json
+
+if TYPE_CHECKING:
+    from sentforge.baselines.bm25 import BM25Scorer
+    from sentforge.external import CallableEncoder
+    from sentforge.meta.meta_encoder import MetaEncoder
+
+    Model = Encoder | CallableEncoder | MetaEncoder | BM25Scorer
 
 logger = logging.getLogger(__name__)
 
@@ -49,29 +58,40 @@ SHORT_NAMES = {
     "glove-6B-50d": _glove_6b_50d,
     "use-multilingual-v3": universal_sentence_encoder,
 }
-ACCEPTED_SPECS = ("a sentence-transformers or Hugging Face model directory; 'glove:FILE' (GloVe text format); "
-                  f"a short name ({', '.join(SHORT_NAMES)}); or a Hugging Face hub id when the hub is reachable")
+LEXICAL_SPEC = "bm25"
+ACCEPTED_SPECS = ("a sentence-transformers, sentforge or Hugging Face model directory; a MetaEncoder directory "
+                  f"(sentforge meta fit); 'glove:FILE' (GloVe text format); a short name ({', '.join(SHORT_NAMES)}); "
+                  f"'{LEXICAL_SPEC}' (lexical baseline, evaluation only); or a Hugging Face hub id when the hub "
+                  "is reachable")
+def load(spec: str | Path, device: str | None = None, allow_lexical: bool = False) -> Model:
+    """Resolve a model spec.
 
-
-def load(spec: str | Path, device: str | None = None) -> Encoder | CallableEncoder:
-    """Load an encoder from a spec.
-
-    Accepted: a directory saved by sentforge or sentence-transformers (modules.json); a plain
-    Hugging Face model directory (mean pooling; T5 checkpoints use the encoder with mean pooling);
-    `glove:FILE` for word vectors in GloVe text format; a short name (`all-MiniLM-L6-v2`,
-    `glove-6B-50d`, `use-multilingual-v3`); or a hub id, downloaded when the hub is reachable.
+    Accepted: a directory saved by sentforge or sentence-transformers (modules.json); a MetaEncoder
+    directory written by `MetaEncoder.save` / `sentforge meta fit` (meta_encoder.json); a plain Hugging
+    Face model directory (mean pooling; T5 checkpoints use the encoder with mean pooling); `glove:FILE`
+    for word vectors in GloVe text format; a short name (`all-MiniLM-L6-v2`, `glove-6B-50d`,
+    `use-multilingual-v3`); or a hub id, downloaded when the hub is reachable. With `allow_lexical`
+    (evaluation), also `bm25`: the lexical baseline, which scores texts but has no vectors.
     """
     spec = str(spec)
-    encoder = _resolve(spec)
-    if device is not None and isinstance(encoder, Encoder):
-        encoder.to(device)
-    return encoder
+    logger.info("loading model %s", spec)
+    if spec.lower() == LEXICAL_SPEC and not Path(spec).expanduser().is_dir():
+        if not allow_lexical:
+            raise ConfigError(f"model {spec!r} is the lexical BM25 baseline: it scores texts in sentforge eval but "
+                              f"has no vectors to encode or train. Accepted here: {ACCEPTED_SPECS}")
+        from sentforge.baselines.bm25 import load_bm25
+
+        return load_bm25()
+    model = _resolve(spec, device)
+    if device is not None and isinstance(model, Encoder):
+        model.to(device)
+    return model
 
 
-def _resolve(spec: str) -> Encoder | CallableEncoder:
+def _resolve(spec: str, device: str | None) -> Model:
     path = Path(spec).expanduser()
     if path.is_dir():
-        return _from_directory(path, spec)
+        return _from_directory(path, spec, device)
     if spec.startswith("glove:"):
         words = WordVectors.from_glove_text(spec[len("glove:"):])
         return Encoder([words, Pooling(words.output_dim, "mean")], name=spec)
@@ -84,7 +104,7 @@ def _resolve(spec: str) -> Encoder | CallableEncoder:
     return _from_hub(spec)
 
 
-def _from_hub(spec: str) -> Encoder:
+def _from_hub(spec: str) -> Encoder | MetaEncoder:
     from huggingface_hub import snapshot_download
 
     try:
@@ -92,10 +112,15 @@ def _from_hub(spec: str) -> Encoder:
     except Exception as err:  # the hub library raises many types for "not found" and "offline"
         raise ModelNotFoundError(f"unknown model {spec!r}: not a local directory or short name, and the hub "
                                  f"download failed ({type(err).__name__}). Accepted: {ACCEPTED_SPECS}") from None
-    return _from_directory(Path(local), spec)
+    return _from_directory(Path(local), spec, None)
 
 
-def _from_directory(path: Path, spec: str) -> Encoder:
+def _from_directory(path: Path, spec: str, device: str | None) -> Encoder | MetaEncoder:
+    from sentforge.meta.meta_encoder import CONFIG_FILE as META_CONFIG
+    from sentforge.meta.meta_encoder import MetaEncoder
+
+    if (path / META_CONFIG).is_file():
+        return MetaEncoder.load(path, device=device)
     if (path / "modules.json").exists():
         return Encoder.load(path, name=spec)
     if (path / "config.json").exists():
@@ -103,8 +128,9 @@ def _from_directory(path: Path, spec: str) -> Encoder:
         logger.info("%s has no modules.json: loading it as a plain Hugging Face model with mean pooling%s",
                     spec, " (T5: encoder only)" if model_type in T5_FAMILY else "")
         return build_encoder(path, pooling="mean", name=spec)
-    raise ModelFormatError(f"{path} is neither a sentence-transformers directory (modules.json) "
-                           "nor a Hugging Face model directory (config.json)")
+    raise ModelFormatError(f"{path} is neither a sentence-transformers directory (modules.json), a MetaEncoder "
+                           f"directory ({META_CONFIG}) nor a Hugging Face model directory (config.json). "
+                           f"Accepted: {ACCEPTED_SPECS}")
 
 
 def build_encoder(model: str | Path, pooling: str = "mean", backbone: str = "encoder",

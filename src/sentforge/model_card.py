@@ -164,9 +164,9 @@ def render_model_card(encoder: Encoder) -> str:
               f"- **Base model:** {card.base_model or 'not recorded'}",
               f"- **Output dimension:** {encoder.dim}",
               f"- **Maximum sequence length:** {encoder.max_seq_length or 'unbounded'} tokens",
-              f"- **Similarity function:** cosine"]
+              "- **Similarity function:** cosine"]
     if encoder.prompts:
-        lines += [f"- **Prompts:** " + ", ".join(f"`{k}`: {v!r}" for k, v in encoder.prompts.items())
+        lines += ["- **Prompts:** " + ", ".join(f"`{k}`: {v!r}" for k, v in encoder.prompts.items())
                   + (f" (default: `{encoder.default_prompt_name}`)" if encoder.default_prompt_name else "")]
     lines += ["", "### Pipeline", ""]
     lines += _table(("#", "Module", "Settings"), [(i, _module_name(m), _settings(m)) for i, m in enumerate(encoder)])

@@ -80,7 +80,7 @@ class BM25Scorer:
     def search(self, queries: Sequence[str], corpus: Sequence[str], k: int) -> tuple[np.ndarray, np.ndarray]:
         """The `k` best documents of `corpus` for each query: scores and corpus indices, both (n_queries, k),
         best first; ties go to the lower index."""
-        from sentforge.evaluation.retrieval import top_k
+        from sentforge.evaluation.search import top_k
 
         index = self.index(corpus)
         k = min(k, len(corpus))

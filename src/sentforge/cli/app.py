@@ -11,7 +11,6 @@ from sentforge.errors import ConfigError
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
                   help="Learn, combine and evaluate sentence embeddings.")
-logger = logging.getLogger("sentforge.cli")
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 ModelOpt = Annotated[str, typer.Option("--model", "-m", help="Model spec: directory, short name or hub id.")]
@@ -28,9 +27,3 @@ def configure(log_level: Annotated[str, typer.Option(help="Logging level of sent
     logging.basicConfig(format="%(levelname)s %(name)s: %(message)s", level=logging.WARNING)
     logging.getLogger("sentforge").setLevel(level)
 
-
-def load_model(spec: str, device: str | None = None):
-    from sentforge.loading import load
-
-    logger.info("loading model %s", spec)
-    return load(spec, device=device)

@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from sentforge.cli.app import DEFAULT_MODEL, DeviceOpt, ModelOpt, OverwriteOpt, SeedOpt, app, load_model
+from sentforge.cli.app import DEFAULT_MODEL, DeviceOpt, ModelOpt, OverwriteOpt, SeedOpt, app
 from sentforge.errors import ConfigError
 
 logger = logging.getLogger("sentforge.cli")
@@ -31,6 +31,7 @@ def encode(
     """Encode a file of texts into a float32 .npy matrix (one row per text, in file order)."""
     from sentforge.data.texts import read_texts
     from sentforge.io import check_output_file, save_npy
+    from sentforge.loading import load
     from sentforge.seed import set_seed
 
     set_seed(seed)
@@ -38,7 +39,7 @@ def encode(
         raise ConfigError(f"--output {output}: vectors are written as .npy; give a path ending in .npy")
     check_output_file(output, overwrite)
     texts = read_texts(input, field=field, column=column)
-    encoder = load_model(model, device)
+    encoder = load(model, device)
     if not texts:
         logger.warning("%s holds no texts: writing an empty (0, %d) array", input, encoder.dim)
     vectors = encoder.encode(texts, batch_size=batch_size, normalize=normalize,
@@ -51,8 +52,9 @@ def encode(
 def info(model: Annotated[str, typer.Argument(help="Model spec.")] = DEFAULT_MODEL, seed: SeedOpt = 0) -> None:
     """Show an encoder's modules, embedding size and maximum sequence length."""
     from sentforge.encoder import Encoder
+    from sentforge.loading import load
 
-    encoder = load_model(model, None)
+    encoder = load(model)
     typer.echo(f"model: {model}")
     typer.echo(f"dimension: {encoder.dim}")
     if isinstance(encoder, Encoder):
@@ -80,13 +82,14 @@ def search(
     import numpy as np
 
     from sentforge.data.texts import read_texts
+    from sentforge.loading import load
     from sentforge.seed import set_seed
 
     set_seed(seed)
     texts = read_texts(corpus, field=field, column=column)
     if not texts:
         raise ConfigError(f"--corpus {corpus}: no texts to search")
-    encoder = load_model(model, device)
+    encoder = load(model, device)
     docs = encoder.encode(texts, batch_size=batch_size, normalize=True)
     queries = encoder.encode(query, batch_size=batch_size, normalize=True)
     for q, scores in zip(query, queries @ docs.T):

@@ -109,11 +109,11 @@ def read_fit_corpus(paths: list[Path], field: str | None) -> list[str]:
 
 
 def load_members(specs: list[str], device: str | None) -> list[Any]:
-    from sentforge.cli.app import load_model
+    from sentforge.loading import load
 
     if not specs:
         raise ConfigError("--member: give at least one member encoder")
-    return [load_model(spec, device) for spec in specs]
+    return [load(spec, device) for spec in specs]
 
 
 @meta_app.command("fit")

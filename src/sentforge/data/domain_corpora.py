@@ -115,7 +115,7 @@ def _without_heldout(name: str, texts: list[str], heldout: list[str], sources: l
 
 def twitterpara_corpus(data_dir: str | Path) -> DomainCorpus:
     """Distinct TURL train tweets, minus near-duplicates of the TwitterPara test sentences."""
-    from sentforge.evaluation.pair_classification import TwitterParaTask
+    from sentforge.evaluation.tasks.pair_classification import TwitterParaTask
 
     root = Path(data_dir)
     files = [_require(root, f"{TURL_TRAIN}/{side}.toks") for side in ("a", "b")]
@@ -129,7 +129,7 @@ def twitterpara_corpus(data_dir: str | Path) -> DomainCorpus:
 
 def qatarliving_corpus(data_dir: str | Path) -> DomainCorpus:
     """Qatar Living questions outside the evaluation data (see the module docstring)."""
-    from sentforge.evaluation.reranking import QatarLivingCQATask, QatarLivingCQATest2016Task
+    from sentforge.evaluation.tasks.reranking import QatarLivingCQATask, QatarLivingCQATest2016Task
 
     root = Path(data_dir)
     xml_files = [_require(root, name) for name in QL_2015_FILES]

@@ -103,19 +103,13 @@ def _tsv_table(path: Path) -> tuple[list[str], list[tuple[int, list[str]]]]:
     return header, rows[1:]
 
 
-def read_sick(path: str | Path) -> list[NLIPair]:
+def sick_nli_pairs(path: str | Path) -> list[NLIPair]:
     """SICK's original tab-separated file; the label is the entailment judgment, lower-cased."""
-    path = Path(path)
-    header, rows = _tsv_table(path)
-    needed = ("sentence_A", "sentence_B", "entailment_judgment")
-    if any(name not in header for name in needed):
-        raise InputFileError(f"{path}:1: a SICK file needs the columns {', '.join(needed)}; found {', '.join(header)}")
-    columns = [header.index(name) for name in needed]
-    pairs = []
-    for line_no, row in rows:
-        first, second, label = (row[c] for c in columns)
-        pairs.append(_pair(path, line_no, first, second, label.lower()))
-    return pairs
+    from sentforge.evaluation.readers.sts import keep_text, read_sick
+
+    sick = read_sick(path, keep_text)
+    return [_pair(Path(path), line_no, first, second, label.lower())
+            for line_no, first, second, label in zip(sick.lines, sick.sentences1, sick.sentences2, sick.entailment)]
 
 
 def read_glue_nli(path: str | Path) -> list[NLIPair]:
@@ -211,7 +205,7 @@ def read_nli_pairs(path: str | Path) -> list[NLIPair]:
     elif not path.is_file():
         raise InputFileError(f"pair file not found: {path}")
     elif path.suffix.lower() == ".txt":
-        pairs = read_sick(path) if path.name.upper().startswith("SICK") else read_positive_pairs(path)
+        pairs = sick_nli_pairs(path) if path.name.upper().startswith("SICK") else read_positive_pairs(path)
     else:
         kind = _glue_kind(path) if path.suffix.lower() == ".tsv" else None
         pairs = read_glue_nli(path) if kind == "index" else read_qqp(path) if kind == "qqp" else read_nli_table(path)

@@ -4,7 +4,7 @@ Stage 1, (question, answer) pairs:
 - Qatar Living forum, SemEval-2015/2016 Task 3 XML: a question (subject and body) with each of its
   comments labelled Good with respect to that question (2015: `CGOLD="Good"`, trial file
   `ANNOTATION="good"`; 2016/2017 threads: `RELC_RELEVANCE2RELQ="Good"`);
-- WikiQA in the a.toks / b.toks / sim.txt layout: each question with its answer sentences labelled 1;
+- WikiQA in the id.txt / a.toks / b.toks / sim.txt layout: each question with its answer sentences labelled 1;
 - Quora Question Pairs (GLUE QQP .tsv, read by data/nli.py): the duplicate pairs;
 - any pair table (.tsv/.csv with a header, .jsonl) with sentence1, sentence2[, negative] (data/pairs.py).
 
@@ -34,7 +34,6 @@ logger = logging.getLogger(__name__)
 QAPair = tuple[str, str]
 NLITriple = tuple[str, str, str]
 
-WIKIQA_FILES = ("a.toks", "b.toks", "sim.txt")
 WIKIQA_TRAINING_SPLITS = ("train", "dev")  # test is the WikiQA re-ranking evaluation
 # The SemEval-2016/2017 Task 3 test files are the QatarLivingCQA re-ranking evaluation sets.
 _SEMEVAL_TEST = re.compile(r"semeval-?201[67].*test", re.IGNORECASE)
@@ -140,29 +139,20 @@ def read_qatarliving(path: str | Path) -> list[QAPair]:
 
 
 def read_wikiqa_split(directory: str | Path) -> list[QAPair]:
-    """(question, answer sentence) pairs of one WikiQA split folder: the lines whose sim.txt label is 1."""
-    directory = Path(directory)
-    files = [directory / name for name in WIKIQA_FILES]
-    for file in files:
-        if not file.is_file():
-            raise InputFileError(f"WikiQA file not found: {file}")
-    questions, answers, labels = (decoded_lines(file) for file in files)
-    if not len(questions) == len(answers) == len(labels):
-        raise InputFileError(f"{directory}: a.toks, b.toks and sim.txt have {len(questions)}, {len(answers)} and "
-                             f"{len(labels)} lines; they must match")
+    """(question, answer sentence) pairs of one WikiQA split folder: the answers whose sim.txt label is 1."""
+    from sentforge.evaluation.readers.useb import read_wikiqa
+
     pairs = []
-    for line_no, (question, answer, label) in enumerate(zip(questions, answers, labels), 1):
-        label = label.strip()
-        if label not in ("0", "1"):
-            raise InputFileError(f"{files[2]}:{line_no}: label {label!r}, expected 0 or 1")
-        if label == "1":
-            if not (question.strip() and answer.strip()):
-                raise InputFileError(f"{directory}: line {line_no} has an empty question or answer")
-            pairs.append((question.strip(), answer.strip()))
+    for question in read_wikiqa(Path(directory)):
+        for answer, relevant in zip(question.candidates, question.relevant):
+            if relevant and not (question.query and answer):
+                raise InputFileError(f"{directory}: question {question.qid} has an empty question or answer")
+            if relevant:
+                pairs.append((question.query, answer))
     return _unique(pairs)
 
 
-def read_wikiqa(path: str | Path, splits: Sequence[str] = WIKIQA_TRAINING_SPLITS) -> list[QAPair]:
+def read_wikiqa_answers(path: str | Path, splits: Sequence[str] = WIKIQA_TRAINING_SPLITS) -> list[QAPair]:
     """WikiQA positives of a split folder (holding a.toks), or of `splits` of the WikiQA root folder
     (default train and dev: test is the WikiQA re-ranking evaluation)."""
     path = Path(path)
@@ -209,7 +199,7 @@ def read_qa_pairs(path: str | Path) -> list[tuple[str, ...]]:
     path = Path(path)
     if path.is_dir():
         if (path / "a.toks").is_file() or all((path / split / "a.toks").is_file() for split in WIKIQA_TRAINING_SPLITS):
-            pairs = read_wikiqa(path)
+            pairs = read_wikiqa_answers(path)
         elif any(path.rglob("*.xml")):
             pairs = read_qatarliving(path)
         elif tsvs := sorted(path.glob("*.tsv")):

@@ -11,6 +11,8 @@ Follows `senteval/tools/validation.py` of facebookresearch/SentEval with `usepyt
   random_state=seed)` cross-validation on train, refitted on all of train, scored on test.
 - `split` (SplitClassifier; SST-2): C ∈ 2^-2..2^3 chosen on dev; the model of that C is scored on test.
 
+Sentence-pair tasks classify `pair_features` of the two sentences' vectors.
+
 Every fit is `LogisticRegression(C=C, random_state=seed)` with scikit-learn's defaults (lbfgs, tol 1e-4,
 max_iter 100) on the raw float32 features: SentEval's scikit-learn path does not standardise. Accuracies
 are ×100 and rounded to two decimals where SentEval rounds them (which decides ties: the first best C
@@ -46,6 +48,7 @@ KFOLD = 10
 INNER_KFOLD_REGS: tuple[float, ...] = tuple(2.0 ** t for t in range(-2, 4))
 SPLIT_REGS = INNER_KFOLD_REGS
 KFOLD_REGS: tuple[float, ...] = tuple(2.0 ** t for t in range(-1, 6))
+PAIR_FEATURES = ("senteval", "full")
 
 @dataclass(frozen=True)
 class ClassifierResult:
@@ -55,6 +58,17 @@ class ClassifierResult:
     acc: float  # test accuracy
     chosen_C: tuple[float, ...]  # the selected C (one per outer fold for `inner_kfold`)
     predictions: np.ndarray | None = field(default=None, compare=False)  # test predictions (`kfold`, `split`)
+
+
+def pair_features(first: np.ndarray, second: np.ndarray, kind: str) -> np.ndarray:
+    """Features of sentence pairs from their vectors u, v: `senteval`: [|u−v|, u∗v] (SentEval's MRPC);
+    `full`: [u, v, |u−v|, u∗v] (InferSent, SentGLUE)."""
+    parts = [np.abs(first - second), first * second]
+    if kind == "full":
+        parts = [first, second, *parts]
+    elif kind != "senteval":
+        raise ConfigError(f"pair features {kind!r}: choose from {', '.join(PAIR_FEATURES)}")
+    return np.concatenate(parts, axis=1)
 
 
 @cache

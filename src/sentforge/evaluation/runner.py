@@ -41,17 +41,6 @@ def resolve_data_dir(data_dir: str | os.PathLike | None) -> Path:
     return path
 
 
-def load_model(spec: str, device: str | None = None, show_progress: bool | None = None) -> Any:
-    """An encoder from `sentforge.load`, or the lexical baseline `bm25`, which scores texts itself."""
-    if spec.lower() == "bm25":
-        from sentforge.baselines.bm25 import load_bm25
-
-        return load_bm25(show_progress=show_progress)
-    from sentforge.loading import load
-
-    return load(spec, device=device)
-
-
 def markdown_path(output: str | os.PathLike) -> Path:
     return Path(output).with_suffix(".md")
 
@@ -60,9 +49,10 @@ def evaluate(model: Any, tasks: str | Sequence[str | Task] = "sts", data_dir: st
              batch_size: int = 64, seed: int = 1111, strict: bool = False,
              output: str | os.PathLike | None = None, overwrite: bool = False, device: str | None = None,
              show_progress: bool | None = None) -> dict[str, Any]:
-    """Evaluate `model` (a spec such as `all-MiniLM-L6-v2`, a directory or `bm25`; or an object with
-    `encode`) on `tasks` (families and task names, comma-separated or a list; a list may also hold `Task`
-    instances, such as `load_dataset(path)` returns for a user's own data, which need no data directory).
+    """Evaluate `model` (a spec that `sentforge.load` resolves: a model or MetaEncoder directory, a short name
+    such as `all-MiniLM-L6-v2`, `bm25`, ...; or an object with `encode`) on `tasks` (families and task
+    names, comma-separated or a list; a list may also hold `Task` instances, such as `load_dataset(path)`
+    returns for a user's own data, which need no data directory).
 
     A task whose files are missing is skipped with a warning, or raises DataNotFoundError when
     `strict`; a task that does not apply to the model (e.g. classification on BM25) is skipped. Every
@@ -86,8 +76,9 @@ def evaluate(model: Any, tasks: str | Sequence[str | Task] = "sts", data_dir: st
     available, skipped = _tasks_with_data([cls(root, seed=seed) for cls in selected] + instances, strict)
     model_name = str(model) if isinstance(model, (str, os.PathLike)) else getattr(model, "name", type(model).__name__)
     if isinstance(model, (str, os.PathLike)):
-        logger.info("loading model %s", model_name)
-        model = load_model(model_name, device, show_progress)
+        from sentforge.loading import load
+
+        model = load(model_name, device=device, allow_lexical=True)
     runnable = []
     for task in available:
         if task.supports(model):

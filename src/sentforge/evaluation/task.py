@@ -7,6 +7,8 @@ A task reads its files from a data directory laid out as the standard distributi
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -19,6 +21,8 @@ from sentforge.encode_options import supported_keywords
 from sentforge.errors import ConfigError, DataNotFoundError
 
 FAMILIES = ("sts", "transfer", "sentglue", "useb", "geometry", "own")  # own: a user's files (evaluation/own)
+# Every module of this package is imported on first use of the registry; its tasks register on import.
+TASKS_PACKAGE = "sentforge.evaluation.tasks"
 
 
 @dataclass(frozen=True)
@@ -89,14 +93,22 @@ def register_task(cls: type[Task]) -> type[Task]:
     return cls
 
 
-def registered_tasks() -> dict[str, type[Task]]:
-    import sentforge.evaluation.tasks  # noqa: F401  (imports every task module, which registers them)
+def discover_tasks() -> None:
+    """Import every module of the task package, in name order, so that their `@register_task` classes
+    register; a module added to the package is found without being listed anywhere."""
+    package = importlib.import_module(TASKS_PACKAGE)
+    for module in pkgutil.iter_modules(package.__path__, f"{TASKS_PACKAGE}."):
+        importlib.import_module(module.name)
 
+
+def registered_tasks() -> dict[str, type[Task]]:
+    discover_tasks()
     return dict(_TASKS)
 
 
 def resolve_tasks(selection: str | Sequence[str]) -> list[type[Task]]:
-    """Task classes for a comma-separated mix of family names and task names, in registry order."""
+    """Task classes for a comma-separated mix of family names and task names, in the order given; a family
+    brings its tasks in registry order."""
     names = [s.strip() for s in (selection.split(",") if isinstance(selection, str) else selection) if s.strip()]
     if not names:
         raise ConfigError("no tasks selected")

@@ -31,7 +31,7 @@ from sentforge.errors import ConfigError
 from sentforge.modules import Pooling, Transformer
 from sentforge.objectives.mlm import MaskedLanguageModeling
 from sentforge.objectives.span_corruption import SpanCorruption
-from sentforge.recipes.run_dir import TRAINING_DIR, RunDirectory
+from sentforge.recipes.run_dir import RunDirectory
 from sentforge.seed import set_seed
 from sentforge.training import distributed
 from sentforge.recipes.tokenizer import train_unigram, train_wordpiece

@@ -8,7 +8,11 @@ from pathlib import Path
 
 from sentforge.errors import ConfigError, InputFileError
 from sentforge.evaluation.own.base import OwnDataTask, records
-from sentforge.evaluation.own.pairs import PAIR_FIELDS, LabelledPairsTask, ScoredPairsTask
+from sentforge.evaluation.own.pairs import (
+    PAIR_FIELDS,
+    LabelledPairsTask,
+    ScoredPairsTask,
+)
 from sentforge.evaluation.own.reranking import FIELDS as RERANKING_FIELDS
 from sentforge.evaluation.own.reranking import OwnRerankingTask
 from sentforge.evaluation.own.retrieval import BEIR_FILES, BeirRetrievalTask

@@ -19,10 +19,16 @@ from sklearn.metrics import average_precision_score
 
 from sentforge.data.pairs import read_pairs
 from sentforge.errors import InputFileError
-from sentforge.evaluation.own.base import OwnDataTask, records, require_fields, text_field
-from sentforge.evaluation.pair_classification import LabelledPairs, pair_scores
-from sentforge.evaluation.reranking import is_lexical
-from sentforge.evaluation.sts import STSPairs, sts_scores
+from sentforge.evaluation.own.base import (
+    OwnDataTask,
+    records,
+    require_fields,
+    text_field,
+)
+from sentforge.evaluation.readers.sts import STSPairs
+from sentforge.evaluation.readers.useb import LabelledPairs
+from sentforge.evaluation.scoring import pair_scores, sts_scores
+from sentforge.evaluation.similarity import is_lexical
 
 PAIR_FIELDS = ("sentence1", "sentence2")
 LABELS = {"0": 0, "1": 1}

@@ -14,15 +14,21 @@ from typing import Any
 import numpy as np
 
 from sentforge.errors import InputFileError
-from sentforge.evaluation.own.base import OwnDataTask, records, require_fields, text_field
-from sentforge.evaluation.reranking import (
+from sentforge.evaluation.own.base import (
+    OwnDataTask,
+    records,
+    require_fields,
+    text_field,
+)
+from sentforge.evaluation.ranking import (
+    NDCG_CUTOFF,
     RankingQuery,
     candidate_scores,
+    ndcg_at,
     rank_order,
     ranking_metrics,
-    supports_encoders_and_lexical,
 )
-from sentforge.evaluation.retrieval import NDCG_CUTOFF, ndcg_at
+from sentforge.evaluation.similarity import supports_encoders_and_lexical
 
 FIELDS = ("query", "positive", "negative")
 

@@ -5,7 +5,7 @@ non-negative integer, above 0 relevant).
 Each judged query searches the whole corpus by cosine similarity (a document is its title and text joined
 by a space, as BEIR encodes it); as in BEIR's evaluation, a document with the query's own id is never
 returned. Search is exact, in blocks of queries (bounded memory), or through faiss beyond
-`FAISS_MIN_POOL` documents (`retrieval.exact_search`: both give the same ranking). Metrics follow
+`FAISS_MIN_POOL` documents (`search.exact_search`: both give the same ranking). Metrics follow
 trec_eval (×100): nDCG@10 with graded gains, MAP@100 (AP over the top 100, divided by every relevant
 document of the query) and Recall@100. Queries with no relevant document are dropped and counted.
 """
@@ -20,8 +20,10 @@ import numpy as np
 
 from sentforge.errors import InputFileError
 from sentforge.evaluation.own.base import OwnDataTask, records, require_fields
-from sentforge.evaluation.reranking import average_precision, is_lexical
-from sentforge.evaluation.retrieval import FAISS_MIN_POOL, MAP_CUTOFF, NDCG_CUTOFF, RetrievalSet, search
+from sentforge.evaluation.ranking import MAP_CUTOFF, NDCG_CUTOFF, average_precision
+from sentforge.evaluation.readers.useb import RetrievalSet
+from sentforge.evaluation.search import FAISS_MIN_POOL, search_pool
+from sentforge.evaluation.similarity import is_lexical
 
 BEIR_FILES = ("corpus.jsonl", "queries.jsonl")
 RECALL_CUTOFF = 100
@@ -127,7 +129,7 @@ class BeirRetrievalTask(OwnDataTask):
 
     def ranked_ids(self, model: Any) -> list[list[str]]:
         """The top 100 document ids of each query, leaving out a document with the query's own id."""
-        found = search(model, self.data, max(MAP_CUTOFF, RECALL_CUTOFF) + 1, self.faiss_min_pool)
+        found = search_pool(model, self.data, max(MAP_CUTOFF, RECALL_CUTOFF) + 1, self.faiss_min_pool)
         return [[doc for doc in ids if doc != qid][:max(MAP_CUTOFF, RECALL_CUTOFF)]
                 for qid, ids in zip(self.data.query_ids, found)]
 

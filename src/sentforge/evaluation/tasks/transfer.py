@@ -25,82 +25,12 @@ from typing import Any
 import numpy as np
 from sklearn.metrics import f1_score
 
-from sentforge.errors import ConfigError, InputFileError
 from sentforge.evaluation import classifier
+from sentforge.evaluation.classifier import pair_features
+from sentforge.evaluation.readers.senteval import read_mrpc, read_sentences, read_sst_binary, read_trec
 from sentforge.evaluation.task import Task, TaskMetadata, register_task
 
 DOWNSTREAM = "senteval/downstream"
-TREC_CLASSES = ("ABBR", "DESC", "ENTY", "HUM", "LOC", "NUM")  # SentEval's label order
-PAIR_FEATURES = ("senteval", "full")
-
-
-def read_text(path: Path, encoding: str) -> str:
-    try:
-        return path.read_bytes().decode(encoding)
-    except FileNotFoundError:
-        raise InputFileError(f"{path}: file not found") from None
-    except UnicodeDecodeError as err:
-        line = path.read_bytes()[:err.start].count(b"\n") + 1
-        raise InputFileError(f"{path}, line {line}: not valid {encoding} ({err.reason})") from None
-
-
-def numbered_lines(path: Path, encoding: str) -> list[tuple[int, str]]:
-    """(line number, line) pairs, as Python's `for line in file` yields them (universal newlines)."""
-    lines = read_text(path, encoding).replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    if lines[-1] == "":
-        lines.pop()
-    return list(enumerate(lines, start=1))
-
-
-def read_sentences(path: Path) -> list[list[str]]:
-    """A one-sentence-per-line file (MR, CR, SUBJ, MPQA) as SentEval's `loadFile` reads it: Latin-1,
-    `splitlines()`, whitespace tokens. Empty lines are kept as empty samples, as SentEval keeps them."""
-    tokens = [line.split() for line in read_text(path, "latin-1").splitlines()]
-    if not tokens:
-        raise InputFileError(f"{path}: no sentences")
-    return tokens
-
-
-def read_sst_binary(path: Path) -> tuple[list[list[str]], list[int]]:
-    """SentEval's SST binary files: `<tokenised sentence>\\t<0|1>` per line, UTF-8."""
-    samples, labels = [], []
-    for number, line in numbered_lines(path, "utf-8"):
-        fields = line.strip().split("\t")
-        if len(fields) != 2 or fields[1] not in ("0", "1"):
-            raise InputFileError(f"{path}, line {number}: expected '<sentence>\\t<0 or 1>', got {line[:80]!r}")
-        samples.append(fields[0].split())
-        labels.append(int(fields[1]))
-    return samples, labels
-
-
-def read_trec(path: Path) -> tuple[list[list[str]], list[int]]:
-    """TREC question classification: `<COARSE>:<fine> <question>` per line, Latin-1; coarse labels."""
-    samples, labels = [], []
-    for number, line in numbered_lines(path, "latin-1"):
-        target, _, rest = line.strip().partition(":")
-        fine_and_question = rest.split(" ", 1)
-        if target not in TREC_CLASSES or len(fine_and_question) != 2:
-            raise InputFileError(f"{path}, line {number}: expected '<{'|'.join(TREC_CLASSES)}>:<fine label> "
-                                 f"<question>', got {line[:80]!r}")
-        samples.append(fine_and_question[1].split())
-        labels.append(TREC_CLASSES.index(target))
-    return samples, labels
-
-
-def read_mrpc(path: Path) -> tuple[list[list[str]], list[list[str]], list[int]]:
-    """`msr_paraphrase_{train,test}.txt`: a header, then `Quality\\t#1 ID\\t#2 ID\\t#1 String\\t#2 String`."""
-    first, second, labels = [], [], []
-    for number, line in numbered_lines(path, "utf-8")[1:]:
-        fields = line.strip().split("\t")
-        if len(fields) < 5 or fields[0] not in ("0", "1"):
-            raise InputFileError(f"{path}, line {number}: expected 'Quality\\t#1 ID\\t#2 ID\\t#1 String\\t#2 String' "
-                                 f"with Quality 0 or 1, got {line[:80]!r}")
-        first.append(fields[3].split())
-        second.append(fields[4].split())
-        labels.append(int(fields[0]))
-    if not labels:
-        raise InputFileError(f"{path}: no sentence pairs after the header")
-    return first, second, labels
 
 
 def senteval_order(*keys: Sequence[Any]) -> list[int]:
@@ -179,21 +109,21 @@ def _binary_metadata(name: str, positive: str, negative: str, description: str, 
 
 
 @register_task
-class MR(BinaryTransferTask):
+class SentEvalMRTask(BinaryTransferTask):
     metadata = _binary_metadata("MR", "rt-polarity.pos", "rt-polarity.neg",
                                 "Movie review snippet polarity (accuracy, 10-fold CV).",
                                 "Pang & Lee 2005; SentEval (Conneau & Kiela 2018)")
 
 
 @register_task
-class CR(BinaryTransferTask):
+class SentEvalCRTask(BinaryTransferTask):
     metadata = _binary_metadata("CR", "custrev.pos", "custrev.neg",
                                 "Customer product review polarity (accuracy, 10-fold CV).",
                                 "Hu & Liu 2004; SentEval")
 
 
 @register_task
-class SUBJ(BinaryTransferTask):
+class SentEvalSUBJTask(BinaryTransferTask):
     # SentEval gives the objective sentences label 1.
     metadata = _binary_metadata("SUBJ", "subj.objective", "subj.subjective",
                                 "Subjectivity of movie review sentences (accuracy, 10-fold CV).",
@@ -201,14 +131,14 @@ class SUBJ(BinaryTransferTask):
 
 
 @register_task
-class MPQA(BinaryTransferTask):
+class SentEvalMPQATask(BinaryTransferTask):
     metadata = _binary_metadata("MPQA", "mpqa.pos", "mpqa.neg",
                                 "Opinion polarity of MPQA phrases (accuracy, 10-fold CV).",
                                 "Wiebe et al. 2005; SentEval")
 
 
 @register_task
-class SST2(TransferTask):
+class SentEvalSST2Task(TransferTask):
     metadata = TaskMetadata(
         name="SST2", family="transfer", main_metric="acc",
         description="Stanford Sentiment Treebank, binary (train phrases; C chosen on dev; test accuracy).",
@@ -231,7 +161,7 @@ class SST2(TransferTask):
 
 
 @register_task
-class TREC(TransferTask):
+class SentEvalTRECTask(TransferTask):
     metadata = TaskMetadata(
         name="TREC", family="transfer", main_metric="acc",
         description="TREC question type, 6 coarse classes (C by 10-fold CV on train; test accuracy).",
@@ -253,18 +183,8 @@ class TREC(TransferTask):
                 "n_test": len(test.labels), "chosen_C": list(result.chosen_C)}
 
 
-def pair_features(first: np.ndarray, second: np.ndarray, kind: str) -> np.ndarray:
-    """`senteval`: [|u−v|, u∗v] (SentEval's MRPC); `full`: [u, v, |u−v|, u∗v] (InferSent, SentGLUE)."""
-    parts = [np.abs(first - second), first * second]
-    if kind == "full":
-        parts = [first, second, *parts]
-    elif kind != "senteval":
-        raise ConfigError(f"pair features {kind!r}: choose from {', '.join(PAIR_FEATURES)}")
-    return np.concatenate(parts, axis=1)
-
-
 @register_task
-class MRPC(TransferTask):
+class SentEvalMRPCTask(TransferTask):
     metadata = TaskMetadata(
         name="MRPC", family="transfer", main_metric="acc",
         description="Microsoft Research Paraphrase Corpus (C by 10-fold CV on train; test accuracy and F1 on "

@@ -18,7 +18,7 @@ from scipy.spatial.distance import pdist
 from scipy.special import logsumexp
 
 from sentforge.errors import InputFileError
-from sentforge.evaluation.sts import STSB_RAW, STSPairs, keep_text, read_stsbenchmark
+from sentforge.evaluation.readers.sts import STSB_RAW, STSPairs, keep_text, read_stsbenchmark
 from sentforge.evaluation.task import Task, TaskMetadata, register_task
 
 POSITIVE_THRESHOLD = 4.0  # SimCSE (Gao et al. 2021), section 5: STS-B pairs scored >= 4 are positives

@@ -41,8 +41,9 @@ from sklearn.model_selection import train_test_split
 
 from sentforge.errors import InputFileError
 from sentforge.evaluation import classifier
+from sentforge.evaluation.classifier import pair_features
+from sentforge.evaluation.readers.files import numbered_lines
 from sentforge.evaluation.task import Task, TaskMetadata, register_task
-from sentforge.evaluation.transfer import numbered_lines, pair_features
 
 logger = logging.getLogger(__name__)
 
@@ -193,7 +194,7 @@ def _metadata(task: str, main_metric: str, files: tuple[str, ...], description: 
 
 
 @register_task
-class CoLA(SentGlueTask):
+class SentGlueCoLATask(SentGlueTask):
     metadata = _metadata("CoLA", "mcc", ("train.tsv", "dev.tsv"),
                          "Grammatical acceptability (single sentence; Matthews correlation on dev).")
     metrics = ("mcc", "acc")
@@ -212,7 +213,7 @@ class CoLA(SentGlueTask):
 
 
 @register_task
-class SST2(SentGlueTask):
+class SentGlueSST2Task(SentGlueTask):
     metadata = _metadata("SST-2", "acc", ("train.tsv", "dev.tsv"),
                          "Sentiment, binary (single sentence; train phrases; accuracy on dev).")
 
@@ -230,7 +231,7 @@ class SST2(SentGlueTask):
 
 
 @register_task
-class MRPC(SentGlueTask):
+class SentGlueMRPCTask(SentGlueTask):
     metadata = _metadata("MRPC", "acc", ("msr_paraphrase_train.txt", "dev_ids.tsv"),
                          "Paraphrase (pairs; GLUE train/dev rebuilt from msr_paraphrase_train.txt and dev_ids.tsv; "
                          "accuracy and F1 on dev).")
@@ -259,7 +260,7 @@ class MRPC(SentGlueTask):
 
 
 @register_task
-class STSB(SentGlueTask):
+class SentGlueSTSBTask(SentGlueTask):
     metadata = _metadata("STS-B", "spearman", ("train.tsv", "dev.tsv"),
                          "Semantic similarity 0-5 (pairs; ridge regression; Pearson/Spearman on dev).")
     regression = True
@@ -304,27 +305,27 @@ class _IndexedPairTask(SentGlueTask):
 
 
 @register_task
-class QNLI(_IndexedPairTask):
+class SentGlueQNLITask(_IndexedPairTask):
     metadata = _metadata("QNLI", "acc", ("train.tsv", "dev.tsv"),
                          "Question-answer entailment (pairs; accuracy on dev). Needs QNLI train.tsv.")
     label_names = ("entailment", "not_entailment")
 
 
 @register_task
-class RTE(_IndexedPairTask):
+class SentGlueRTETask(_IndexedPairTask):
     metadata = _metadata("RTE", "acc", ("train.tsv", "dev.tsv"), "Textual entailment (pairs; accuracy on dev).")
     label_names = ("entailment", "not_entailment")
 
 
 @register_task
-class WNLI(_IndexedPairTask):
+class SentGlueWNLITask(_IndexedPairTask):
     metadata = _metadata("WNLI", "acc", ("train.tsv", "dev.tsv"),
                          "Winograd NLI (pairs; accuracy on dev; adversarial: majority class scores 56.3).")
     label_names = ("0", "1")
 
 
 @register_task
-class MNLI(SentGlueTask):
+class SentGlueMNLITask(SentGlueTask):
     metadata = _metadata("MNLI", "acc", ("train.tsv", "dev_matched.tsv", "dev_mismatched.tsv"),
                          "Multi-genre NLI, 3 classes (pairs; accuracy on matched and mismatched dev).",
                          splits=("train", "dev_matched", "dev_mismatched"))
@@ -347,7 +348,7 @@ class MNLI(SentGlueTask):
 
 
 @register_task
-class QQP(SentGlueTask):
+class SentGlueQQPTask(SentGlueTask):
     metadata = _metadata("QQP", "acc", ("train.tsv", "dev.tsv"),
                          "Quora duplicate questions (pairs; accuracy and F1 on dev).")
     metrics = ("acc", "f1")
