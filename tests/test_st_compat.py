@@ -11,6 +11,7 @@ from sentforge import build_encoder
 from conftest import CORPUS
 
 st = pytest.importorskip("sentence_transformers")
+pytest.importorskip("sentence_transformers.models")  # a submodule: `st.models` exists only once it is imported
 
 
 @pytest.mark.parametrize("pooling,projection,normalize", [("mean", None, False), ("cls", 16, True), ("max", None, True)])
