@@ -32,3 +32,7 @@ class ConfigError(SentforgeError):
 
 class DataNotFoundError(SentforgeError):
     """A task's data files are not in the data directory."""
+
+
+class TrainingDivergedError(SentforgeError):
+    """Training produced a non-finite loss or non-finite weights and was stopped."""
