@@ -16,8 +16,9 @@ from tqdm.auto import tqdm
 from sentforge import __version__
 from sentforge.errors import ConfigError, ModelFormatError
 from sentforge.io import atomic_dir
-from sentforge.modules import InputModule, Module, module_class
-from sentforge.modules.base import Features, read_json, write_json
+from sentforge.modules import InputModule, Module
+from sentforge.modules.base import Features, write_json
+from sentforge.modules.validation import load_modules
 
 logger = logging.getLogger(__name__)
 
@@ -164,16 +165,7 @@ class Encoder(nn.Sequential):
     def load(cls, path: str | Path, name: str | None = None) -> Encoder:
         """Read a directory written by `save` or by sentence-transformers."""
         path = Path(path)
-        entries = read_json(path / MODULES_FILE)
-        if not isinstance(entries, list) or not entries:
-            raise ModelFormatError(f"{path / MODULES_FILE}: expected a non-empty list of modules")
-        modules = []
-        for entry in sorted(entries, key=lambda e: e.get("idx", 0)):
-            try:
-                klass, sub = module_class(entry["type"]), entry["path"]
-            except KeyError as err:
-                raise ModelFormatError(f"{path / MODULES_FILE}: module entry lacks {err}") from None
-            modules.append(klass.load(path / sub))
+        modules = load_modules(path)
         return cls(modules, name=name or str(path))
 
     def extra_repr(self) -> str:
