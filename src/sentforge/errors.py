@@ -26,6 +26,10 @@ class OutputExistsError(SentforgeError):
     """An output path already holds data and overwriting was not requested."""
 
 
+class OutputWriteError(SentforgeError):
+    """An output could not be written (no permission, a full disk); the message names the path."""
+
+
 class ConfigError(SentforgeError):
     """An argument or configuration value is invalid."""
 

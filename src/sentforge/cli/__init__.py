@@ -19,11 +19,21 @@ from sentforge.cli import pause  # noqa: E402,F401
 from sentforge.cli import st5  # noqa: E402,F401
 
 
+def describe_os_error(err: OSError) -> str:
+    """One line naming the path(s) and the reason."""
+    paths = " -> ".join(str(p) for p in (err.filename, err.filename2) if p is not None)
+    reason = err.strerror or str(err)
+    return f"{paths}: {reason}" if paths else reason
+
+
 def main() -> None:
     try:
         app()
     except SentforgeError as err:
         typer.echo(f"error: {err}", err=True)
+        sys.exit(2)
+    except OSError as err:  # the file system said no: a directory for a file, no permission, a full disk
+        typer.echo(f"error: {describe_os_error(err)}", err=True)
         sys.exit(2)
     except KeyboardInterrupt:
         typer.echo("interrupted", err=True)

@@ -37,6 +37,7 @@ import torch
 from torch import nn
 from tqdm.auto import tqdm
 
+from sentforge.device import parse_device
 from sentforge.errors import ConfigError, OutputExistsError, TrainingDivergedError
 from sentforge.io import atomic_file
 from sentforge.seed import set_seed
@@ -185,7 +186,7 @@ class Trainer:
 
     def _device(self) -> torch.device:
         if self.config.device:
-            return torch.device(self.config.device)
+            return parse_device(self.config.device)
         if torch.cuda.is_available():
             return torch.device("cuda", distributed.local_rank())
         return torch.device("cpu")
