@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 import typer
+from typer.exceptions import TyperException
 
 from sentforge.cli.app import app
 from sentforge.errors import SentforgeError
@@ -28,7 +29,17 @@ def describe_os_error(err: OSError) -> str:
 
 def main() -> None:
     try:
-        app()
+        # standalone_mode=False: usage errors come here as exceptions, to be printed as one line too.
+        code = app(standalone_mode=False)
+    except typer.Abort:
+        typer.echo("interrupted", err=True)
+        sys.exit(130)
+    except TyperException as err:  # click's usage errors: bad option values, unknown commands, ...
+        ctx, message = getattr(err, "ctx", None), err.format_message()
+        if message:  # empty when the help was printed instead (no arguments)
+            hint = f" (see {ctx.command_path} --help)" if ctx is not None else ""
+            typer.echo(f"error: {message}{hint}", err=True)
+        sys.exit(getattr(err, "exit_code", 2))
     except SentforgeError as err:
         typer.echo(f"error: {err}", err=True)
         sys.exit(2)
@@ -38,6 +49,7 @@ def main() -> None:
     except KeyboardInterrupt:
         typer.echo("interrupted", err=True)
         sys.exit(130)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 __all__ = ["app", "main"]
