@@ -18,9 +18,10 @@ from sentforge.encode_options import EncodeOptions, check_finite, encode_options
 from sentforge.errors import ConfigError, ModelFormatError
 from sentforge.io import atomic_dir
 from sentforge.model_card import ModelCardData, read_card_data, write_model_card
-from sentforge.modules import InputModule, Module, module_class
+from sentforge.modules import InputModule, Module
 from sentforge.modules.base import Features, read_json, write_json
 from sentforge.modules.static import fold_word_pooling, unfold_word_pooling
+from sentforge.modules.validation import load_modules
 
 logger = logging.getLogger(__name__)
 
@@ -187,16 +188,7 @@ class Encoder(nn.Sequential):
     def load(cls, path: str | Path, name: str | None = None) -> Encoder:
         """Read a directory written by `save` or by sentence-transformers (with its prompts)."""
         path = Path(path)
-        entries = read_json(path / MODULES_FILE)
-        if not isinstance(entries, list) or not entries:
-            raise ModelFormatError(f"{path / MODULES_FILE}: expected a non-empty list of modules")
-        modules = []
-        for entry in sorted(entries, key=lambda e: e.get("idx", 0)):
-            try:
-                klass, sub = module_class(entry["type"]), entry["path"]
-            except KeyError as err:
-                raise ModelFormatError(f"{path / MODULES_FILE}: module entry lacks {err}") from None
-            modules.append(klass.load(path / sub))
+        modules = load_modules(path)
         settings = read_json(path / ST_CONFIG_FILE) if (path / ST_CONFIG_FILE).exists() else {}
         prompts = settings.get("prompts") or {}
         if not isinstance(prompts, dict) or not all(isinstance(v, str) for v in prompts.values()):

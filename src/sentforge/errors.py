@@ -26,9 +26,17 @@ class OutputExistsError(SentforgeError):
     """An output path already holds data and overwriting was not requested."""
 
 
+class OutputWriteError(SentforgeError):
+    """An output could not be written (no permission, a full disk); the message names the path."""
+
+
 class ConfigError(SentforgeError):
     """An argument or configuration value is invalid."""
 
 
 class DataNotFoundError(SentforgeError):
     """A task's data files are not in the data directory."""
+
+
+class TrainingDivergedError(SentforgeError):
+    """Training produced a non-finite loss or non-finite weights and was stopped."""

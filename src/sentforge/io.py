@@ -1,10 +1,19 @@
-"""Safe file output: atomic writes and guarded output directories."""
+"""Safe file output: atomic writes and guarded output directories.
+
+Temporary files and directories are created beside their target as `.NAME.<pid>.<random>.tmp`, get
+the permissions the umask gives (not mkstemp's private 0600/0700), and are renamed into place only
+when complete. One left behind by a killed process (its pid no longer runs) is removed by the next
+write to the same target. Without `overwrite`, the final rename never replaces a file that another
+process wrote in the meantime.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -13,7 +22,62 @@ from typing import Any
 
 import numpy as np
 
-from sentforge.errors import OutputExistsError
+from sentforge.errors import OutputExistsError, OutputWriteError
+
+_TEMP = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)\.[^.]+\.tmp$")
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _temp_prefix(path: Path) -> str:
+    return f".{path.name}.{os.getpid()}."
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
+def clean_stale_temps(path: Path) -> None:
+    """Remove temporaries of `path` left by processes that no longer run (killed mid-write)."""
+    with contextlib.suppress(OSError):
+        for entry in path.parent.iterdir():
+            match = _TEMP.match(entry.name)
+            if match and match["name"] == path.name and not _pid_alive(int(match["pid"])):
+                if entry.is_dir() and not entry.is_symlink():
+                    shutil.rmtree(entry, ignore_errors=True)
+                else:
+                    entry.unlink(missing_ok=True)
+
+
+def _publish(tmp: str | Path, path: Path, overwrite: bool) -> None:
+    """Rename `tmp` to `path`; without `overwrite`, fail rather than replace a file that appeared meanwhile."""
+    if overwrite:
+        os.replace(tmp, path)
+        return
+    try:
+        os.link(tmp, path)  # atomic, and fails if `path` exists
+    except FileExistsError:
+        raise OutputExistsError(f"output file {path} was created by someone else while this run wrote it; "
+                                "pass --overwrite to replace it") from None
+    except OSError as err:
+        if err.errno not in (errno.EPERM, errno.ENOTSUP, errno.EXDEV, errno.EMLINK):
+            raise
+        # No hard links on this file system: check, then rename (a narrow race remains).
+        if path.exists():
+            raise OutputExistsError(f"output file {path} already exists; pass --overwrite to replace it") from None
+        os.replace(tmp, path)
+        return
+    os.unlink(tmp)
 
 
 def check_output_file(path: str | os.PathLike, overwrite: bool) -> Path:
@@ -37,30 +101,35 @@ def check_output_dir(path: str | os.PathLike, overwrite: bool) -> Path:
 
 
 @contextlib.contextmanager
-def atomic_file(path: str | os.PathLike, mode: str = "wb") -> Iterator[Any]:
-    """Open a temporary file beside `path`; rename it over `path` only if the block succeeds."""
+def atomic_file(path: str | os.PathLike, mode: str = "wb", overwrite: bool = True) -> Iterator[Any]:
+    """Open a temporary file beside `path`; rename it to `path` only if the block succeeds.
+    `overwrite=False` refuses (OutputExistsError) to replace a `path` that exists by then."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    clean_stale_temps(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=_temp_prefix(path), suffix=".tmp")
     try:
+        os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as handle:
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
+        _publish(tmp, path, overwrite)
+    except BaseException as err:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        if isinstance(err, OSError):  # a full disk, a lost permission: name the file the user asked for
+            raise OutputWriteError(f"cannot write {path}: {err.strerror or err}") from None
         raise
 
 
-def save_npy(path: str | os.PathLike, array: np.ndarray) -> None:
-    with atomic_file(path, "wb") as handle:
+def save_npy(path: str | os.PathLike, array: np.ndarray, overwrite: bool = True) -> None:
+    with atomic_file(path, "wb", overwrite) as handle:
         np.save(handle, array)
 
 
-def save_json(path: str | os.PathLike, obj: Any) -> None:
-    with atomic_file(path, "w") as handle:
+def save_json(path: str | os.PathLike, obj: Any, overwrite: bool = True) -> None:
+    with atomic_file(path, "w", overwrite) as handle:
         json.dump(obj, handle, indent=2, ensure_ascii=False)
         handle.write("\n")
 
@@ -74,8 +143,10 @@ def atomic_dir(path: str | os.PathLike, overwrite: bool = False) -> Iterator[Pat
     path = Path(path)
     check_output_dir(path, overwrite)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp"))
+    clean_stale_temps(path)
+    tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=_temp_prefix(path), suffix=".tmp"))
     try:
+        tmp.chmod(0o777 & ~_umask())
         yield tmp
         if path.exists():
             trash = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}.", suffix=".old"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 import typer
+from typer.exceptions import TyperException
 
 from sentforge.cli.app import app
 from sentforge.errors import SentforgeError
@@ -18,15 +19,36 @@ from sentforge.cli import meta  # noqa: E402,F401
 from sentforge.cli import st5  # noqa: E402,F401
 
 
+def describe_os_error(err: OSError) -> str:
+    """One line naming the path(s) and the reason."""
+    paths = " -> ".join(str(p) for p in (err.filename, err.filename2) if p is not None)
+    reason = err.strerror or str(err)
+    return f"{paths}: {reason}" if paths else reason
+
+
 def main() -> None:
     try:
-        app()
+        # standalone_mode=False: usage errors come here as exceptions, to be printed as one line too.
+        code = app(standalone_mode=False)
+    except typer.Abort:
+        typer.echo("interrupted", err=True)
+        sys.exit(130)
+    except TyperException as err:  # click's usage errors: bad option values, unknown commands, ...
+        ctx, message = getattr(err, "ctx", None), err.format_message()
+        if message:  # empty when the help was printed instead (no arguments)
+            hint = f" (see {ctx.command_path} --help)" if ctx is not None else ""
+            typer.echo(f"error: {message}{hint}", err=True)
+        sys.exit(getattr(err, "exit_code", 2))
     except SentforgeError as err:
         typer.echo(f"error: {err}", err=True)
+        sys.exit(2)
+    except OSError as err:  # the file system said no: a directory for a file, no permission, a full disk
+        typer.echo(f"error: {describe_os_error(err)}", err=True)
         sys.exit(2)
     except KeyboardInterrupt:
         typer.echo("interrupted", err=True)
         sys.exit(130)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 __all__ = ["app", "main"]

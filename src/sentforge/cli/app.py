@@ -15,7 +15,18 @@ app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 ModelOpt = Annotated[str, typer.Option("--model", "-m", help="Model spec: directory, short name or hub id.")]
 SeedOpt = Annotated[int, typer.Option(help="Random seed.")]
-DeviceOpt = Annotated[Optional[str], typer.Option(help="torch device, e.g. cpu or cuda:0 (default: cpu).")]
+
+
+def _check_device(spec: Optional[str]) -> Optional[str]:
+    if spec is not None:
+        from sentforge.device import parse_device
+
+        parse_device(spec)
+    return spec
+
+
+DeviceOpt = Annotated[Optional[str], typer.Option(help="torch device, e.g. cpu or cuda:0 (default: cpu).",
+                                                  callback=_check_device)]
 OverwriteOpt = Annotated[bool, typer.Option(help="Replace existing output.")]
 
 

@@ -44,7 +44,7 @@ def encode(
         logger.warning("%s holds no texts: writing an empty (0, %d) array", input, encoder.dim)
     vectors = encoder.encode(texts, batch_size=batch_size, normalize=normalize,
                              **({"max_seq_length": max_seq_length} if max_seq_length else {}))
-    save_npy(output, vectors)
+    save_npy(output, vectors, overwrite=overwrite)
     logger.info("wrote %s: %d x %d float32", output, *vectors.shape)
 
 

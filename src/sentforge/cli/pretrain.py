@@ -58,6 +58,7 @@ def pretrain(
 ) -> None:
     """Pre-train a model from scratch on a corpus and write a Hugging Face directory to --output."""
     from sentforge.data.corpora import SentenceFilter, load_sentences
+    from sentforge.errors import InputFileError
     from sentforge.recipes.pretrain import PretrainConfig
     from sentforge.recipes.pretrain import pretrain as run_pretraining
     from sentforge.recipes.run_dir import RunDirectory
@@ -75,6 +76,8 @@ def pretrain(
                          checkpoint_every=checkpoint_every, keep_last=keep_last, eval_every=eval_every,
                          log_every=log_every, device=device)
     sentences = load_sentences(corpus, SentenceFilter(min_words=min_words, max_words=max_words), field=field)
+    if not sentences:
+        raise InputFileError(f"no sentences of {min_words}-{max_words} words in {', '.join(map(str, corpus))}")
     summary = run_pretraining(sentences, output, run, resume=resume, overwrite=overwrite, inputs=inputs)
     if summary:
         typer.echo(f"wrote {output}: {summary['steps']} steps, held-out {summary['heldout']}")

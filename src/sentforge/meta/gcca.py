@@ -51,7 +51,7 @@ class GCCA(MetaMethod):
         return mean, sigma, within
 
     def _fit(self, views: list[np.ndarray]) -> None:
-        if self.tau <= 0:
+        if not 0 < self.tau < float("inf"):
             raise ConfigError(f"gcca: tau must be > 0 (it keeps each Sigma_jj invertible), got {self.tau}")
         total = sum(view.shape[1] for view in views)
         self._check_dim(self.dim, total)

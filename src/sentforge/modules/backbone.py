@@ -11,16 +11,22 @@ from typing import Any, ClassVar
 
 import torch
 import transformers
+from safetensors import SafetensorError, safe_open
 from tokenizers import Tokenizer
 from transformers import AutoConfig, AutoModel, AutoTokenizer, PretrainedConfig, PreTrainedModel
 
-from sentforge.errors import ModelFormatError
-from sentforge.modules.base import Features, InputModule, pad_ids, read_json, write_json
+from sentforge.errors import ConfigError, ModelFormatError
+from sentforge.modules.base import WEIGHTS_FILE, Features, InputModule, pad_ids, read_json, write_json
 
 logger = logging.getLogger(__name__)
 
 ST_CONFIG_FILE = "sentence_bert_config.json"
 T5_FAMILY = {"t5", "mt5", "umt5", "longt5"}
+ROBERTA_FAMILY = {"roberta", "xlm-roberta", "camembert"}
+WEIGHT_FILES = (WEIGHTS_FILE, "model.safetensors.index.json")
+PICKLE_FILES = ("pytorch_model.bin", "pytorch_model.bin.index.json", "tf_model.h5", "flax_model.msgpack")
+TOKENIZER_FILES = ("tokenizer.json", "vocab.txt", "spiece.model", "sentencepiece.bpe.model", "vocab.json",
+                   "tokenizer.model")
 # Beyond this the tokenizer's model_max_length is a "no limit" sentinel, not a real limit.
 _UNBOUNDED = 1_000_000
 _T5_DEFAULT_MAX_LENGTH = 512
@@ -41,18 +47,64 @@ def _quiet_transformers() -> Iterator[None]:
             transformers.logging.enable_progress_bar()
 
 
-def _report_missing(name: str, info: dict[str, Any]) -> None:
-    # BERT checkpoints converted from sentence-transformers often drop the unused pooler layer.
+def _refuse_missing(name: str, info: dict[str, Any]) -> None:
+    """A checkpoint that lacks weights would load with random layers: refuse it.
+    BERT checkpoints converted from sentence-transformers often drop the unused pooler layer."""
     missing = sorted(k for k in info.get("missing_keys", ()) if not k.startswith("pooler."))
-    if missing:
-        logger.warning("%s: %d weights missing from the checkpoint were initialised randomly: %s",
-                       name, len(missing), ", ".join(missing[:8]) + (" ..." if len(missing) > 8 else ""))
+    mismatched = [str(item[0]) for item in info.get("mismatched_keys", ())]
+    for problem, keys in (("lacks", missing), ("has mis-shaped", mismatched)):
+        if keys:
+            raise ModelFormatError(f"{name}: {WEIGHTS_FILE} {problem} {len(keys)} tensors of the architecture "
+                                   f"({', '.join(keys[:4])}{' ...' if len(keys) > 4 else ''}); refusing to "
+                                   "initialise them randomly")
+
+
+def check_checkpoint_dir(path: Path) -> None:
+    """A local Hugging Face checkpoint has a readable config, safetensors weights and tokenizer files."""
+    config = read_json(path / "config.json")
+    if not isinstance(config.get("model_type"), str):
+        raise ModelFormatError(f"{path / 'config.json'}: no model_type")
+    weights = [path / name for name in WEIGHT_FILES if (path / name).is_file()]
+    if not weights:
+        pickled = [name for name in PICKLE_FILES if (path / name).exists()]
+        if pickled:
+            raise ModelFormatError(f"{path} holds only {pickled[0]}, a pickle, which sentforge never loads "
+                                   "(it can run code); convert it to model.safetensors")
+        raise ModelFormatError(f"{path}: no weights file ({' or '.join(WEIGHT_FILES)})")
+    if weights[0].name == WEIGHTS_FILE:
+        try:
+            with safe_open(str(weights[0]), "pt") as handle:
+                handle.keys()
+        except (SafetensorError, OSError) as err:
+            raise ModelFormatError(f"{weights[0]}: not a readable safetensors file ({err})") from None
+    if not any((path / name).is_file() for name in TOKENIZER_FILES):
+        raise ModelFormatError(f"{path}: no tokenizer ({', '.join(TOKENIZER_FILES)}); without one every word "
+                               "would become the unknown token")
+
+
+def load_config(name_or_path: str | Path) -> PretrainedConfig:
+    path = Path(name_or_path)
+    if path.is_dir():
+        check_checkpoint_dir(path)
+    try:
+        return AutoConfig.from_pretrained(str(name_or_path))
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise ModelFormatError(f"{path / 'config.json'}: not a usable model config "
+                               f"({str(err).splitlines()[0]})") from None
+
+
+def position_limit(config: PretrainedConfig) -> int | None:
+    """How many token positions the model's position table holds (None: relative positions, no limit)."""
+    positions = getattr(config, "max_position_embeddings", None)
+    if not positions or positions >= _UNBOUNDED:
+        return None
+    return positions - 2 if getattr(config, "model_type", None) in ROBERTA_FAMILY else positions
 
 
 def _default_max_length(config: PretrainedConfig, tokenizer: Any) -> int:
     limits = [n for n in (getattr(tokenizer, "model_max_length", None),
                           getattr(config, "max_position_embeddings", None)) if n and n < _UNBOUNDED]
-    if getattr(config, "model_type", None) in {"roberta", "xlm-roberta", "camembert"} and limits:
+    if getattr(config, "model_type", None) in ROBERTA_FAMILY and limits:
         limits = [min(limits) - 2]  # RoBERTa reserves two positions for the padding offset.
     return min(limits) if limits else _T5_DEFAULT_MAX_LENGTH
 
@@ -81,6 +133,23 @@ class HFBackbone(InputModule):
             raise ModelFormatError("the tokenizer defines no padding token")
 
     @property
+    def max_seq_length(self) -> int:
+        return self._max_seq_length
+
+    @max_seq_length.setter
+    def max_seq_length(self, value: int) -> None:
+        self._max_seq_length = self._check_length(value)
+
+    def _check_length(self, value: int) -> int:
+        limit = position_limit(self.model.config)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ConfigError(f"max_seq_length must be a positive integer, got {value!r}")
+        if limit is not None and value > limit:
+            raise ConfigError(f"max_seq_length {value} is beyond the model's position table "
+                              f"({limit} positions); use at most {limit}")
+        return value
+
+    @property
     def hidden_size(self) -> int:
         config = self.model.config
         return int(getattr(config, "hidden_size", None) or getattr(config, "d_model"))
@@ -93,7 +162,7 @@ class HFBackbone(InputModule):
         return {"max_seq_length": self.max_seq_length, "do_lower_case": self.do_lower_case}
 
     def token_ids(self, texts: list[str], max_length: int | None = None) -> tuple[list[list[int]], int]:
-        limit = max_length or self.max_seq_length
+        limit = self._check_length(max_length) if max_length else self.max_seq_length
         if self._truncation != limit:
             self._backend.enable_truncation(limit)
             self._truncation = limit
@@ -114,16 +183,30 @@ class HFBackbone(InputModule):
     @staticmethod
     def _load_parts(path: str | Path, model_class: Any, **model_kwargs: Any) -> tuple[PreTrainedModel, Any]:
         with _quiet_transformers():
-            tokenizer = AutoTokenizer.from_pretrained(str(path))
-            model, info = model_class.from_pretrained(str(path), output_loading_info=True, **model_kwargs)
-        _report_missing(str(path), info)
+            try:
+                tokenizer = AutoTokenizer.from_pretrained(str(path))
+            except Exception as err:  # tokenizers and transformers raise many types for a broken file
+                raise ModelFormatError(f"{path}: the tokenizer files cannot be read "
+                                       f"({type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''})") from None
+            try:
+                model, info = model_class.from_pretrained(str(path), output_loading_info=True, use_safetensors=True,
+                                                          **model_kwargs)
+            except (OSError, ValueError, RuntimeError, SafetensorError) as err:
+                raise ModelFormatError(f"{path}: the weights cannot be loaded ({str(err).splitlines()[0]})") from None
+        _refuse_missing(str(path), info)
         return model, tokenizer
 
     @classmethod
     def load(cls, path: Path) -> HFBackbone:
         options = read_json(path / ST_CONFIG_FILE) if (path / ST_CONFIG_FILE).exists() else {}
-        return cls.from_pretrained(path, max_seq_length=options.get("max_seq_length"),
-                                   do_lower_case=bool(options.get("do_lower_case", False)))
+        length = options.get("max_seq_length")
+        if length is not None and (not isinstance(length, int) or isinstance(length, bool) or length < 1):
+            raise ModelFormatError(f"{path / ST_CONFIG_FILE}: max_seq_length must be a positive integer, got {length!r}")
+        try:
+            return cls.from_pretrained(path, max_seq_length=length,
+                                       do_lower_case=bool(options.get("do_lower_case", False)))
+        except ConfigError as err:
+            raise ModelFormatError(f"{path / ST_CONFIG_FILE}: {err}") from None
 
     @classmethod
     def from_pretrained(cls, name_or_path: str | Path, max_seq_length: int | None = None,
@@ -151,7 +234,7 @@ class Transformer(HFBackbone):
     @classmethod
     def from_pretrained(cls, name_or_path: str | Path, max_seq_length: int | None = None,
                         do_lower_case: bool = False, **model_kwargs: Any) -> Transformer:
-        config = AutoConfig.from_pretrained(str(name_or_path))
+        config = load_config(name_or_path)
         model, tokenizer = cls._load_parts(name_or_path, _encoder_class(config), **model_kwargs)
         return cls(model, tokenizer, max_seq_length, do_lower_case)
 
@@ -178,7 +261,7 @@ class T5EncoderDecoder(HFBackbone):
     @classmethod
     def from_pretrained(cls, name_or_path: str | Path, max_seq_length: int | None = None,
                         do_lower_case: bool = False, **model_kwargs: Any) -> T5EncoderDecoder:
-        config = AutoConfig.from_pretrained(str(name_or_path))
+        config = load_config(name_or_path)
         if config.model_type not in T5_FAMILY:
             raise ModelFormatError(f"{name_or_path}: the encoder-decoder backbone needs a T5-family checkpoint, "
                                    f"got model_type={config.model_type!r}")

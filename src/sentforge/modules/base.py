@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 import torch
+from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 from torch import nn
 
@@ -19,14 +20,21 @@ WEIGHTS_FILE = "model.safetensors"
 Features = dict[str, torch.Tensor]
 
 
-def read_json(path: Path) -> dict[str, Any]:
+def read_json(path: Path, expected: type = dict) -> Any:
+    """The JSON value of a model file, which must be of type `expected` (an object unless told)."""
     try:
         with open(path, encoding="utf-8") as handle:
-            return json.load(handle)
+            value = json.load(handle)
     except FileNotFoundError:
         raise ModelFormatError(f"missing file {path}") from None
-    except json.JSONDecodeError as err:
+    except IsADirectoryError:
+        raise ModelFormatError(f"{path} is a directory, expected a JSON file") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
         raise ModelFormatError(f"{path}: invalid JSON ({err})") from None
+    if not isinstance(value, expected):
+        raise ModelFormatError(f"{path}: expected a JSON {'object' if expected is dict else expected.__name__}, "
+                               f"got {type(value).__name__}")
+    return value
 
 
 def write_json(path: Path, obj: Any) -> None:
@@ -67,14 +75,20 @@ class Module(nn.Module):
         if state:
             save_file(state, str(path / WEIGHTS_FILE))
 
+    @property
+    def input_dim(self) -> int | None:
+        """Size of the sentence vector this module reads, or None if it reads tokens or any size."""
+        return None
+
     @classmethod
     def load(cls, path: Path) -> Module:
-        module = cls(**read_json(path / cls.config_file))
+        config = read_json(path / cls.config_file)
+        try:
+            module = cls(**config)
+        except TypeError as err:
+            raise ModelFormatError(f"{path / cls.config_file}: {err}") from None
         if any(True for _ in module.state_dict()):
-            weights = path / WEIGHTS_FILE
-            if not weights.exists():
-                raise ModelFormatError(f"missing weights file {weights}")
-            module.load_state_dict(load_file(str(weights)))
+            load_weights(module, path / WEIGHTS_FILE)
         return module
 
 
@@ -87,6 +101,18 @@ def _path_argument(load: Callable[..., Module]) -> Callable[..., Module]:
 
 
 Module.load = classmethod(_path_argument(Module.__dict__["load"].__func__))
+
+
+def load_weights(module: nn.Module, weights: Path) -> None:
+    """Load a safetensors file into `module`: every tensor present, with its shape, or an error naming the file."""
+    if not weights.is_file():
+        raise ModelFormatError(f"missing weights file {weights} (sentforge reads safetensors only)")
+    try:
+        module.load_state_dict(load_file(str(weights)))
+    except SafetensorError as err:
+        raise ModelFormatError(f"{weights}: not a readable safetensors file ({err})") from None
+    except RuntimeError as err:  # missing, unexpected or mis-shaped tensors
+        raise ModelFormatError(f"{weights}: does not fit the module ({str(err).splitlines()[0]} ...)") from None
 
 
 class InputModule(Module):

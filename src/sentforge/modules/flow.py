@@ -121,6 +121,10 @@ class Flow(Module):
             self.layers.extend([ActNorm(dim), InvertibleLinear(dim), AffineCoupling(dim, hidden)])
 
     @property
+    def input_dim(self) -> int:
+        return self.dim
+
+    @property
     def output_dim(self) -> int:
         return self.dim
 

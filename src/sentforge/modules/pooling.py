@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 
 import torch
 
-from sentforge.errors import ConfigError
+from sentforge.errors import ConfigError, ModelFormatError
 from sentforge.modules.base import Features, Module, read_json
 
 # Order of concatenation when several modes are combined, as sentence-transformers does it.
@@ -46,6 +46,10 @@ class Pooling(Module):
         self.modes = _parse_modes(mode)
 
     @property
+    def input_dim(self) -> int:
+        return self.dim
+
+    @property
     def output_dim(self) -> int:
         return self.dim * len(self.modes)
 
@@ -77,12 +81,21 @@ class Pooling(Module):
 
     @classmethod
     def load(cls, path: Path) -> Pooling:
-        config = read_json(path / cls.config_file)
+        file = path / cls.config_file
+        config = read_json(file)
         dim = config.get("word_embedding_dimension", config.get("embedding_dimension"))
+        if not isinstance(dim, int) or isinstance(dim, bool) or dim < 1:
+            raise ModelFormatError(f"{file}: word_embedding_dimension must be a positive integer, got {dim!r}")
         if "pooling_mode" in config:
             mode = config["pooling_mode"]
+            if not isinstance(mode, (str, list)) or not all(isinstance(m, str) for m in ([mode] if isinstance(
+                    mode, str) else mode)):
+                raise ModelFormatError(f"{file}: pooling_mode must be a name or a list of names, got {mode!r}")
         else:
             if config.get("pooling_mode_weightedmean_tokens"):
-                raise ConfigError(f"{path}: weighted-mean pooling is not supported by sentforge")
+                raise ModelFormatError(f"{file}: weighted-mean pooling is not supported by sentforge")
             mode = [m for m, key in _LEGACY_KEYS.items() if config.get(key)]
-        return cls(dim, mode)
+        try:
+            return cls(dim, mode)
+        except ConfigError as err:
+            raise ModelFormatError(f"{file}: {err}") from None

@@ -5,11 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, ClassVar
 
-from safetensors.torch import load_file
 from torch import nn
 
 from sentforge.errors import ModelFormatError
-from sentforge.modules.base import WEIGHTS_FILE, Features, Module, read_json
+from sentforge.modules.base import WEIGHTS_FILE, Features, Module, load_weights, read_json
 
 # Only plain torch.nn activations are accepted from a config: nothing is imported by name.
 ACTIVATIONS: dict[str, type[nn.Module]] = {
@@ -30,6 +29,10 @@ class Projection(Module):
         self.activation_name = activation
         self.linear = nn.Linear(in_features, out_features, bias=bias)
         self.activation = ACTIVATIONS[activation]()
+
+    @property
+    def input_dim(self) -> int:
+        return self.linear.in_features
 
     @property
     def output_dim(self) -> int:
@@ -53,9 +56,10 @@ class Projection(Module):
         torch_name = config.get("activation_function", "torch.nn.modules.activation.Tanh")
         if torch_name not in _TORCH_NAMES:
             raise ModelFormatError(f"{path}: unsupported activation {torch_name!r}")
-        module = cls(config["in_features"], config["out_features"], config.get("bias", True), _TORCH_NAMES[torch_name])
-        weights = path / WEIGHTS_FILE
-        if not weights.exists():
-            raise ModelFormatError(f"missing weights file {weights} (sentforge reads safetensors only)")
-        module.load_state_dict(load_file(str(weights)))
+        try:
+            module = cls(config["in_features"], config["out_features"], config.get("bias", True),
+                         _TORCH_NAMES[torch_name])
+        except (KeyError, TypeError) as err:
+            raise ModelFormatError(f"{path / cls.config_file}: bad or missing entry {err}") from None
+        load_weights(module, path / WEIGHTS_FILE)
         return module

@@ -8,6 +8,7 @@ negative triples), Sentence-T5's in-batch sampled softmax (Ni et al., 2022).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import torch
@@ -33,8 +34,8 @@ class ContrastiveLoss(nn.Module):
     def __init__(self, encoder: nn.Module, temperature: float = 0.05, similarity: str = "cosine",
                  symmetric: bool = False, gather_across_processes: bool = True) -> None:
         super().__init__()
-        if temperature <= 0:
-            raise ConfigError(f"temperature must be positive, got {temperature}")
+        if not 0 < temperature < math.inf:
+            raise ConfigError(f"temperature must be positive and finite, got {temperature}")
         if similarity not in SIMILARITIES:
             raise ConfigError(f"similarity must be one of {', '.join(SIMILARITIES)}, got {similarity!r}")
         self.encoder = encoder

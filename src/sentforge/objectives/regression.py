@@ -4,6 +4,7 @@ supervised objective of the TSDAE paper's NLI+STS setting."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import torch
@@ -19,8 +20,8 @@ class CosineRegression(nn.Module):
 
     def __init__(self, encoder: nn.Module, score_max: float = 5.0) -> None:
         super().__init__()
-        if score_max <= 0:
-            raise ConfigError(f"score_max must be positive, got {score_max}")
+        if not 0 < score_max < math.inf:
+            raise ConfigError(f"score_max must be positive and finite, got {score_max}")
         self.encoder = encoder
         self.score_max = float(score_max)
 

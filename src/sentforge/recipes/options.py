@@ -11,6 +11,7 @@ command line cannot take directly (e.g. a dict).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import field, fields
 from typing import Any
@@ -28,9 +29,12 @@ def checked(options: Any) -> Any:
     for spec in fields(options):
         value = getattr(options, spec.name)
         low, high = spec.metadata.get("min"), spec.metadata.get("max")
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and (
-                value != value or (low is not None and value < low) or (high is not None and value > high)):
-            raise ConfigError(f"{spec.name.replace('_', '-')}: {value} is outside "
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
+            continue
+        if not math.isfinite(value):
+            raise ConfigError(f"{spec.name} (--{spec.name.replace('_', '-')}): {value} is not a finite number")
+        if (low is not None and value < low) or (high is not None and value > high):
+            raise ConfigError(f"{spec.name} (--{spec.name.replace('_', '-')}): {value} is outside "
                               f"[{'-inf' if low is None else low}, {'inf' if high is None else high}]")
     return options
 

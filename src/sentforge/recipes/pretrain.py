@@ -108,6 +108,10 @@ class PretrainConfig:
             raise ConfigError(f"unknown model size {self.size!r}; choose one of {', '.join(sizes)}")
         if self.heldout < 1:
             raise ConfigError(f"heldout must be >= 1, got {self.heldout}")
+        # The trainer's checks of the shared hyper-parameters, before any output is written.
+        TrainingConfig(steps=self.steps, batch_size=self.batch_size, lr=self.learning_rate,
+                       weight_decay=self.weight_decay, warmup_ratio=self.warmup_ratio,
+                       gradient_accumulation=self.gradient_accumulation, log_every=self.log_every)
 
     @property
     def learning_rate(self) -> float:

@@ -14,14 +14,33 @@ T5_SENTINELS = 100
 
 def train_wordpiece(texts: Iterable[str], vocab_size: int = 30522, min_frequency: int = 2,
                     lowercase: bool = True) -> PreTrainedTokenizerFast:
-    """An uncased BERT WordPiece tokenizer; `[CLS] A [SEP]` (and `B [SEP]` for pairs) are added."""
-    tokenizer = Tokenizer(models.WordPiece(unk_token="[UNK]"))
-    tokenizer.normalizer = normalizers.BertNormalizer(lowercase=lowercase, strip_accents=lowercase)
-    tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    tokenizer.decoder = decoders.WordPiece()
+    """An uncased BERT WordPiece tokenizer; `[CLS] A [SEP]` (and `B [SEP]` for pairs) are added.
+
+    The vocabulary can differ between runs on the same texts: the tokenizers library's WordPiece
+    trainer breaks ties between equally frequent merges in hash-map order. For a fixed vocabulary,
+    use `wordpiece_from_vocabulary`.
+    """
+    tokenizer = _bert_pipeline(Tokenizer(models.WordPiece(unk_token="[UNK]")), lowercase)
     trainer = trainers.WordPieceTrainer(vocab_size=vocab_size, min_frequency=min_frequency,
                                         special_tokens=BERT_SPECIAL, show_progress=False)
     tokenizer.train_from_iterator(texts, trainer)
+    return _bert_tokenizer(tokenizer)
+
+
+def wordpiece_from_vocabulary(tokens: Iterable[str], lowercase: bool = True) -> PreTrainedTokenizerFast:
+    """A BERT WordPiece tokenizer over a given vocabulary (the BERT special tokens come first, ids in order)."""
+    vocab = {token: i for i, token in enumerate(dict.fromkeys([*BERT_SPECIAL, *tokens]))}
+    return _bert_tokenizer(_bert_pipeline(Tokenizer(models.WordPiece(vocab, unk_token="[UNK]")), lowercase))
+
+
+def _bert_pipeline(tokenizer: Tokenizer, lowercase: bool) -> Tokenizer:
+    tokenizer.normalizer = normalizers.BertNormalizer(lowercase=lowercase, strip_accents=lowercase)
+    tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tokenizer.decoder = decoders.WordPiece()
+    return tokenizer
+
+
+def _bert_tokenizer(tokenizer: Tokenizer) -> PreTrainedTokenizerFast:
     cls_id, sep_id = tokenizer.token_to_id("[CLS]"), tokenizer.token_to_id("[SEP]")
     tokenizer.post_processor = processors.TemplateProcessing(
         single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",

@@ -41,7 +41,8 @@ import torch
 from torch import nn
 from tqdm.auto import tqdm
 
-from sentforge.errors import ConfigError, OutputExistsError
+from sentforge.device import parse_device
+from sentforge.errors import ConfigError, OutputExistsError, TrainingDivergedError
 from sentforge.io import atomic_file
 from sentforge.seed import set_seed
 from sentforge.training import distributed
@@ -54,6 +55,8 @@ logger = logging.getLogger(__name__)
 METRICS_FILE = "metrics.jsonl"
 CHECKPOINTS_DIR = "checkpoints"
 MIXED_PRECISION = ("auto", "no", "bf16", "fp16")
+# Learning rates above this only ever diverge with the optimizers sentforge offers.
+MAX_LR = 1.0
 
 
 @dataclass
@@ -111,17 +114,42 @@ class TrainingConfig:
             raise ConfigError("early_stopping_mode must be 'max' or 'min'")
         if self.time_limit is not None and not self.time_limit > 0:
             raise ConfigError(f"time_limit must be a positive number of seconds, got {self.time_limit}")
-        if self.max_grad_norm is not None and self.max_grad_norm <= 0:
-            raise ConfigError(f"max_grad_norm must be positive or None, got {self.max_grad_norm}")
+        if self.max_grad_norm is not None and not 0 < self.max_grad_norm < math.inf:
+            raise ConfigError(f"max_grad_norm must be positive and finite or None, got {self.max_grad_norm}")
+        self._check_numbers()
         if (self.checkpoint_every or self.resume) and self.output_dir is None:
             raise ConfigError("checkpoints and resume need an output_dir")
         self.schedule_boundaries = tuple(self.schedule_boundaries)
         self.schedule_factors = tuple(self.schedule_factors)
 
+    def _check_numbers(self) -> None:
+        """NaN compares False with everything: each range is written so that NaN falls outside it."""
+        ranges = {"lr": (0.0, MAX_LR, False), "weight_decay": (0.0, 1.0, True), "warmup_ratio": (0.0, 1.0, True),
+                  "schedule_power": (0.0, 100.0, False), "schedule_end_factor": (0.0, 1.0, True)}
+        for name, (low, high, low_allowed) in ranges.items():
+            value = getattr(self, name)
+            if not ((low <= value if low_allowed else low < value) and value <= high):
+                raise ConfigError(f"{name} must be in {'[' if low_allowed else '('}{low:g}, {high:g}], got {value}")
+        if self.warmup_steps < 0:
+            raise ConfigError(f"warmup_steps must be >= 0, got {self.warmup_steps}")
+        if not all(0.0 <= f < math.inf for f in self.schedule_factors):
+            raise ConfigError(f"schedule_factors must be finite and >= 0, got {list(self.schedule_factors)}")
+
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["output_dir"] = None if self.output_dir is None else str(self.output_dir)
         return data
+
+
+def _finite_json(value: Any) -> Any:
+    """`value` with non-finite floats as strings ("nan", "inf"): JSON has no NaN."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, dict):
+        return {key: _finite_json(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite_json(item) for item in value]
+    return value
 
 
 @dataclass
@@ -168,7 +196,7 @@ class Trainer:
 
     def _device(self) -> torch.device:
         if self.config.device:
-            return torch.device(self.config.device)
+            return parse_device(self.config.device)
         if torch.cuda.is_available():
             return torch.device("cuda", distributed.local_rank())
         return torch.device("cpu")
@@ -225,7 +253,7 @@ class Trainer:
         if self.output_dir is None or not distributed.is_main_process():
             return
         with open(self.output_dir / METRICS_FILE, "a", encoding="utf-8") as handle:
-            handle.write(json.dumps(record) + "\n")
+            handle.write(json.dumps(_finite_json(record), allow_nan=False) + "\n")
 
     # -- evaluation and early stopping -----------------------------------------------------------
 
@@ -415,6 +443,11 @@ class Trainer:
             total_loss += scaled.detach().float()
             for key, value in (getattr(self.objective, "last_stats", None) or {}).items():
                 stats[key] = stats.get(key, 0.0) + float(value) / (1 if key == "tokens" else accumulation)
+        loss_value = float(distributed.mean_across_processes(total_loss).item())
+        if not math.isfinite(loss_value):
+            raise TrainingDivergedError(
+                f"training diverged at step {self.state.step + 1}: loss is {loss_value}; the weights of that step "
+                "were not applied (the last checkpoint, if any, is intact); lower --lr or keep gradient clipping on")
         if scaler is not None:
             scaler.unscale_(optimizer)
         if cfg.max_grad_norm is not None:
@@ -430,7 +463,7 @@ class Trainer:
             tokens = torch.tensor([stats["tokens"]], dtype=torch.float64)
             torch.distributed.all_reduce(tokens)
             stats["tokens"] = float(tokens.item())
-        return float(distributed.mean_across_processes(total_loss).item()), stats
+        return loss_value, stats
 
     # -- checkpoints -----------------------------------------------------------------------------
 
@@ -439,6 +472,9 @@ class Trainer:
                 "seed": self.config.seed}
 
     def _save(self, root: Path, optimizer, scheduler, scaler, order: BatchOrder, global_batch: int) -> None:
+        if not all(torch.isfinite(p).all() for p in self.objective.parameters()):
+            raise TrainingDivergedError(f"training diverged at step {self.state.step}: the weights are no longer "
+                                        "finite; not saving them (the last checkpoint, if any, is intact)")
         path = save_checkpoint(root, self.state.step, self.objective, optimizer, scheduler,
                                self._trainer_state(order, global_batch), scaler, self.config.keep_last)
         self._log({"step": self.state.step, "event": "checkpoint", "path": str(path)})

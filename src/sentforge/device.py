@@ -1,0 +1,28 @@
+"""Device strings ("cpu", "cuda", "cuda:1", "mps") checked against what this machine has."""
+
+from __future__ import annotations
+
+from sentforge.errors import ConfigError
+
+ACCELERATORS = ("cuda", "mps", "xpu")
+
+
+def parse_device(spec: str):
+    """The torch.device that `spec` names, or a ConfigError saying why it cannot be used here."""
+    import torch
+
+    try:
+        device = torch.device(spec)
+    except (RuntimeError, ValueError, TypeError):
+        raise ConfigError(f"--device {spec!r} is not a device; use cpu, cuda, cuda:N or mps") from None
+    if device.type == "cpu":
+        return device
+    if device.type not in ACCELERATORS:
+        raise ConfigError(f"--device {spec!r}: sentforge runs on cpu, cuda, mps or xpu")
+    backend = getattr(torch, device.type, None) if device.type != "mps" else torch.backends.mps
+    if backend is None or not backend.is_available():
+        raise ConfigError(f"--device {spec!r}: no {device.type} device is available on this machine")
+    count = backend.device_count() if hasattr(backend, "device_count") else 1
+    if device.index is not None and device.index >= count:
+        raise ConfigError(f"--device {spec!r}: this machine has {count} {device.type} device(s)")
+    return device
