@@ -70,8 +70,12 @@ def info(model: Annotated[str, typer.Argument(help="Model spec.")] = DEFAULT_MOD
 @app.command()
 def search(
     query: Annotated[list[str], typer.Argument(help="One or more query texts.")],
-    corpus: Annotated[Path, typer.Option(help="Texts to search: .txt, .jsonl or .csv/.tsv.")],
-    model: ModelOpt = DEFAULT_MODEL,
+    corpus: Annotated[Optional[Path], typer.Option(help="Texts to search (encoded on each call): .txt, .jsonl "
+                                                   "or .csv/.tsv.")] = None,
+    index: Annotated[Optional[Path], typer.Option(help="An index directory from `sentforge index build` "
+                                                  "(nothing is re-encoded but the queries).")] = None,
+    model: Annotated[Optional[str], typer.Option("--model", "-m", help="Model spec (default: the index's model, "
+                                                 f"else {DEFAULT_MODEL}).")] = None,
     top_k: Annotated[int, typer.Option("--top-k", "-k", min=1)] = 5,
     field: Annotated[Optional[str], typer.Option(help="JSONL field holding the text.")] = None,
     column: Annotated[Optional[str], typer.Option(help="CSV/TSV column holding the text.")] = None,
@@ -84,10 +88,23 @@ def search(
     from sentforge.seed import set_seed
 
     set_seed(seed)
+    if (corpus is None) == (index is None):
+        raise ConfigError("give exactly one of --corpus (texts) and --index (a built index)")
+    if index is not None:
+        from sentforge.index import VectorIndex
+
+        loaded = VectorIndex.load(index)
+        spec = model or loaded.identity.name
+        hits = loaded.search(load_model(spec, device), query, top_k, name=spec)
+        for q, found in zip(query, hits):
+            typer.echo(f"query: {q}")
+            for rank, hit in enumerate(found, 1):
+                typer.echo(f"  {rank}. {hit.score:.4f}  {hit.text}")
+        return
     texts = read_texts(corpus, field=field, column=column)
     if not texts:
         raise ConfigError(f"--corpus {corpus}: no texts to search")
-    encoder = load_model(model, device)
+    encoder = load_model(model or DEFAULT_MODEL, device)
     docs = encoder.encode(texts, batch_size=batch_size, normalize=True)
     queries = encoder.encode(query, batch_size=batch_size, normalize=True)
     for q, scores in zip(query, queries @ docs.T):

@@ -28,6 +28,8 @@ register_module(T5EncoderDecoder)
 register_module(WordVectors)
 from sentforge.modules.flow import Flow  # noqa: E402
 register_module(Flow)
+from sentforge.modules.onnx_backbone import OnnxTransformer  # noqa: E402
+register_module(OnnxTransformer)
 
 
 def module_class(type_name: str) -> type[Module]:
