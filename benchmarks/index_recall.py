@@ -1,0 +1,72 @@
+"""Recall@10 of IVF-PQ and HNSW against exact search, build time and query latency, on encoded shards.
+
+    python benchmarks/index_recall.py VECTORS_DIR --base 1000000 --queries 1000
+
+VECTORS_DIR is a shard directory from `sentforge encode` (its first --base rows are indexed, the next
+--queries rows are the queries). Builds each index with `sentforge.index.build_index` (default
+parameters unless given), then times single-query searches (p50/p99 over the queries, one thread).
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+
+def main() -> None:
+    import faiss
+
+    from sentforge.index import IndexParams, VectorIndex, build_index
+    from sentforge.streaming import load_vectors, read_manifest
+
+    from sentforge.identity import ModelIdentity
+
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("vectors", type=Path)
+    parser.add_argument("--base", type=int, default=1_000_000)
+    parser.add_argument("--queries", type=int, default=1000)
+    parser.add_argument("--pq-m", type=int, default=10)
+    parser.add_argument("--nlist", type=int, default=1024)
+    parser.add_argument("--nprobe", type=int, default=32)
+    parser.add_argument("--hnsw-m", type=int, default=32)
+    parser.add_argument("--ef-search", type=int, default=128)
+    args = parser.parse_args()
+    faiss.omp_set_num_threads(1)
+    vectors = load_vectors(args.vectors)
+    base, queries = vectors[: args.base], np.asarray(vectors[args.base: args.base + args.queries])
+    identity = ModelIdentity.from_dict(read_manifest(args.vectors)["job"]["model"])
+    print(f"{len(base)} vectors of dimension {base.shape[1]} ({identity.name}), {len(queries)} queries, 1 thread")
+    common = IndexParams(nlist=args.nlist, pq_m=args.pq_m, nprobe=args.nprobe, hnsw_m=args.hnsw_m,
+                         ef_search=args.ef_search)
+    exact = None
+    with tempfile.TemporaryDirectory() as tmp:
+        for kind in ("flat", "ivfpq", "hnsw"):
+            params = replace(common, kind=kind)
+            start = time.perf_counter()
+            blocks = (base[i:i + 100_000] for i in range(0, len(base), 100_000))
+            build_index(blocks, (str(i) for i in range(len(base))), Path(tmp) / kind, identity, params)
+            build = time.perf_counter() - start
+            index = VectorIndex.load(Path(tmp) / kind)
+            latencies, found = [], []
+            for query in queries:
+                start = time.perf_counter()
+                _, ids = index.search_vectors(query[None], k=10)
+                latencies.append(time.perf_counter() - start)
+                found.append(ids[0])
+            found = np.array(found)
+            if exact is None:
+                exact = found
+            recall = np.mean([len(set(a) & set(b)) / 10 for a, b in zip(found, exact)])
+            size = (Path(tmp) / kind / "index.faiss").stat().st_size / 2**20
+            print(f"{kind}: {params if kind != 'flat' else 'exact'}\n  recall@10 {recall:.4f}, build {build:.1f} s, "
+                  f"query p50 {1e3 * np.percentile(latencies, 50):.2f} ms, p99 {1e3 * np.percentile(latencies, 99):.2f} ms, "
+                  f"index file {size:.0f} MiB")
+
+
+if __name__ == "__main__":
+    main()
