@@ -1,6 +1,6 @@
 """Recall@10 of IVF-PQ and HNSW against exact search, build time and query latency, on encoded shards.
 
-    python benchmarks/index_recall.py VECTORS_DIR --base 1000000 --queries 1000
+    python benchmarks/index_recall.py VECTORS_DIR --texts LINES.txt --base 1000000 --queries 1000
 
 VECTORS_DIR is a shard directory from `sentforge encode` (its first --base rows are indexed, the next
 --queries rows are the queries). Builds each index with `sentforge.index.build_index` (default
@@ -10,6 +10,7 @@ parameters unless given), then times single-query searches (p50/p99 over the que
 from __future__ import annotations
 
 import argparse
+import itertools
 import tempfile
 import time
 from dataclasses import replace
@@ -18,16 +19,30 @@ from pathlib import Path
 import numpy as np
 
 
+def text_query_ms(index, model: str) -> str:
+    """Latency of `VectorIndex.search` for one text query (encode + search + text lookup), after loading."""
+    import sentforge
+
+    encoder = sentforge.load(model)
+    times = []
+    for text in ("how do i reset my password", "the president spoke to congress", "a film about a pig") * 10:
+        start = time.perf_counter()
+        index.search(encoder, [text], k=10)
+        times.append(time.perf_counter() - start)
+    return f"p50 {1e3 * np.median(times):.1f} ms, max {1e3 * max(times):.1f} ms over {len(times)} queries"
+
+
 def main() -> None:
     import faiss
 
+    from sentforge.data.texts import iter_texts
     from sentforge.index import IndexParams, VectorIndex, build_index
-    from sentforge.streaming import load_vectors, read_manifest
-
     from sentforge.identity import ModelIdentity
+    from sentforge.streaming import load_vectors, read_manifest
 
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("vectors", type=Path)
+    parser.add_argument("--texts", type=Path, help="The encoded text file (else ids stand in for texts).")
     parser.add_argument("--base", type=int, default=1_000_000)
     parser.add_argument("--queries", type=int, default=1000)
     parser.add_argument("--pq-m", type=int, default=10)
@@ -49,7 +64,8 @@ def main() -> None:
             params = replace(common, kind=kind)
             start = time.perf_counter()
             blocks = (base[i:i + 100_000] for i in range(0, len(base), 100_000))
-            build_index(blocks, (str(i) for i in range(len(base))), Path(tmp) / kind, identity, params)
+            texts = itertools.islice(iter_texts(args.texts), len(base)) if args.texts else map(str, range(len(base)))
+            build_index(blocks, texts, Path(tmp) / kind, identity, params)
             build = time.perf_counter() - start
             index = VectorIndex.load(Path(tmp) / kind)
             latencies, found = [], []
@@ -66,6 +82,8 @@ def main() -> None:
             print(f"{kind}: {params if kind != 'flat' else 'exact'}\n  recall@10 {recall:.4f}, build {build:.1f} s, "
                   f"query p50 {1e3 * np.percentile(latencies, 50):.2f} ms, p99 {1e3 * np.percentile(latencies, 99):.2f} ms, "
                   f"index file {size:.0f} MiB")
+            if kind == "hnsw":
+                print(f"  text queries through {identity.name}: {text_query_ms(index, identity.name)}")
 
 
 if __name__ == "__main__":
