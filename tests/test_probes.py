@@ -175,17 +175,7 @@ def _good_input(command: Command, tmp_path: Path) -> Path:
 INPUT_CASES = [(c.name, kind) for c in COMMANDS for kind in c.inputs]
 
 
-# Cases whose fix belongs to a part of sentforge that is being reworked elsewhere.
-ELSEWHERE = {("encode", "csv-malformed-row"): "an unterminated CSV quote swallows the rest of the file: "
-                                              "the CSV reader's own fix (data/texts.py)"}
-
-
-def _mark(cases):
-    return [pytest.param(*case, id=f"{case[0]}-{case[1]}", marks=pytest.mark.xfail(reason=ELSEWHERE[case], strict=True))
-            if case in ELSEWHERE else pytest.param(*case, id=f"{case[0]}-{case[1]}") for case in cases]
-
-
-@pytest.mark.parametrize("command_name, kind", _mark(INPUT_CASES))
+@pytest.mark.parametrize("command_name, kind", INPUT_CASES, ids=[f"{c}-{k}" for c, k in INPUT_CASES])
 def test_input_file(command_name, kind, tmp_path, capsys, workspace):
     command = BY_NAME[command_name]
     name, content, expect, words = command.inputs[kind]
@@ -210,7 +200,7 @@ OTHER_CASES = [(c.name, kind) for c in COMMANDS for kind in ("unwritable-output"
 OTHER_CASES += [(c.name, f"numeric:{' '.join(option)}") for c in COMMANDS for option in c.numeric]
 
 
-@pytest.mark.parametrize("command_name, kind", _mark(OTHER_CASES))
+@pytest.mark.parametrize("command_name, kind", OTHER_CASES, ids=[f"{c}-{k}" for c, k in OTHER_CASES])
 def test_output_model_and_numbers(command_name, kind, tmp_path, capsys, workspace):
     command = BY_NAME[command_name]
     good = _good_input(command, tmp_path)

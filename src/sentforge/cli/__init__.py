@@ -17,6 +17,8 @@ from sentforge.cli import pretrain  # noqa: E402,F401
 from sentforge.cli import train  # noqa: E402,F401
 from sentforge.cli import meta  # noqa: E402,F401
 from sentforge.cli import st5  # noqa: E402,F401
+from sentforge.cli import export  # noqa: E402,F401
+from sentforge.cli import index  # noqa: E402,F401
 
 
 def describe_os_error(err: OSError) -> str:

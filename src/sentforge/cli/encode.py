@@ -17,35 +17,36 @@ logger = logging.getLogger("sentforge.cli")
 @app.command()
 def encode(
     input: Annotated[Path, typer.Argument(help="Texts: .txt (one per line), .jsonl or .csv/.tsv.")],
-    output: Annotated[Path, typer.Option("--output", "-o", help="Where to write the vectors (.npy).")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="A .npy file, or a directory of shards plus "
+                                         "manifest.json.")],
     model: ModelOpt = DEFAULT_MODEL,
     field: Annotated[Optional[str], typer.Option(help="JSONL field holding the text (default: text).")] = None,
     column: Annotated[Optional[str], typer.Option(help="CSV/TSV column holding the text (default: text).")] = None,
     batch_size: Annotated[int, typer.Option(min=1)] = 32,
+    chunk_size: Annotated[int, typer.Option(min=1, help="Texts read, encoded and written at a time; memory "
+                                            "is bounded by it, and a rerun resumes after the last whole chunk.")]
+    = 10_000,
+    precision: Annotated[str, typer.Option(help="float32, float16, int8, uint8, binary or ubinary.")] = "float32",
+    engine: Annotated[str, typer.Option(help="local (this process) or ray (a Ray cluster).")] = "local",
+    workers: Annotated[int, typer.Option(min=1, help="Model actors for --engine ray.")] = 1,
     normalize: Annotated[bool, typer.Option(help="L2-normalise the vectors.")] = False,
     max_seq_length: Annotated[Optional[int], typer.Option(min=1, help="Truncate texts to this many tokens.")] = None,
     device: DeviceOpt = None,
     overwrite: OverwriteOpt = False,
     seed: SeedOpt = 0,
 ) -> None:
-    """Encode a file of texts into a float32 .npy matrix (one row per text, in file order)."""
-    from sentforge.data.texts import read_texts
-    from sentforge.io import check_output_file, save_npy
-    from sentforge.loading import load
+    """Encode a file of texts into vectors (one row per text, in file order), chunk by chunk.
+
+    Killed and run again with the same arguments, it continues from the last complete chunk.
+    """
     from sentforge.seed import set_seed
+    from sentforge.streaming import encode_file
 
     set_seed(seed)
-    if output.suffix != ".npy":
-        raise ConfigError(f"--output {output}: vectors are written as .npy; give a path ending in .npy")
-    check_output_file(output, overwrite)
-    texts = read_texts(input, field=field, column=column)
-    encoder = load(model, device)
-    if not texts:
-        logger.warning("%s holds no texts: writing an empty (0, %d) array", input, encoder.dim)
-    vectors = encoder.encode(texts, batch_size=batch_size, normalize=normalize,
-                             **({"max_seq_length": max_seq_length} if max_seq_length else {}))
-    save_npy(output, vectors, overwrite=overwrite)
-    logger.info("wrote %s: %d x %d float32", output, *vectors.shape)
+    logger.info("encoding %s with %s", input, model)
+    encode_file(model, input, output, chunk_size=chunk_size, batch_size=batch_size, normalize=normalize,
+                max_seq_length=max_seq_length, precision=precision, field=field, column=column,
+                overwrite=overwrite, engine=engine, workers=workers, device=device)
 
 
 @app.command()
@@ -69,8 +70,12 @@ def info(model: Annotated[str, typer.Argument(help="Model spec.")] = DEFAULT_MOD
 @app.command()
 def search(
     query: Annotated[list[str], typer.Argument(help="One or more query texts.")],
-    corpus: Annotated[Path, typer.Option(help="Texts to search: .txt, .jsonl or .csv/.tsv.")],
-    model: ModelOpt = DEFAULT_MODEL,
+    corpus: Annotated[Optional[Path], typer.Option(help="Texts to search (encoded on each call): .txt, .jsonl "
+                                                   "or .csv/.tsv.")] = None,
+    index: Annotated[Optional[Path], typer.Option(help="An index directory from `sentforge index build` "
+                                                  "(nothing is re-encoded but the queries).")] = None,
+    model: Annotated[Optional[str], typer.Option("--model", "-m", help="Model spec (default: the index's model, "
+                                                 f"else {DEFAULT_MODEL}).")] = None,
     top_k: Annotated[int, typer.Option("--top-k", "-k", min=1)] = 5,
     field: Annotated[Optional[str], typer.Option(help="JSONL field holding the text.")] = None,
     column: Annotated[Optional[str], typer.Option(help="CSV/TSV column holding the text.")] = None,
@@ -86,10 +91,23 @@ def search(
     from sentforge.seed import set_seed
 
     set_seed(seed)
+    if (corpus is None) == (index is None):
+        raise ConfigError("give exactly one of --corpus (texts) and --index (a built index)")
+    if index is not None:
+        from sentforge.index import VectorIndex
+
+        loaded = VectorIndex.load(index)
+        spec = model or loaded.identity.name
+        hits = loaded.search(load(spec, device), query, top_k, name=spec)
+        for q, found in zip(query, hits):
+            typer.echo(f"query: {q}")
+            for rank, hit in enumerate(found, 1):
+                typer.echo(f"  {rank}. {hit.score:.4f}  {hit.text}")
+        return
     texts = read_texts(corpus, field=field, column=column)
     if not texts:
         raise ConfigError(f"--corpus {corpus}: no texts to search")
-    encoder = load(model, device)
+    encoder = load(model or DEFAULT_MODEL, device)
     docs = encoder.encode(texts, batch_size=batch_size, normalize=True)
     queries = encoder.encode(query, batch_size=batch_size, normalize=True)
     for q, scores in zip(query, queries @ docs.T):

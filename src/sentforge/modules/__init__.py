@@ -29,6 +29,8 @@ register_module(WordVectors, "sentence_transformers.sentence_transformer.modules
                 "sentforge.modules.WordVectors")
 from sentforge.modules.flow import Flow  # noqa: E402
 register_module(Flow)
+from sentforge.modules.onnx_backbone import OnnxTransformer  # noqa: E402
+register_module(OnnxTransformer)
 
 
 def module_class(type_name: str) -> type[Module]:

@@ -1,0 +1,51 @@
+"""Throughput of `--engine ray` with 1 and 2 workers on a local Ray cluster, against the local engine.
+
+    python benchmarks/ray_throughput.py /tmp/scale/lines.txt --lines 4000 --chunk-size 500
+
+Encodes the first --lines lines of the file with paraphrase-MiniLM-L3-v2 (fp32) into shards, once per
+setting (Ray started once, before timing; actors load the model inside the timed run), and checks that
+every setting wrote identical shards.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import os
+import tempfile
+import time
+from pathlib import Path
+
+from encode_parity_speed import SHARED
+
+
+def main() -> None:
+    import ray
+
+    from sentforge.streaming import encode_file, read_manifest
+
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("lines_file", type=Path)
+    parser.add_argument("--lines", type=int, default=4000)
+    parser.add_argument("--chunk-size", type=int, default=500)
+    args = parser.parse_args()
+    model = str(SHARED / "models/paraphrase-MiniLM-L3-v2")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    print(f"{args.lines} lines, chunk {args.chunk_size}, {os.cpu_count()} CPU cores, Ray local cluster of 2 CPUs")
+    with tempfile.TemporaryDirectory() as tmp:
+        sample = Path(tmp) / "sample.txt"
+        with open(args.lines_file, encoding="utf-8") as source:
+            sample.write_text("".join(itertools.islice(source, args.lines)), encoding="utf-8")
+        checksums = {}
+        for label, engine, workers in (("local", "local", 1), ("ray 1 worker", "ray", 1), ("ray 2 workers", "ray", 2)):
+            start = time.perf_counter()
+            output = encode_file(model, sample, Path(tmp) / label, chunk_size=args.chunk_size, engine=engine,
+                                 workers=workers, show_progress=False)
+            seconds = time.perf_counter() - start
+            checksums[label] = [s["sha256"] for s in read_manifest(output)["shards"]]
+            print(f"  {label}: {args.lines / seconds:.0f} sentences/s ({seconds:.1f} s)")
+        print(f"  identical shards across settings: {len({tuple(c) for c in checksums.values()}) == 1}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,40 @@
+"""Engines that turn chunks of texts into vectors: in this process, or across a Ray cluster.
+
+Each engine maps an iterator of (chunk index, texts) to (chunk index, float32 vectors) in chunk order and
+encodes a chunk exactly as `Encoder.encode` does, so every engine writes the same vectors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from sentforge.errors import ConfigError
+
+Chunks = Iterator[tuple[int, list[str]]]
+
+
+def local_engine(spec: str | None, encoder: Any, chunks: Chunks, options: dict[str, Any],
+                 workers: int = 1) -> Iterator[tuple[int, np.ndarray]]:
+    if workers != 1:
+        raise ConfigError("the local engine runs one worker; use --engine ray for several")
+    for index, texts in chunks:
+        yield index, encoder.encode(texts, show_progress=False, **options)
+
+
+def _ray_engine(*args: Any, **kwargs: Any) -> Iterator[tuple[int, np.ndarray]]:
+    from sentforge.engines.ray_engine import ray_engine
+
+    return ray_engine(*args, **kwargs)
+
+
+ENGINES = {"local": local_engine, "ray": _ray_engine}
+
+
+def run_engine(name: str, spec: str | None, encoder: Any, chunks: Chunks, options: dict[str, Any],
+               workers: int = 1) -> Iterator[tuple[int, np.ndarray]]:
+    if name not in ENGINES:
+        raise ConfigError(f"--engine {name!r}: choose one of {', '.join(ENGINES)}")
+    return ENGINES[name](spec, encoder, chunks, options, workers=workers)

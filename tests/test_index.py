@@ -1,0 +1,101 @@
+"""Index build and search: exact search equals brute force, approximate kinds find the exact neighbours on
+easy data, the texts map back, and bad input (another model, another dimension, corruption) is refused."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import sentforge
+from sentforge.errors import ConfigError, InputFileError
+from sentforge.identity import ModelIdentity
+from sentforge.index import IndexParams, VectorIndex, build_index
+
+from conftest import CORPUS, assert_one_line_error, run_cli
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+TEXTS = sorted(set(CORPUS))
+
+
+def random_vectors(n, dim, seed=0):
+    return np.random.default_rng(seed).normal(size=(n, dim)).astype(np.float32)
+
+
+def identity(dim):
+    return ModelIdentity("random", dim, tuple(np.ones(dim)))
+
+
+@pytest.mark.parametrize("kind", ["flat", "hnsw", "ivfpq"])
+def test_search_matches_brute_force_cosine(tmp_path, kind):
+    vectors = random_vectors(2000, 32)
+    params = IndexParams(kind, nlist=8, pq_m=8, nprobe=8, ef_search=256)
+    build_index(vectors, (f"t{i}" for i in range(2000)), tmp_path / "idx", identity(32), params)
+    index = VectorIndex.load(tmp_path / "idx")
+    queries = vectors[:20] + 0.01 * random_vectors(20, 32, seed=1)
+    scores, ids = index.search_vectors(queries, k=10)
+    unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    q = queries / np.linalg.norm(queries, axis=1, keepdims=True)
+    exact = np.argsort(-(q @ unit.T), axis=1)[:, :10]
+    if kind == "flat":
+        np.testing.assert_array_equal(ids, exact)
+        np.testing.assert_allclose(scores, np.take_along_axis(q @ unit.T, exact, axis=1), atol=1e-5)
+    assert (ids[:, 0] == np.arange(20)).all()  # each query's own vector comes first
+    assert index.texts(ids[:3, 0]) == ["t0", "t1", "t2"]
+
+
+def test_cli_build_then_search_returns_nearest_text(tiny_bert_dir, tmp_path, capsys):
+    (tmp_path / "corpus.txt").write_text("\n".join(TEXTS) + "\n", encoding="utf-8")
+    code, _, err = run_cli(["index", "build", tmp_path / "corpus.txt", "-m", tiny_bert_dir, "--kind", "flat",
+                            "-o", tmp_path / "idx"], capsys)
+    assert code == 0, err
+    code, out, _ = run_cli(["search", TEXTS[3], "--index", tmp_path / "idx", "-m", tiny_bert_dir, "-k", "2"], capsys)
+    assert code == 0
+    assert out.splitlines()[1].endswith(f"1.0000  {TEXTS[3]}")
+    encoder = sentforge.load(tiny_bert_dir)
+    hits = VectorIndex.load(tmp_path / "idx").search(encoder, [TEXTS[5]], k=3)[0]
+    docs = encoder.encode(TEXTS, normalize=True)
+    expected = np.argsort(-(docs @ docs[5]))[:3]
+    assert [h.id for h in hits] == list(expected) and [h.text for h in hits] == [TEXTS[i] for i in expected]
+
+
+def test_index_from_another_model_is_refused(tiny_bert_dir, tiny_t5_dir, tmp_path, capsys):
+    (tmp_path / "corpus.txt").write_text("\n".join(TEXTS) + "\n", encoding="utf-8")
+    assert run_cli(["index", "build", tmp_path / "corpus.txt", "-m", tiny_bert_dir, "--kind", "flat",
+                    "-o", tmp_path / "idx"], capsys)[0] == 0
+    other = sentforge.build_encoder(tiny_bert_dir, pooling="cls")
+    other.save(tmp_path / "cls-model")
+    code, _, err = run_cli(["search", "a cat", "--index", tmp_path / "idx", "-m", tmp_path / "cls-model"], capsys)
+    assert_one_line_error(code, err, "was built with model", "embeds text differently")
+    code, _, err = run_cli(["search", "a cat", "--index", tmp_path / "idx", "-m", "glove:" + str(glove(tmp_path))],
+                           capsys)
+    assert_one_line_error(code, err, "dimension 32", "dimension 8")
+
+
+def glove(tmp_path):
+    path = tmp_path / "glove.txt"
+    path.write_text("".join(f"w{i} {' '.join(['0.5'] * 8)}\n" for i in range(3)), encoding="utf-8")
+    return path
+
+
+def test_corrupt_index_file_is_detected(tmp_path):
+    build_index(random_vectors(50, 16), (str(i) for i in range(50)), tmp_path / "idx", identity(16),
+                IndexParams("flat"))
+    path = tmp_path / "idx" / "index.faiss"
+    data = bytearray(path.read_bytes())
+    data[-5] ^= 0xFF
+    path.write_bytes(bytes(data))
+    with pytest.raises(InputFileError, match="index.faiss: missing or its checksum differs"):
+        VectorIndex.load(tmp_path / "idx")
+
+
+def test_text_count_must_match_vectors(tmp_path):
+    with pytest.raises(InputFileError, match="3 texts for 50 vectors"):
+        build_index(random_vectors(50, 16), ["a", "b", "c"], tmp_path / "idx", identity(16), IndexParams("flat"))
+    assert not (tmp_path / "idx").exists()
+
+
+def test_bad_parameters_are_config_errors(tmp_path):
+    with pytest.raises(ConfigError, match="--pq-m 5 must divide"):
+        build_index(random_vectors(50, 16), map(str, range(50)), tmp_path / "i", identity(16), IndexParams("ivfpq", pq_m=5))
+    with pytest.raises(ConfigError, match="--kind"):
+        build_index(random_vectors(50, 16), map(str, range(50)), tmp_path / "i", identity(16), IndexParams("lsh"))
