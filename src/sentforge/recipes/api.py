@@ -61,6 +61,7 @@ def run_recipe(method: str, model: str | os.PathLike | Any, data: Any, output: s
     from sentforge.loading import load
     from sentforge.recipes.best import KeepBest
     from sentforge.recipes.pooling import with_pooling
+    from sentforge.seed import set_seed
     from sentforge.training import distributed
     from sentforge.training.trainer import Trainer, TrainingConfig
 
@@ -78,11 +79,12 @@ def run_recipe(method: str, model: str | os.PathLike | Any, data: Any, output: s
                        inputs=[(data_option, path) for path in paths])
     run.check()
     examples = read_examples(recipe.data, data, reading)
+    set_seed(seed)  # before loading: parts the checkpoint lacks (e.g. a pooler layer) start from the seed
     encoder = model if given else load(spec, device=device)
     if not isinstance(encoder, Encoder):
         raise ConfigError(f"--model {spec}: {type(encoder).__name__} is not trainable; give a Hugging Face "
                           "or sentence-transformers model")
-    run.prepare(device, seed)  # after the inputs are read: nothing of theirs can be removed before
+    run.prepare(device)  # after the inputs are read: nothing of theirs can be removed before
 
     chosen_pooling = pooling or recipe.pooling
     if chosen_pooling != "keep":
