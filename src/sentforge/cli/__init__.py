@@ -16,6 +16,7 @@ from sentforge.cli import pretrain  # noqa: E402,F401
 from sentforge.cli import train  # noqa: E402,F401
 from sentforge.cli import meta  # noqa: E402,F401
 from sentforge.cli import st5  # noqa: E402,F401
+from sentforge.cli import adapt  # noqa: E402,F401
 
 
 def main() -> None:
