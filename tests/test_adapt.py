@@ -202,10 +202,15 @@ def test_a_changed_command_is_refused(tiny_bert_dir, domain, tmp_path, capsys):
     assert_one_line_error(code, err, str(out), "unlabelled")
 
 
-def test_a_tiny_budget_skips_the_trained_candidates_and_lists_them(tiny_bert_dir, domain, tmp_path):
+def test_a_tiny_budget_skips_the_trained_candidates_and_lists_them(tiny_bert_dir, domain, tmp_path, capsys):
     out = tmp_path / "adapted"
-    report = run(tiny_bert_dir, domain, out, budget_minutes=1e-4, candidates=["tsdae", "mnrl", "meta-gcca"],
-                 members=[str(tiny_bert_dir)])
+    code, stdout, err = run_cli(["adapt", "--model", tiny_bert_dir, "--unlabelled", domain / "unlabelled.txt",
+                                 "--labelled", domain / "labelled.jsonl", "--dev", domain / "dev.jsonl",
+                                 "--output", out, "--budget-minutes", 1e-4, "--candidates", "tsdae,mnrl,meta-gcca",
+                                 "--member", tiny_bert_dir], capsys)
+    assert code == 0, err
+    assert stdout.startswith(f"selected {K}.start: dev map ")
+    report = json.loads((out / "report.json").read_text())
     statuses = {name: (r["status"], r.get("reason", "")) for name, r in report["candidates"].items()}
     assert statuses[f"{K}.start"][0] == "done" and report["selected"] == f"{K}.start"
     for name in (f"{K}.tsdae", f"{K}.mnrl", "meta-gcca"):

@@ -10,6 +10,8 @@ from typing import Any
 from sentforge.adaptation.scoring import main_score
 
 GCCA_DIM = 1024  # the meta-embedding paper's d; lowered to the members' total dimension when that is smaller
+# The fit needs covariances of at most a few thousand dimensions: a seeded sample of a larger corpus suffices.
+MAX_FIT_TEXTS = 10_000
 
 
 def member_specs(results: dict[str, dict[str, Any]], size: int, extra: list[str]) -> list[tuple[str, str]]:
@@ -33,6 +35,9 @@ def run_meta(method: str, members: list[tuple[str, str]], corpus: Path, dev: Any
     params = {"dim": min(GCCA_DIM, sum(e.dim for e in encoders))} if method == "gcca" else {}
     # The texts as `sentforge meta fit --corpus` reads them, so that its command line gives the same fit.
     texts = read_corpus(corpus, None, split=False)
+    if len(texts) > MAX_FIT_TEXTS:
+        corpus = fit_sample(texts, run_dir.parent.parent / "data" / "meta-fit.txt", seed)
+        texts = read_corpus(corpus, None, split=False)
     meta = MetaEncoder(encoders, method, **params).fit(texts, cache_dir=cache_dir)
     embedded = all(isinstance(e, Encoder) for e in encoders)
     meta.save(run_dir, overwrite=True, embed_members=embedded)
@@ -42,3 +47,16 @@ def run_meta(method: str, members: list[tuple[str, str]], corpus: Path, dev: Any
                "--output", str(run_dir), *(["--embed-members"] if embedded else []), "--seed", str(seed)]
     return {"dev": value, "members": [name for name, _ in members], "dim": meta.dim, "examples": len(texts),
             "commands": [shlex.join(command)], "evaluations": []}
+
+
+def fit_sample(texts: list[str], path: Path, seed: int) -> Path:
+    """Write a seeded sample of MAX_FIT_TEXTS texts (in corpus order) to `path`, once."""
+    import numpy as np
+
+    from sentforge.io import atomic_file
+
+    if not path.is_file():
+        keep = np.sort(np.random.default_rng(seed).choice(len(texts), MAX_FIT_TEXTS, replace=False))
+        with atomic_file(path, "w") as handle:
+            handle.writelines(texts[i] + "\n" for i in keep)
+    return path

@@ -22,7 +22,7 @@ from tqdm.auto import tqdm
 from sentforge.adaptation.budget import Budget, Costs
 from sentforge.adaptation.candidates import Candidate, check_methods, plan_candidates
 from sentforge.adaptation.inputs import AdaptInputs, file_digest, read_inputs
-from sentforge.adaptation.meta import member_specs, run_meta
+from sentforge.adaptation.meta import MAX_FIT_TEXTS, member_specs, run_meta
 from sentforge.adaptation.report import write_report
 from sentforge.adaptation.scoring import main_score, metric_of
 from sentforge.adaptation.select import MODEL_DIR, load_candidate, select, write_selected
@@ -139,12 +139,16 @@ class _Runner:
     def _meta_reserve(self, costs: Costs) -> float:
         members = self.meta_members + len(self.members)
         pending = [c for c in self.planned if c.method.kind == "meta" and c.name not in self.state.results]
-        return len(pending) * costs.meta_estimate(members, len(self.inputs.texts))
+        return len(pending) * costs.meta_estimate(members, min(len(self.inputs.texts), MAX_FIT_TEXTS))
 
     def _trained(self, candidate: Candidate) -> dict[str, Any]:
         costs = self._costs()
         left = [c for c in self.planned if c.method.kind == "train" and c.name not in self.state.results]
         share, why = self.budget.share(len(left), self._meta_reserve(costs), costs)
+        if share is None and not any(r.get("kind") == "train" and r["status"] == "done"
+                                     for r in self.state.results.values()):
+            # A meta-embedding combines trained candidates: the first one does not give way to it.
+            share, why = self.budget.share(len(left), 0.0, costs)
         if share is None:
             return {"status": "skipped", "reason": why}
         start = candidate.model
@@ -175,7 +179,7 @@ class _Runner:
             return {"status": "skipped", "reason": f"a meta-embedding needs at least 2 members; {len(members)} "
                                                    "candidate(s) and --member encoder(s) available"}
         costs = self._costs()
-        estimate = costs.meta_estimate(len(members), len(self.inputs.texts))
+        estimate = costs.meta_estimate(len(members), min(len(self.inputs.texts), MAX_FIT_TEXTS))
         if self.budget.remaining() < estimate:
             return {"status": "skipped", "reason": f"{max(self.budget.remaining(), 0):.0f} s of the budget left; "
                                                    f"it needs about {estimate:.0f} s"}
