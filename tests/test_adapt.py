@@ -237,6 +237,7 @@ def test_partial_labels_select_pause_and_binary_positives_feed_mnrl(tiny_bert_di
     ({"--budget-minutes": "0"}, ["--budget-minutes"]),
     ({"--labelled": "classes.jsonl"}, ["--labelled", "classes.jsonl", "class label"]),
     ({"--candidates": "tsdae+mnrl"}, ["tsdae+mnrl", "add tsdae"]),
+    ({"--model": "no-such-model"}, ["no-such-model"]),
 ])
 def test_bad_input_is_one_error_line(tiny_bert_dir, domain, tmp_path, capsys, monkeypatch, change, fragments):
     monkeypatch.chdir(domain)

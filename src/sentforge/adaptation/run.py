@@ -55,6 +55,7 @@ def adapt(model: str | Sequence[str], unlabelled: str | os.PathLike, dev: str | 
     settings = _checked_settings(models, budget_minutes, eval_every, max_epochs, meta_members, overrides)
     methods = check_methods(None if candidates is None else list(candidates))
     inputs = read_inputs(unlabelled, dev, labelled, test)
+    _check_models([str(m) for m in (*models, *members)])
     output = Path(output)
     _refuse_inputs_inside(output, [unlabelled, dev, labelled, test, *models, *members])
     state = AdaptState(output, {
@@ -95,14 +96,12 @@ class _Runner:
             return
         kind = candidate.method.kind
         base = {"kind": kind, "method": candidate.method.name, "model": candidate.model}
-        try:
-            if kind == "start":
-                result = self._start(candidate)
-            elif kind == "train":
-                result = self._trained(candidate)
-            else:
-                result = self._meta(candidate)
+        try:  # the start model's errors (a bad --model) stop the run: every choice is measured against it
+            result = self._start(candidate) if kind == "start" else (
+                self._trained(candidate) if kind == "train" else self._meta(candidate))
         except SentforgeError as err:  # e.g. a recipe that cannot train on this data: the others still run
+            if kind == "start":
+                raise
             logger.warning("%s failed: %s", candidate.name, err)
             result = {"status": "failed", "reason": str(err), "wall_s": self.state.prior_elapsed(candidate.name)}
         if result["status"] == "done" and self.inputs.test is not None and "test" not in result:
@@ -230,6 +229,14 @@ def _checked_settings(models: list, budget_minutes: float, eval_every: int, max_
     check_methods(list(overrides))
     return {"budget_minutes": budget_minutes, "eval_every": eval_every, "max_epochs": max_epochs,
             "meta_members": meta_members, "overrides": overrides}
+
+
+def _check_models(specs: list[str]) -> None:
+    """Load every model once before anything is written, so that a bad spec leaves no output behind."""
+    from sentforge.loading import load
+
+    for spec in specs:
+        load(spec)
 
 
 def _file(path: str | os.PathLike) -> dict[str, str]:

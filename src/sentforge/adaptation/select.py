@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from sentforge.io import atomic_dir
+from sentforge.model_card import display_name
 
 MODEL_DIR = "model"
 
@@ -44,7 +45,7 @@ def write_selected(output: Path, name: str, result: dict[str, Any], start_result
         return target
     encoder = load_candidate(result)
     card = encoder.card
-    card.base_model = card.base_model or str(start_result["model"])
+    card.base_model = card.base_model or display_name(str(start_result["model"]))
     card.description = (f"Selected by `sentforge adapt` among {candidates} candidates by {metric} on the dev set "
                         f"{dev_name}: {name} (dev {metric} {result['dev']:.2f}; the start model "
                         f"{start_result['dev']:.2f}).")
