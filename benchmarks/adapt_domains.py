@@ -92,7 +92,8 @@ def report(args: argparse.Namespace) -> None:
         metric, test_metric = result["metric"], result.get("test_metric")
         print(f"\n## {name} (dev {result['dev']}; budget {result['budget_minutes']:g} min, "
               f"wall {result['wall_s'] / 60:.1f} min)\n")
-        print(f"| candidate | dev {metric} | best step / steps | test {test_metric or '-'} | wall s |")
+        print(f"| candidate | dev {metric} | best step / steps | test{f' {test_metric}' if test_metric else ''} "
+              "| wall s |")
         print("|---|---:|---:|---:|---:|")
         for candidate, r in result["candidates"].items():
             if r["status"] != "done":

@@ -71,14 +71,14 @@ def plot_curves(path: Path, report: dict[str, Any]) -> None:
         logger.info("matplotlib is not installed (the `plots` extra): %s not drawn", path.name)
         return
     figure, axes = plt.subplots(figsize=(7, 4.5))
-    for name, r in report["candidates"].items():
-        if r.get("status") != "done":
-            continue
+    shown = [(name, r) for name, r in report["candidates"].items() if r.get("status") == "done"]
+    for index, (name, r) in enumerate(shown):
+        color = f"C{index % 10}"
         if r["kind"] == "train" and r.get("evaluations"):
             axes.plot([e["step"] for e in r["evaluations"]], [e["score"] for e in r["evaluations"]], marker="o",
-                      label=name)
+                      color=color, label=name)
         else:
-            axes.axhline(r["dev"], linestyle="--", linewidth=1, label=f"{name} (no training steps)")
+            axes.axhline(r["dev"], linestyle="--", linewidth=1, color=color, label=f"{name} (no training steps)")
     axes.set_xlabel("training step")
     axes.set_ylabel(f"dev {report['metric']}")
     axes.legend(fontsize=7)
