@@ -20,7 +20,7 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from sentforge.adaptation.budget import Budget, Costs
-from sentforge.adaptation.candidates import Candidate, check_methods, plan_candidates
+from sentforge.adaptation.candidates import METHODS, Candidate, check_methods, plan_candidates
 from sentforge.adaptation.inputs import AdaptInputs, file_digest, read_inputs
 from sentforge.adaptation.meta import MAX_FIT_TEXTS, member_specs, run_meta
 from sentforge.adaptation.report import write_report
@@ -226,7 +226,10 @@ def _checked_settings(models: list, budget_minutes: float, eval_every: int, max_
     if meta_members < 0:
         raise ConfigError(f"--meta-members must be 0 or more, got {meta_members}")
     overrides = {k: dict(v) for k, v in (overrides or {}).items()}
-    check_methods(list(overrides))
+    untrained = [name for name in overrides if name not in METHODS or METHODS[name].kind != "train"]
+    if untrained:
+        raise ConfigError(f"overrides: {', '.join(untrained)} are not trained candidates; choose from "
+                          f"{', '.join(name for name, m in METHODS.items() if m.kind == 'train')}")
     return {"budget_minutes": budget_minutes, "eval_every": eval_every, "max_epochs": max_epochs,
             "meta_members": meta_members, "overrides": overrides}
 
