@@ -256,3 +256,20 @@ def test_a_non_adapt_output_directory_is_refused(tiny_bert_dir, domain, tmp_path
     with pytest.raises(OutputExistsError, match="holds no adapt run"):
         run(tiny_bert_dir, domain, out, candidates=[])
     assert (out / "keep.txt").read_text() == "mine"
+
+
+def test_overrides_name_trained_candidates_only(tiny_bert_dir, domain, tmp_path):
+    with pytest.raises(ConfigError, match="meta-gcca are not trained candidates"):
+        run(tiny_bert_dir, domain, tmp_path / "adapted", overrides={"meta-gcca": {"dim": 8}})
+    assert not (tmp_path / "adapted").exists()
+
+
+def test_without_matplotlib_the_curve_is_skipped_with_a_message(tmp_path, monkeypatch, caplog):
+    from sentforge.adaptation.report import plot_curves
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib raises ImportError
+    report = {"metric": "map", "candidates": {"m.start": {"status": "done", "kind": "start", "dev": 50.0}}}
+    with caplog.at_level("INFO", logger="sentforge.adaptation.report"):
+        plot_curves(tmp_path / "dev-curve.png", report)
+    assert not (tmp_path / "dev-curve.png").exists()
+    assert "plots" in caplog.text and "dev-curve.png not drawn" in caplog.text
