@@ -273,3 +273,9 @@ def test_without_matplotlib_the_curve_is_skipped_with_a_message(tmp_path, monkey
         plot_curves(tmp_path / "dev-curve.png", report)
     assert not (tmp_path / "dev-curve.png").exists()
     assert "plots" in caplog.text and "dev-curve.png not drawn" in caplog.text
+
+
+def test_train_dev_needs_eval_every(tiny_bert_dir, domain, tmp_path, capsys):
+    code, _, err = run_cli(["train", "tsdae", "--model", tiny_bert_dir, "--corpus", domain / "unlabelled.txt",
+                            "--output", tmp_path / "out", "--dev", domain / "dev.jsonl"], capsys)
+    assert_one_line_error(code, err, "--dev and --eval-every go together")
