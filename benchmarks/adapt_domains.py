@@ -72,8 +72,10 @@ def run(args: argparse.Namespace) -> None:
     for name in args.experiments:
         spec = EXPERIMENTS[name]
         data = args.domain_data
-        unlabelled = data / spec.unlabelled if spec.unlabelled else unlabelled_from_pairs(data / spec.labelled,
-                                                                                          args.work_dir / name)
+        corpus = spec.unlabelled
+        if corpus == "qatarliving/unlabelled.txt" and args.without_dev_texts:
+            corpus = "qatarliving/unlabelled-without-dev.txt"
+        unlabelled = data / corpus if corpus else unlabelled_from_pairs(data / spec.labelled, args.work_dir / name)
         logging.getLogger("adapt_domains").info("%s: adapting %s", name, args.model or spec.model)
         sentforge.adapt(args.model or spec.model, unlabelled, data / spec.dev, args.work_dir / name,
                         labelled=None if spec.labelled is None else data / spec.labelled,
@@ -119,6 +121,9 @@ def main() -> None:
     run_parser.add_argument("--candidates", type=lambda s: s.split(","), help="default: all that the data allows")
     run_parser.add_argument("--overrides", help='recipe settings per method as JSON, e.g. {"tsdae": {"steps": 20}}')
     run_parser.add_argument("--seed", type=int, default=0)
+    run_parser.add_argument("--without-dev-texts", action="store_true",
+                            help="Qatar Living: train on unlabelled-without-dev.txt (no near-duplicates of dev texts); "
+                                 "use a new --work-dir")
     for sub in (run_parser, commands.add_parser("report", help="print the tables of finished experiments")):
         sub.add_argument("--work-dir", type=Path, required=True)
     args = parser.parse_args()
