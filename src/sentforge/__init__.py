@@ -20,6 +20,7 @@ _EXPORTS = {
     "SentforgeError": "sentforge.errors",
     "Trainer": "sentforge.training.trainer",
     "TrainingConfig": "sentforge.training.trainer",
+    "adapt": "sentforge.adaptation.run",
     "build_encoder": "sentforge.loading",
     "evaluate": "sentforge.evaluation",
     "load": "sentforge.loading",

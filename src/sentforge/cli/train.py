@@ -53,6 +53,11 @@ def _common(
     checkpoint_every: Annotated[int | None, typer.Option(min=1, help="Checkpoint every N steps.")] = None,
     keep_last: Annotated[int, typer.Option(min=1, help="Checkpoints to keep.")] = 2,
     log_every: Annotated[int, typer.Option(min=1)] = 10,
+    dev: Annotated[Path | None, typer.Option(help="Dev set (any `sentforge eval --dataset` file): scored every "
+                                                  "--eval-every steps; the best-scoring encoder is the one saved.")] = None,
+    eval_every: Annotated[int | None, typer.Option(min=1, help="Score on --dev every N steps.")] = None,
+    time_limit: Annotated[float | None, typer.Option(min=0.0, help="Stop cleanly after this many seconds; the "
+                                                                   "last step's (or the best) encoder is saved.")] = None,
     resume: Annotated[bool, typer.Option(help="Continue the run in --output from its last checkpoint.")] = False,
     device: DeviceOpt = None,
     overwrite: OverwriteOpt = False,
@@ -91,8 +96,8 @@ def _data_parameter(recipe: Recipe) -> inspect.Parameter:
 
 
 def _run(recipe: Recipe, *, output: Path, lr_boundaries: str | None, lr_factors: str | None,
-         field: str | None = None, split: bool = True, min_words: int = 3, max_words: int = 128,
-         **settings: Any) -> None:
+         dev: Path | None, eval_every: int | None, field: str | None = None, split: bool = True,
+         min_words: int = 3, max_words: int = 128, **settings: Any) -> None:
     from sentforge.errors import ConfigError
     from sentforge.recipes.api import run_recipe
     from sentforge.recipes.data import SentenceReading
@@ -106,6 +111,13 @@ def _run(recipe: Recipe, *, output: Path, lr_boundaries: str | None, lr_factors:
     for spec in dataclasses.fields(recipe.options):
         if spec.metadata.get("parse"):
             settings[spec.name] = spec.metadata["parse"](settings[spec.name])
+    if (dev is None) != (eval_every is None):
+        raise ConfigError("--dev and --eval-every go together: the dev set is scored every --eval-every steps")
+    if dev is not None:
+        from sentforge.evaluation import load_dataset
+
+        task = load_dataset(dev)
+        settings.update(evaluator=task, eval_every=eval_every, select=task.metadata.main_metric)
     _, summary = run_recipe(
         recipe.name, settings.pop("model"), data, output, reading=SentenceReading(field, split, min_words, max_words),
         schedule_boundaries=parse_numbers(lr_boundaries, int, "--lr-boundaries") or None,

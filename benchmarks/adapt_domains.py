@@ -1,0 +1,146 @@
+"""Domain adaptation with `sentforge.adapt` on three real domains, from the files that
+`benchmarks/prepare_domain_data.py` writes (DOMAIN_DATA below), and the tables of the results.
+
+    python benchmarks/prepare_domain_data.py --data-dir ../shared/data --output domain-data
+    python benchmarks/adapt_domains.py run --domain-data domain-data --work-dir runs/adapt      # every experiment
+    python benchmarks/adapt_domains.py run --domain-data domain-data --work-dir runs/adapt --experiments qatarliving-l3
+    python benchmarks/adapt_domains.py report --work-dir runs/adapt
+
+Experiments (each one `sentforge.adapt` call into WORK/NAME, 60 minutes of budget by default):
+- qatarliving-l6, qatarliving-l3: SemEval-2016 Task 3 subtask B question-question re-ranking from
+  all-MiniLM-L6-v2 and from paraphrase-MiniLM-L3-v2; unlabelled = the 2015 and 2016 train part 1
+  questions, labelled = TRAIN-BASE positive pairs, dev = VAL-BASE (MAP); no test file is used;
+- wikiqa: labelled = the train (question, correct answer) pairs, unlabelled = their distinct texts,
+  dev = the dev split, test = the test split (reported);
+- twitterpara: unlabelled = TURL train tweets only; dev = PIT-2015 dev; test = PIT + TURL test (AP);
+- twitterpara-pause: the same with the TURL train pairs, 10% of their labels kept (PAUSE).
+A rerun of `run` resumes every unfinished experiment where it stopped (adapt's own resume).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+L6, L3 = "all-MiniLM-L6-v2", "../shared/models/paraphrase-MiniLM-L3-v2"
+
+
+@dataclass(frozen=True)
+class Experiment:
+    model: str
+    unlabelled: str | None  # paths relative to the domain data folder; None: made from the labelled pairs
+    dev: str
+    labelled: str | None = None
+    test: str | None = None
+    eval_every: int = 50  # steps between dev evaluations; larger where the dev set is slow to encode
+
+
+EXPERIMENTS = {
+    "qatarliving-l6": Experiment(L6, "qatarliving/unlabelled.txt", "qatarliving/dev.jsonl", "qatarliving/labelled.jsonl"),
+    "qatarliving-l3": Experiment(L3, "qatarliving/unlabelled.txt", "qatarliving/dev.jsonl", "qatarliving/labelled.jsonl"),
+    "wikiqa": Experiment(L3, None, "wikiqa/dev.jsonl", "wikiqa/labelled.jsonl", "wikiqa/test.jsonl"),
+    "twitterpara": Experiment(L3, "twitterpara/unlabelled.txt", "twitterpara/dev.jsonl", test="twitterpara/test.jsonl",
+                              eval_every=200),
+    "twitterpara-pause": Experiment(L3, "twitterpara/unlabelled.txt", "twitterpara/dev.jsonl",
+                                    "twitterpara/labelled-10pct.jsonl", "twitterpara/test.jsonl", eval_every=200),
+}
+
+
+def unlabelled_from_pairs(pairs: Path, output: Path) -> Path:
+    """WikiQA has no unlabelled corpus: the distinct questions and answers of its train pairs, written
+    beside (not inside) the experiment's output directory."""
+    path = output.with_name(f"{output.name}-unlabelled.txt")
+    if not path.is_file():
+        rows = [json.loads(line) for line in pairs.read_text(encoding="utf-8").splitlines() if line]
+        texts = dict.fromkeys(text for row in rows for text in (row["sentence1"], row["sentence2"]))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("".join(f"{t}\n" for t in texts), encoding="utf-8")
+    return path
+
+
+def run(args: argparse.Namespace) -> None:
+    import sentforge
+
+    for name in args.experiments:
+        spec = EXPERIMENTS[name]
+        data = args.domain_data
+        corpus = spec.unlabelled
+        if corpus == "qatarliving/unlabelled.txt" and args.without_dev_texts:
+            corpus = "qatarliving/unlabelled-without-dev.txt"
+        unlabelled = data / corpus if corpus else unlabelled_from_pairs(data / spec.labelled, args.work_dir / name)
+        logging.getLogger("adapt_domains").info("%s: adapting %s", name, args.model or spec.model)
+        sentforge.adapt(args.model or spec.model, unlabelled, data / spec.dev, args.work_dir / name,
+                        labelled=None if spec.labelled is None else data / spec.labelled,
+                        test=None if spec.test is None else data / spec.test, budget_minutes=args.budget_minutes,
+                        eval_every=args.eval_every or spec.eval_every, max_epochs=args.max_epochs, seed=args.seed,
+                        candidates=args.candidates, overrides=json.loads(args.overrides) if args.overrides else None)
+    report(args)
+
+
+def report(args: argparse.Namespace) -> None:
+    for name in EXPERIMENTS:
+        path = args.work_dir / name / "report.json"
+        if not path.is_file():
+            continue
+        result = json.loads(path.read_text(encoding="utf-8"))
+        metric, test_metric = result["metric"], result.get("test_metric")
+        print(f"\n## {name} (dev {result['dev']}; budget {result['budget_minutes']:g} min, "
+              f"wall {result['wall_s'] / 60:.1f} min)\n")
+        print(f"| candidate | dev {metric} | best step / steps | test{f' {test_metric}' if test_metric else ''} "
+              "| wall s |")
+        print("|---|---:|---:|---:|---:|")
+        for candidate, r in result["candidates"].items():
+            if r["status"] != "done":
+                print(f"| {candidate} | {r['status']}: {r['reason']} | | | |")
+                continue
+            steps = f"{r['best_step']} / {r['steps']}" if "steps" in r else "-"
+            test = "-" if r.get("test") is None else f"{r['test']:.2f}"
+            mark = " **(selected)**" if candidate == result["selected"] else ""
+            print(f"| {candidate}{mark} | {r['dev']:.2f} | {steps} | {test} | {r['wall_s']:.0f} |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    run_parser = commands.add_parser("run", help="run (or resume) the experiments, then print the tables")
+    run_parser.add_argument("--domain-data", type=Path, required=True, help="the folder prepare_domain_data.py wrote")
+    run_parser.add_argument("--experiments", type=lambda s: s.split(","), default=list(EXPERIMENTS),
+                            help=f"comma-separated, of {', '.join(EXPERIMENTS)} (default: all)")
+    run_parser.add_argument("--model", help="start model of every chosen experiment (default: each one's own)")
+    run_parser.add_argument("--budget-minutes", type=float, default=60.0)
+    run_parser.add_argument("--eval-every", type=int, help="default: 50 steps (TwitterPara: 200)")
+    run_parser.add_argument("--max-epochs", type=int, default=10)
+    run_parser.add_argument("--candidates", type=lambda s: s.split(","), help="default: all that the data allows")
+    run_parser.add_argument("--overrides", help='recipe settings per method as JSON, e.g. {"tsdae": {"steps": 20}}')
+    run_parser.add_argument("--seed", type=int, default=0)
+    run_parser.add_argument("--without-dev-texts", action="store_true",
+                            help="Qatar Living: train on unlabelled-without-dev.txt (no near-duplicates of dev texts); "
+                                 "use a new --work-dir")
+    for sub in (run_parser, commands.add_parser("report", help="print the tables of finished experiments")):
+        sub.add_argument("--work-dir", type=Path, required=True)
+    args = parser.parse_args()
+    unknown = [name for name in getattr(args, "experiments", []) if name not in EXPERIMENTS]
+    if unknown:
+        parser.error(f"unknown experiment(s) {', '.join(unknown)}; choose from {', '.join(EXPERIMENTS)}")
+    logging.basicConfig(format="%(levelname)s %(name)s: %(message)s", level=logging.WARNING)
+    logging.getLogger("sentforge").setLevel(logging.INFO)
+    logging.getLogger("adapt_domains").setLevel(logging.INFO)
+    from sentforge.errors import SentforgeError
+
+    try:
+        run(args) if args.command == "run" else report(args)
+    except SentforgeError as err:
+        print(f"error: {err}", file=sys.stderr)
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    main()

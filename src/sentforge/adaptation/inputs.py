@@ -1,0 +1,93 @@
+"""What `adapt` reads: the domain texts, the optional labelled pairs, the dev and test sets. Everything
+is read and checked before any model loads, so bad input fails at once with the file named."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sentforge.errors import ConfigError, InputFileError
+from sentforge.recipes.data import SentenceReading, read_examples
+
+# Domain texts are whole texts (a question, a ticket), not split into sentences; the CLI's length filter.
+READING = SentenceReading(split=False)
+# Class labels read as the positive class when labelled pairs carry 0/1 labels.
+POSITIVE_LABEL = "1"
+BINARY_LABELS = {"0", POSITIVE_LABEL}
+
+
+@dataclass(frozen=True)
+class Labelled:
+    """The labelled pairs and what they allow.
+
+    positives: (sentence1, sentence2[, hard negative]) tuples for supervised MNRL (empty when none);
+    partial: (sentence1, sentence2, label or None) tuples when some rows have no label (PAUSE), else None;
+    positives_file: the file the positives are read from by `sentforge train mnrl` (the labelled file
+    itself, or None when they are taken out of a class-labelled file and must be written first).
+    """
+
+    path: Path
+    positives: list[tuple]
+    partial: list[tuple] | None
+    positives_file: Path | None
+
+
+@dataclass(frozen=True)
+class AdaptInputs:
+    unlabelled: Path
+    texts: list[str]
+    dev_path: Path
+    labelled: Labelled | None
+    dev: Any  # an evaluation Task
+    test: Any | None
+
+
+def read_inputs(unlabelled: str | os.PathLike, dev: str | os.PathLike, labelled: str | os.PathLike | None = None,
+                test: str | os.PathLike | None = None) -> AdaptInputs:
+    from sentforge.evaluation import load_dataset
+
+    unlabelled = Path(unlabelled)
+    texts = read_examples("sentences", unlabelled, READING)
+    dev_task = load_dataset(dev, name=f"dev:{Path(dev).name}")
+    test_task = None
+    if test is not None:
+        # Labelled-pairs test data takes its accuracy/F1 thresholds from labelled-pairs dev data.
+        test_task = load_dataset(test, name=f"test:{Path(test).name}")
+        if {dev_task.metadata.extra["kind"], test_task.metadata.extra["kind"]} == {"labelled-pairs"}:
+            test_task = load_dataset(test, "labelled-pairs", dev=dev, name=test_task.name)
+    return AdaptInputs(unlabelled, texts, Path(dev), None if labelled is None else read_labelled(Path(labelled)),
+                       dev_task, test_task)
+
+
+def read_labelled(path: Path) -> Labelled:
+    """Positive pairs (with an optional `negative` column), or pairs with a `label` column that may be
+    empty on some rows (then PAUSE trains on them; 0/1 labels also give their positives to MNRL)."""
+    from sentforge.data.nli import read_nli_table
+    from sentforge.data.pairs import read_pairs
+
+    if not path.is_file():
+        raise InputFileError(f"--labelled {path}: file not found")
+    rows = read_nli_table(path)
+    labels = {label for _, _, label in rows if label is not None}
+    if not labels:
+        return Labelled(path, read_pairs(path), None, path)
+    partial = rows if any(label is None for _, _, label in rows) else None
+    positives = [(a, b) for a, b, label in rows if label == POSITIVE_LABEL] if labels <= BINARY_LABELS else []
+    if partial is None and not positives:
+        raise ConfigError(f"--labelled {path}: every row has a class label ({', '.join(sorted(labels))}); adapt "
+                          "trains on positive pairs (no label column, or 0/1 labels) or on partially labelled "
+                          "pairs (some labels empty)")
+    return Labelled(path, positives, partial, None)
+
+
+def file_digest(path: str | os.PathLike) -> str:
+    """sha256 of a file, or of every file under a folder (a BEIR dataset), in name order."""
+    path = Path(path)
+    digest = hashlib.sha256()
+    for file in sorted(p for p in ([path] if path.is_file() else path.rglob("*")) if p.is_file()):
+        digest.update(str(file.relative_to(path) if file != path else "").encode())
+        digest.update(file.read_bytes())
+    return digest.hexdigest()

@@ -1,0 +1,62 @@
+"""A meta-embedding candidate: sentforge.meta's MetaEncoder over the best candidates' models (and the
+user's extra member encoders), fitted on the unlabelled texts, saved with its members embedded."""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+from typing import Any
+
+from sentforge.adaptation.scoring import main_score
+
+GCCA_DIM = 1024  # the meta-embedding paper's d; lowered to the members' total dimension when that is smaller
+# The fit needs covariances of at most a few thousand dimensions: a seeded sample of a larger corpus suffices.
+MAX_FIT_TEXTS = 10_000
+
+
+def member_specs(results: dict[str, dict[str, Any]], size: int, extra: list[str]) -> list[tuple[str, str]]:
+    """(name, model spec) of the `size` best single-model candidates by dev score, then the extra members."""
+    singles = [(name, r) for name, r in results.items() if r.get("status") == "done" and r.get("model_path")]
+    best = sorted(singles, key=lambda item: -item[1]["dev"])[:size]
+    return [(name, r["model_path"]) for name, r in best] + [(f"member:{spec}", spec) for spec in extra]
+
+
+def run_meta(method: str, members: list[tuple[str, str]], corpus: Path, dev: Any, run_dir: Path, cache_dir: Path,
+             device: str | None, seed: int) -> dict[str, Any]:
+    """Fit, save (members embedded when they all can be) and score the meta-embedding."""
+    from sentforge.data.corpora import read_corpus
+    from sentforge.encoder import Encoder
+    from sentforge.loading import load
+    from sentforge.meta import MetaEncoder
+    from sentforge.seed import set_seed
+
+    set_seed(seed)
+    encoders = [load(spec, device=device) for _, spec in members]
+    params = {"dim": min(GCCA_DIM, sum(e.dim for e in encoders))} if method == "gcca" else {}
+    # The texts as `sentforge meta fit --corpus` reads them, so that its command line gives the same fit.
+    texts = read_corpus(corpus, None, split=False)
+    if len(texts) > MAX_FIT_TEXTS:
+        corpus = fit_sample(texts, run_dir.parent.parent / "data" / "meta-fit.txt", seed)
+        texts = read_corpus(corpus, None, split=False)
+    meta = MetaEncoder(encoders, method, **params).fit(texts, cache_dir=cache_dir)
+    embedded = all(isinstance(e, Encoder) for e in encoders)
+    meta.save(run_dir, overwrite=True, embed_members=embedded)
+    value, _ = main_score(dev, meta)
+    command = ["sentforge", "meta", "fit", *[arg for _, spec in members for arg in ("--member", spec)],
+               "--corpus", str(corpus), "--method", method, *(["--dim", str(params["dim"])] if params else []),
+               "--output", str(run_dir), *(["--embed-members"] if embedded else []), "--seed", str(seed)]
+    return {"dev": value, "members": [name for name, _ in members], "dim": meta.dim, "examples": len(texts),
+            "commands": [shlex.join(command)], "evaluations": []}
+
+
+def fit_sample(texts: list[str], path: Path, seed: int) -> Path:
+    """Write a seeded sample of MAX_FIT_TEXTS texts (in corpus order) to `path`, once."""
+    import numpy as np
+
+    from sentforge.io import atomic_file
+
+    if not path.is_file():
+        keep = np.sort(np.random.default_rng(seed).choice(len(texts), MAX_FIT_TEXTS, replace=False))
+        with atomic_file(path, "w") as handle:
+            handle.writelines(texts[i] + "\n" for i in keep)
+    return path

@@ -1,0 +1,88 @@
+"""The adapt report: report.json (everything), report.md (the tables) and dev-curve.png (dev score
+against training steps; skipped with a logged message when matplotlib, the `plots` extra, is absent)."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from sentforge.io import atomic_file, save_json
+
+logger = logging.getLogger(__name__)
+
+REPORT_JSON, REPORT_MD, CURVE_PNG = "report.json", "report.md", "dev-curve.png"
+
+
+def write_report(output: Path, report: dict[str, Any]) -> None:
+    save_json(output / REPORT_JSON, report)
+    with atomic_file(output / REPORT_MD, "w") as handle:
+        handle.write(markdown(report))
+    plot_curves(output / CURVE_PNG, report)
+
+
+def _number(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def markdown(report: dict[str, Any]) -> str:
+    metric, test_metric = report["metric"], report.get("test_metric")
+    selected = report["candidates"][report["selected"]]
+    lines = ["# sentforge adapt", "",
+             f"Selected: **{report['selected']}** (dev {metric} {selected['dev']:.2f}), saved in `model/`."]
+    if selected["kind"] == "meta":
+        lines += ["", "The selected model is a sentforge MetaEncoder directory: load it with `sentforge.load` or "
+                      "`sentforge.meta.MetaEncoder.load`; sentence-transformers cannot load it."]
+    lines += ["", f"Dev: `{report['dev']}` ({metric}); test: " + (f"`{report['test']}` ({test_metric}), reported "
+              "only, never used for a choice." if report.get("test") else "none."),
+              f"Budget: {report['budget_minutes']:g} min; used {report['wall_s'] / 60:.1f} min of wall time.", "",
+              f"| candidate | method | dev {metric} | best step | steps | test{f' {test_metric}' if test_metric else ''} "
+              "| wall s |", "|---|---|---:|---:|---:|---:|---:|"]
+    for name, r in report["candidates"].items():
+        if r["status"] != "done":
+            continue
+        mark = " (selected)" if name == report["selected"] else ""
+        steps = r.get("steps", "-")
+        if r.get("stopped"):
+            steps = f"{steps} ({r['stopped']})"
+        lines.append(f"| {name}{mark} | {r['method']} | {r['dev']:.2f} | {r.get('best_step', '-')} | {steps} | "
+                     f"{_number(r.get('test'))} | {r['wall_s']:.0f} |")
+    skipped = {name: r for name, r in report["candidates"].items() if r["status"] != "done"}
+    if skipped:
+        lines += ["", "Not run:", ""] + [f"- {name}: {r['status']}: {r['reason']}" for name, r in skipped.items()]
+    lines += ["", "## Dev score of every evaluated checkpoint", ""]
+    for name, r in report["candidates"].items():
+        if r.get("evaluations"):
+            lines.append(f"- {name}: " + ", ".join(f"step {e['step']}: {e['score']:.2f}" for e in r["evaluations"]))
+    lines += ["", "## Commands that reproduce each candidate", ""]
+    for name, r in report["candidates"].items():
+        if r.get("commands"):
+            lines += [f"{name}:", "", "```bash", *r["commands"], "```", ""]
+    return "\n".join(lines) + "\n"
+
+
+def plot_curves(path: Path, report: dict[str, Any]) -> None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        logger.info("matplotlib is not installed (the `plots` extra): %s not drawn", path.name)
+        return
+    figure, axes = plt.subplots(figsize=(7, 4.5))
+    shown = [(name, r) for name, r in report["candidates"].items() if r.get("status") == "done"]
+    for index, (name, r) in enumerate(shown):
+        color = f"C{index % 10}"
+        if r["kind"] == "train" and r.get("evaluations"):
+            axes.plot([e["step"] for e in r["evaluations"]], [e["score"] for e in r["evaluations"]], marker="o",
+                      color=color, label=name)
+        else:
+            axes.axhline(r["dev"], linestyle="--", linewidth=1, color=color, label=f"{name} (no training steps)")
+    axes.set_xlabel("training step")
+    axes.set_ylabel(f"dev {report['metric']}")
+    axes.legend(fontsize=7)
+    figure.tight_layout()
+    with atomic_file(path, "wb") as handle:
+        figure.savefig(handle, format="png", dpi=120)
+    plt.close(figure)

@@ -1,0 +1,254 @@
+"""`sentforge.adapt`: adapt one or more start encoders to a domain and keep the best model by a dev score.
+
+    import sentforge
+    result = sentforge.adapt("all-MiniLM-L6-v2", "domain-texts.txt", "dev.jsonl", "adapted",
+                             labelled="pairs.jsonl", test="test.jsonl", budget_minutes=60)
+    result["selected"], result["candidates"][result["selected"]]["dev"]
+
+See docs/adapt.md for the candidates and the budget, resume and selection rules.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from tqdm.auto import tqdm
+
+from sentforge.adaptation.budget import Budget, Costs
+from sentforge.adaptation.candidates import METHODS, Candidate, check_methods, plan_candidates
+from sentforge.adaptation.inputs import AdaptInputs, file_digest, read_inputs
+from sentforge.adaptation.meta import MAX_FIT_TEXTS, member_specs, run_meta
+from sentforge.adaptation.report import write_report
+from sentforge.adaptation.scoring import main_score, metric_of
+from sentforge.adaptation.select import MODEL_DIR, load_candidate, select, write_selected
+from sentforge.adaptation.state import AdaptState
+from sentforge.adaptation.trained import TrainSettings, run_trained, timed
+from sentforge.errors import ConfigError, SentforgeError
+
+logger = logging.getLogger(__name__)
+
+
+def adapt(model: str | Sequence[str], unlabelled: str | os.PathLike, dev: str | os.PathLike,
+          output: str | os.PathLike, *, labelled: str | os.PathLike | None = None, test: str | os.PathLike | None = None,
+          budget_minutes: float = 60.0, members: Sequence[str] = (), seed: int = 0, eval_every: int = 100,
+          candidates: Sequence[str] | None = None, max_epochs: int = 10, meta_members: int = 2,
+          device: str | None = None, show_progress: bool | None = None,
+          overrides: dict[str, dict[str, Any]] | None = None,
+          callbacks: Sequence[Callable[[Any], None]] = ()) -> dict[str, Any]:
+    """Run the candidates within the budget, write OUTPUT (model/, report.md, report.json, dev-curve.png,
+    runs/, adapt.json) and return the report (what report.json holds).
+
+    model: one start model spec or several. unlabelled: domain texts (one per line, or a corpus file).
+    labelled: positive pairs (sentence1, sentence2[, negative]), or pairs with a `label` column, some
+    rows empty (PAUSE). dev / test: own evaluation data (sentforge.evaluation.load_dataset); test is
+    reported only. members: extra encoders for the meta-embeddings. candidates: method names to run
+    (the start model is always one). overrides: recipe settings per method, e.g. {"simcse": {"lr": 1e-5}}.
+    callbacks: called with the TrainerState after every training step (of every trained candidate).
+    A rerun of the same call resumes; a different call on the same output is refused.
+    """
+    models = [model] if isinstance(model, (str, os.PathLike)) else list(model)
+    settings = _checked_settings(models, budget_minutes, eval_every, max_epochs, meta_members, overrides)
+    methods = check_methods(None if candidates is None else list(candidates))
+    inputs = read_inputs(unlabelled, dev, labelled, test)
+    _check_models([str(m) for m in (*models, *members)])
+    output = Path(output)
+    _refuse_inputs_inside(output, [unlabelled, dev, labelled, test, *models, *members])
+    state = AdaptState(output, {
+        "models": [str(m) for m in models], "unlabelled": _file(unlabelled), "dev": _file(dev),
+        "labelled": None if labelled is None else _file(labelled), "test": None if test is None else _file(test),
+        "members": [str(m) for m in members], "candidates": methods, "seed": seed, "device": device, **settings})
+    resumed = state.open()
+    if resumed:
+        logger.info("resuming the adapt run in %s (%d candidates finished)", output, len(state.results))
+    planned, left_out = plan_candidates(
+        [str(m) for m in models], methods, bool(inputs.labelled and inputs.labelled.positives),
+        bool(inputs.labelled and inputs.labelled.partial))
+    for name, reason in left_out.items():
+        state.results.setdefault(name, {"kind": "train", "status": "not applicable", "reason": reason,
+                                        "method": name.rsplit(".", 1)[-1]})
+    budget = Budget(budget_minutes * 60.0, state.spent())
+    train = TrainSettings(eval_every, max_epochs, seed, device, show_progress, settings["overrides"])
+    runner = _Runner(state, inputs, budget, train, list(members), meta_members, list(callbacks), planned)
+    progress = tqdm(planned, desc="adapt", unit="candidate", disable=show_progress is False, dynamic_ncols=True)
+    for candidate in progress:
+        progress.set_postfix_str(candidate.name, refresh=True)
+        runner.run(candidate)
+    progress.close()
+    return _finish(state, inputs, [c.name for c in planned] + list(left_out), budget_minutes, budget)
+
+
+class _Runner:
+    """Runs one candidate after another, recording each result in the state as it finishes."""
+
+    def __init__(self, state: AdaptState, inputs: AdaptInputs, budget: Budget, train: TrainSettings,
+                 members: list[str], meta_members: int, callbacks: list, planned: list[Candidate]) -> None:
+        self.state, self.inputs, self.budget, self.train = state, inputs, budget, train
+        self.members, self.meta_members, self.callbacks, self.planned = members, meta_members, callbacks, planned
+
+    def run(self, candidate: Candidate) -> None:
+        if candidate.name in self.state.results:
+            logger.info("%s: finished earlier, reused", candidate.name)
+            return
+        kind = candidate.method.kind
+        base = {"kind": kind, "method": candidate.method.name, "model": candidate.model}
+        try:  # the start model's errors (a bad --model) stop the run: every choice is measured against it
+            result = self._start(candidate) if kind == "start" else (
+                self._trained(candidate) if kind == "train" else self._meta(candidate))
+        except SentforgeError as err:  # e.g. a recipe that cannot train on this data: the others still run
+            if kind == "start":
+                raise
+            logger.warning("%s failed: %s", candidate.name, err)
+            result = {"status": "failed", "reason": str(err), "wall_s": self.state.prior_elapsed(candidate.name)}
+        if result["status"] == "done" and self.inputs.test is not None and "test" not in result:
+            result |= self._test(result | base)
+        self.state.record(candidate.name, base | result)
+        if result["status"] == "done":
+            logger.info("%s: dev %s %.2f (%.0f s)", candidate.name, metric_of(self.inputs.dev), result["dev"],
+                        result["wall_s"])
+        else:
+            logger.info("%s: %s (%s)", candidate.name, result["status"], result["reason"])
+
+    def _start(self, candidate: Candidate) -> dict[str, Any]:
+        from sentforge.loading import load
+
+        started = time.monotonic()
+        encoder = load(candidate.model, device=self.train.device)
+        value, dev_s = main_score(self.inputs.dev, encoder)
+        texts = len(set(self.inputs.dev.texts())) or 1
+        result = {"status": "done", "dev": value, "model_path": str(candidate.model), "evaluations": []}
+        test_s = 0.0
+        if self.inputs.test is not None:
+            result["test"], test_s = main_score(self.inputs.test, encoder)
+            result["test_metric"] = metric_of(self.inputs.test)
+        measured = self.state.measured
+        measured.setdefault("dev_s", dev_s)
+        measured.setdefault("test_s", test_s)
+        measured.setdefault("per_text_s", dev_s / texts)
+        return result | {"wall_s": round(time.monotonic() - started, 2)}
+
+    def _costs(self) -> Costs:
+        m = self.state.measured
+        return Costs(m["dev_s"], m["test_s"], m["per_text_s"])
+
+    def _meta_reserve(self, costs: Costs) -> float:
+        members = self.meta_members + len(self.members)
+        pending = [c for c in self.planned if c.method.kind == "meta" and c.name not in self.state.results]
+        return len(pending) * costs.meta_estimate(members, min(len(self.inputs.texts), MAX_FIT_TEXTS))
+
+    def _trained(self, candidate: Candidate) -> dict[str, Any]:
+        costs = self._costs()
+        left = [c for c in self.planned if c.method.kind == "train" and c.name not in self.state.results]
+        share, why = self.budget.share(len(left), self._meta_reserve(costs), costs)
+        if share is None and not any(r.get("kind") == "train" and r["status"] == "done"
+                                     for r in self.state.results.values()):
+            # A meta-embedding combines trained candidates: the first one does not give way to it.
+            share, why = self.budget.share(len(left), 0.0, costs)
+        if share is None:
+            return {"status": "skipped", "reason": why}
+        start = candidate.model
+        if candidate.after is not None:
+            before = self.state.results.get(candidate.after, {})
+            if before.get("status") != "done":
+                return {"status": "skipped", "reason": f"it starts from {candidate.after}, which did not run"}
+            start = before["model_path"]
+        prior = self.state.prior_elapsed(candidate.name)
+        # Room for the evaluation at the step that crosses the limit and for the test evaluation.
+        time_limit = max(share - prior - costs.dev_s - costs.test_s, costs.dev_s, 1.0)
+        run_dir = self.state.run_dir(candidate.name)
+        started = time.monotonic()
+
+        def beat(_state: Any) -> None:
+            self.state.beat(candidate.name, prior + time.monotonic() - started)
+
+        self.state.beat(candidate.name, prior, force=True)
+        result = timed(lambda: run_trained(candidate, start, self.inputs, run_dir, self.state.output / "data",
+                                           self.train, time_limit, [beat, *self.callbacks]), prior)
+        if candidate.after is not None:
+            result["commands"] = self.state.results[candidate.after]["commands"] + result["commands"]
+        return {"status": "done", "model_path": str(run_dir), **result}
+
+    def _meta(self, candidate: Candidate) -> dict[str, Any]:
+        members = member_specs(self.state.results, self.meta_members, self.members)
+        if len(members) < 2:
+            return {"status": "skipped", "reason": f"a meta-embedding needs at least 2 members; {len(members)} "
+                                                   "candidate(s) and --member encoder(s) available"}
+        costs = self._costs()
+        estimate = costs.meta_estimate(len(members), min(len(self.inputs.texts), MAX_FIT_TEXTS))
+        if self.budget.remaining() < estimate:
+            return {"status": "skipped", "reason": f"{max(self.budget.remaining(), 0):.0f} s of the budget left; "
+                                                   f"it needs about {estimate:.0f} s"}
+        run_dir = self.state.run_dir(candidate.name)
+        result = timed(lambda: run_meta(candidate.method.meta, members, self.inputs.unlabelled, self.inputs.dev,
+                                        run_dir, self.state.output / "cache", self.train.device, self.train.seed),
+                       self.state.prior_elapsed(candidate.name))
+        return {"status": "done", "model_path": str(run_dir), **result}
+
+    def _test(self, result: dict[str, Any]) -> dict[str, Any]:
+        value, seconds = main_score(self.inputs.test, load_candidate(result, self.train.device))
+        return {"test": value, "test_metric": metric_of(self.inputs.test), "wall_s": round(result["wall_s"] + seconds, 2)}
+
+
+def _finish(state: AdaptState, inputs: AdaptInputs, order: list[str], budget_minutes: float,
+            budget: Budget) -> dict[str, Any]:
+    results = {name: state.results[name] for name in order}
+    starts = [name for name in order if results[name]["kind"] == "start"]
+    chosen = select(results, starts)
+    start_of = results[chosen]["model"] or results[starts[0]]["model"]
+    start_name = next(name for name in starts if results[name]["model"] == start_of)
+    metric = metric_of(inputs.dev)
+    write_selected(state.output, chosen, results[chosen], results[start_name], metric, inputs.dev.name,
+                   None if inputs.test is None else inputs.test.name,
+                   sum(r["status"] == "done" for r in results.values()))
+    report = {"selected": chosen, "model": str(state.output / MODEL_DIR), "metric": metric,
+              "test_metric": None if inputs.test is None else metric_of(inputs.test),
+              "dev": inputs.dev.name, "test": None if inputs.test is None else inputs.test.name,
+              "budget_minutes": budget_minutes, "wall_s": round(budget.total_s - budget.remaining(), 2),
+              "settings": state.settings, "candidates": results}
+    write_report(state.output, report)
+    logger.info("selected %s: dev %s %.2f", chosen, metric, results[chosen]["dev"])
+    return report
+
+
+def _checked_settings(models: list, budget_minutes: float, eval_every: int, max_epochs: int, meta_members: int,
+                      overrides: dict[str, dict[str, Any]] | None) -> dict[str, Any]:
+    if not models:
+        raise ConfigError("--model: give at least one start model")
+    if not budget_minutes > 0:
+        raise ConfigError(f"--budget-minutes must be positive, got {budget_minutes}")
+    for name, value in (("--eval-every", eval_every), ("--max-epochs", max_epochs)):
+        if not isinstance(value, int) or value < 1:
+            raise ConfigError(f"{name} must be a positive whole number, got {value}")
+    if meta_members < 0:
+        raise ConfigError(f"--meta-members must be 0 or more, got {meta_members}")
+    overrides = {k: dict(v) for k, v in (overrides or {}).items()}
+    untrained = [name for name in overrides if name not in METHODS or METHODS[name].kind != "train"]
+    if untrained:
+        raise ConfigError(f"overrides: {', '.join(untrained)} are not trained candidates; choose from "
+                          f"{', '.join(name for name, m in METHODS.items() if m.kind == 'train')}")
+    return {"budget_minutes": budget_minutes, "eval_every": eval_every, "max_epochs": max_epochs,
+            "meta_members": meta_members, "overrides": overrides}
+
+
+def _check_models(specs: list[str]) -> None:
+    """Load every model once before anything is written, so that a bad spec leaves no output behind."""
+    from sentforge.loading import load
+
+    for spec in specs:
+        load(spec)
+
+
+def _file(path: str | os.PathLike) -> dict[str, str]:
+    return {"path": str(path), "sha256": file_digest(path)}
+
+
+def _refuse_inputs_inside(output: Path, paths: list) -> None:
+    resolved = output.resolve()
+    for path in paths:
+        if path is not None and Path(path).exists() and (resolved == Path(path).resolve()
+                                                          or resolved in Path(path).resolve().parents):
+            raise ConfigError(f"{path} lies inside --output {output}; move it out of the output directory first")

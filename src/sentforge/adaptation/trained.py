@@ -1,0 +1,128 @@
+"""A trained candidate: one library recipe run with dev evaluation every K steps, its best checkpoint
+kept, resumable from its checkpoints; and the `sentforge train` line that reproduces it."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sentforge.adaptation.candidates import Candidate
+from sentforge.adaptation.inputs import READING, AdaptInputs
+from sentforge.adaptation.scoring import main_score, metric_of
+
+SUMMARY_FILE = "train.json"
+METRICS_FILE = Path("training") / "metrics.jsonl"
+
+
+@dataclass(frozen=True)
+class TrainSettings:
+    """What every trained candidate shares."""
+
+    eval_every: int
+    max_epochs: int
+    seed: int
+    device: str | None
+    show_progress: bool | None
+    overrides: dict[str, dict[str, Any]]  # per method: recipe settings replacing adapt's
+
+
+def training_data(candidate: Candidate, inputs: AdaptInputs, data_dir: Path) -> tuple[Path, int]:
+    """(the file the candidate's recipe reads, its number of examples); positives taken out of a
+    class-labelled file are written to `data_dir` first, so that the command line can read them."""
+    kind = candidate.method.data
+    if kind == "unlabelled":
+        return inputs.unlabelled, len(inputs.texts)
+    labelled = inputs.labelled
+    if kind == "partial":
+        return labelled.path, len(labelled.partial)
+    if labelled.positives_file is not None:
+        return labelled.positives_file, len(labelled.positives)
+    path = data_dir / "positives.jsonl"
+    if not path.is_file():
+        from sentforge.io import atomic_file
+
+        with atomic_file(path, "w") as handle:
+            handle.writelines(json.dumps({"sentence1": a, "sentence2": b}) + "\n" for a, b in labelled.positives)
+    return path, len(labelled.positives)
+
+
+def recipe_settings(candidate: Candidate, examples: int, settings: TrainSettings) -> dict[str, Any]:
+    """The recipe's settings: the paper's, a batch no larger than the data, up to `max_epochs` epochs."""
+    from sentforge.recipes import get_recipe
+
+    recipe = get_recipe(candidate.method.recipe)
+    values = {"pooling": "keep", "batch_size": min(recipe.training["batch_size"], examples),
+              **settings.overrides.get(candidate.method.name, {})}
+    values.setdefault("steps", settings.max_epochs * max(examples // values["batch_size"], 1))
+    return values
+
+
+def run_trained(candidate: Candidate, start: str, inputs: AdaptInputs, run_dir: Path, data_dir: Path,
+                settings: TrainSettings, time_limit: float, callbacks: Sequence[Callable[[Any], None]] = ()
+                ) -> dict[str, Any]:
+    """Train (or resume, or take up the finished run in `run_dir`) and return the candidate's result:
+    its dev score (the best evaluated checkpoint's), every evaluation, steps, the reproducing commands."""
+    from sentforge.recipes.api import run_recipe
+
+    data, examples = training_data(candidate, inputs, data_dir)
+    values = recipe_settings(candidate, examples, settings)
+    metric = metric_of(inputs.dev)
+    if not (run_dir / SUMMARY_FILE).is_file():
+        run_recipe(candidate.method.recipe, start, data, run_dir, reading=READING, evaluator=inputs.dev,
+                   eval_every=settings.eval_every, select=metric, checkpoint_every=settings.eval_every, keep_last=1,
+                   resume=(run_dir / "training").is_dir(), device=settings.device, seed=settings.seed,
+                   time_limit=time_limit, show_progress=settings.show_progress, callbacks=callbacks, **values)
+    summary = json.loads((run_dir / SUMMARY_FILE).read_text(encoding="utf-8"))
+    evaluations = read_evaluations(run_dir / METRICS_FILE, metric)
+    best = summary.get("best")
+    if best is None:  # stopped before its first evaluation: the model of its last step is the candidate
+        from sentforge.encoder import Encoder
+
+        value, _ = main_score(inputs.dev, Encoder.load(run_dir))
+        best = {"step": summary["steps"], "value": value}
+        evaluations.append({"step": summary["steps"], "score": value})
+    command = train_command(candidate.method.recipe, start, data, run_dir, inputs.dev_path, values, settings,
+                            time_limit)
+    return {"dev": best["value"], "best_step": best["step"], "steps": summary["steps"],
+            "planned_steps": values["steps"], "stopped": summary.get("stopped"), "examples": examples,
+            "evaluations": evaluations, "commands": [command], "time_limit_s": round(time_limit, 1)}
+
+
+def read_evaluations(path: Path, metric: str) -> list[dict[str, Any]]:
+    """[{"step", "score"}] of every dev evaluation the Trainer logged (a resumed run's included)."""
+    if not path.is_file():
+        return []
+    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [{"step": r["step"], "score": float(r["eval"][metric])} for r in records if "eval" in r]
+
+
+def train_command(recipe: str, start: str, data: Path, run_dir: Path, dev: Path, values: dict[str, Any],
+                  settings: TrainSettings, time_limit: float) -> str:
+    """The `sentforge train` line that runs this candidate's recipe with the same settings."""
+    from sentforge.recipes import get_recipe
+    from sentforge.recipes.registry import DATA_OPTIONS
+
+    data_option = DATA_OPTIONS[get_recipe(recipe).data][0]
+    parts = ["sentforge", "train", recipe, "--model", start, f"--{data_option}", str(data), "--output", str(run_dir)]
+    for key, value in values.items():
+        parts += [f"--{key.replace('_', '-')}", str(value)]
+    if get_recipe(recipe).data == "sentences":
+        parts.append("--no-split")
+    parts += ["--dev", str(dev), "--eval-every", str(settings.eval_every), "--checkpoint-every",
+              str(settings.eval_every), "--keep-last", "1", "--time-limit", f"{time_limit:.0f}",
+              "--seed", str(settings.seed)]
+    if settings.device:
+        parts += ["--device", settings.device]
+    return shlex.join(parts)
+
+
+def timed(run: Callable[[], dict[str, Any]], prior_s: float) -> dict[str, Any]:
+    """The result of `run()` with its wall time (plus the seconds of an interrupted earlier call)."""
+    started = time.monotonic()
+    result = run()
+    return {**result, "wall_s": round(prior_s + time.monotonic() - started, 2)}

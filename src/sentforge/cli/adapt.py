@@ -1,0 +1,50 @@
+"""`sentforge adapt`: adapt start encoders to a domain and keep the best by a dev score (sentforge.adapt)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from sentforge.cli.app import DeviceOpt, SeedOpt, app
+
+
+@app.command("adapt")
+def adapt(
+    model: Annotated[list[str], typer.Option("--model", "-m", help="Start model spec; repeat for several.")],
+    unlabelled: Annotated[Path, typer.Option(help="Domain texts: one per line (.txt), or a .jsonl corpus.")],
+    dev: Annotated[Path, typer.Option(help="Dev set that chooses the model: scored pairs, labelled pairs, "
+                                           "re-ranking .jsonl or a BEIR folder (see sentforge eval --dataset).")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Directory for model/, report.md, report.json, "
+                                                                 "dev-curve.png and the candidates' runs.")],
+    labelled: Annotated[Optional[Path], typer.Option(help="Positive pairs (sentence1, sentence2[, negative]), or "
+                                                          "pairs with a label column, some rows empty (PAUSE).")] = None,
+    test: Annotated[Optional[Path], typer.Option(help="Test set: scored and reported, never used for a "
+                                                      "choice.")] = None,
+    budget_minutes: Annotated[float, typer.Option(min=0.0, help="Wall-clock budget of the whole run.")] = 60.0,
+    member: Annotated[list[str], typer.Option(help="An extra encoder for the meta-embeddings; "
+                                                   "repeatable.")] = [],  # noqa: B006 (typer reads the default)
+    candidates: Annotated[Optional[str], typer.Option(help="Comma-separated candidates to run (default: all): "
+                                                           "tsdae, mnrl, tsdae+mnrl, pause, simcse, ct, meta-concat, "
+                                                           "meta-gcca; the start model always runs.")] = None,
+    eval_every: Annotated[int, typer.Option(min=1, help="Score each trained candidate on dev every K steps.")] = 100,
+    max_epochs: Annotated[int, typer.Option(min=1, help="At most this many epochs of each candidate's "
+                                                        "data (TSDAE paper: 10).")] = 10,
+    meta_members: Annotated[int, typer.Option(min=0, help="Best candidates combined in the "
+                                                          "meta-embeddings.")] = 2,
+    device: DeviceOpt = None,
+    seed: SeedOpt = 0,
+) -> None:
+    """Adapt an encoder to a domain: run TSDAE, SimCSE, CT, supervised MNRL, PAUSE, TSDAE then MNRL and
+    meta-embeddings within a time budget, and keep the model with the best dev score (never one below
+    the start model). Rerun the same command to resume after an interruption."""
+    from sentforge.adaptation import adapt as run_adapt
+
+    names = None if candidates is None else [n.strip() for n in candidates.split(",") if n.strip()]
+    report = run_adapt(model, unlabelled, dev, output, labelled=labelled, test=test, budget_minutes=budget_minutes,
+                       members=member, seed=seed, eval_every=eval_every, candidates=names, max_epochs=max_epochs,
+                       meta_members=meta_members, device=device)
+    chosen = report["candidates"][report["selected"]]
+    typer.echo(f"selected {report['selected']}: dev {report['metric']} {chosen['dev']:.2f}; wrote {output}/model, "
+               f"{output}/report.md, {output}/report.json")

@@ -1,0 +1,49 @@
+"""An adapt run for tests/test_adapt.py, run as a subprocess that may be SIGKILLed.
+
+usage: adapt_worker.py MODEL_DIR DATA_DIR OUTPUT [--kill-in-candidate N --kill-at-step S]
+Kills itself (SIGKILL) at step S of the N-th trained candidate (1-based), after that step's checkpoint.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+from pathlib import Path
+
+import torch
+
+import sentforge
+
+# Few steps, a learning rate that changes the tiny model, evaluation and checkpoints every 2 steps.
+FAST = {"eval_every": 2, "max_epochs": 2, "show_progress": False, "candidates": ["tsdae", "mnrl"],
+        "overrides": {"tsdae": {"lr": 1e-3}, "mnrl": {"lr": 1e-3, "batch_size": 4}}}
+
+
+def run(model_dir: str | Path, data: str | Path, output: str | Path, callbacks=()) -> dict:
+    data = Path(data)
+    return sentforge.adapt(str(model_dir), data / "unlabelled.txt", data / "dev.jsonl", output,
+                           labelled=data / "labelled.jsonl", test=data / "test.jsonl", callbacks=callbacks, **FAST)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    for name in ("model_dir", "data", "output"):
+        parser.add_argument(name)
+    parser.add_argument("--kill-in-candidate", type=int)
+    parser.add_argument("--kill-at-step", type=int)
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    candidates_started = [0]
+
+    def kill(state) -> None:
+        if state.step == 1:
+            candidates_started[0] += 1
+        if candidates_started[0] == args.kill_in_candidate and state.step == args.kill_at_step:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    run(args.model_dir, args.data, args.output, [kill] if args.kill_in_candidate else [])
+
+
+if __name__ == "__main__":
+    main()
