@@ -104,3 +104,17 @@ def test_max_seq_length_beyond_the_position_table_is_refused(tiny_bert_dir, tmp_
     code, _, err = run_cli(["encode", texts, "--output", tmp_path / "out.npy", "--model", tiny_bert_dir,
                             "--max-seq-length", "64"], capsys)
     assert code == 0, err
+
+
+def test_a_module_without_files_may_have_no_directory(tiny_bert_dir, tmp_path):
+    """sentence-transformers lists `2_Normalize` in modules.json without writing the empty folder (the
+    all-MiniLM-L6-v2 package ships it so): such a directory loads, and gives unit vectors."""
+    import numpy as np
+
+    import sentforge
+
+    build_encoder(tiny_bert_dir, normalize=True).save(tmp_path / "m")
+    normalize_dir = next(p for p in (tmp_path / "m").iterdir() if p.name.endswith("_Normalize"))
+    shutil.rmtree(normalize_dir)
+    vectors = sentforge.load(tmp_path / "m").encode(["a cat sat on the mat", "the app crashes"])
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, rtol=1e-6)

@@ -26,7 +26,9 @@ def _entry_path(root: Path, index: int, entry: object) -> tuple[str, Path]:
     target = (root / sub).resolve()
     if sub.is_absolute() or not target.is_relative_to(root.resolve()):
         raise ModelFormatError(f"{file}: module path {entry['path']!r} leaves the model directory; refusing it")
-    if not target.is_dir():
+    # A module without files (Normalize) may have no directory at all, as sentence-transformers writes it;
+    # a module that needs files names the missing one when it loads.
+    if target.exists() and not target.is_dir():
         raise ModelFormatError(f"{file}: module path {entry['path']!r} is not a directory of {root}")
     return entry["type"], root / sub
 
