@@ -7,11 +7,10 @@ import time
 
 import numpy as np
 import pytest
+from conftest import CORPUS
 
 from sentforge import streaming
 from sentforge.streaming import encode_file, load_vectors, read_manifest
-
-from conftest import CORPUS
 
 ray = pytest.importorskip("ray")
 pytestmark = pytest.mark.usefixtures("one_torch_thread")

@@ -15,6 +15,7 @@ every pipeline started new actors that loaded the model again.
 from __future__ import annotations
 
 import logging
+from collections import deque
 from collections.abc import Iterator
 from typing import Any
 
@@ -56,19 +57,16 @@ def ray_engine(spec: str | None, encoder: Any, chunks: Iterator[tuple[int, list[
     actor = ray.remote(num_cpus=1)(ChunkEncoder)
     actors = [actor.remote(spec, options) for _ in range(workers)]
     pool = ActorPool(actors)
-    in_flight: list[int] = []
-
-    def submit(index: int, texts: list[str]) -> None:
-        pool.submit(lambda worker, value: worker.encode.remote(value), texts)
-        in_flight.append(index)
-
+    logger.info("encoding on %d Ray actors, each loading %s once", workers, spec)
+    in_flight: deque[int] = deque()  # chunk indices, in the order ActorPool returns their vectors
     try:
         for index, texts in chunks:
-            submit(index, texts)
+            pool.submit(lambda worker, value: worker.encode.remote(value), texts)
+            in_flight.append(index)
             if len(in_flight) == CHUNKS_IN_FLIGHT_PER_WORKER * workers:
-                yield in_flight.pop(0), pool.get_next()
+                yield in_flight.popleft(), pool.get_next()
         while in_flight:
-            yield in_flight.pop(0), pool.get_next()
+            yield in_flight.popleft(), pool.get_next()
     finally:
         for worker in actors:  # an interrupted job leaves no model loaded on the cluster
             ray.kill(worker)
