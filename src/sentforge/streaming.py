@@ -15,6 +15,7 @@ result equals an uninterrupted run bit for bit.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import json
@@ -242,10 +243,11 @@ def encode_file(model: Any, input: str | Path, output: str | Path, *, chunk_size
                     state["rows_done"], rows)
     chunks = iter_chunks(input, chunk_size, state["chunks_done"], field, column)
     n_chunks = -(-rows // chunk_size)
-    results = run_engine(engine, spec, encoder, chunks, options, workers=workers)
-    for _, vectors in tqdm(results, desc="encode", unit="chunk", total=n_chunks, initial=state["chunks_done"],
-                           disable=None if show_progress is None else not show_progress):
-        writer.write(state, _convert(vectors, precision, state))
+    # Closed on any exit, so an interrupted run releases the engine's workers at once.
+    with contextlib.closing(run_engine(engine, spec, encoder, chunks, options, workers=workers)) as results:
+        for _, vectors in tqdm(results, desc="encode", unit="chunk", total=n_chunks, initial=state["chunks_done"],
+                               disable=None if show_progress is None else not show_progress):
+            writer.write(state, _convert(vectors, precision, state))
     writer.finish(state)
     logger.info("wrote %s: %d x %d %s", output, *shape, dtype.name)
     return output

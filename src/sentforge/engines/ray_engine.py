@@ -1,14 +1,21 @@
-"""Encoding across a Ray cluster with Ray Data: `map_batches` over chunks with one model actor per worker.
+"""Encoding across a Ray cluster: one model actor per worker, alive for the whole job.
 
 Each actor loads the model once and encodes whole chunks with `Encoder.encode`, the same unit of work as
-the local engine, so the vectors are identical. `ray.init()` joins the cluster named by RAY_ADDRESS (or
-started with `ray start`) and otherwise starts a local one.
+the local engine, so the vectors are identical. Chunks go to idle actors through Ray's `ActorPool` and
+come back in submission order, at most `CHUNKS_IN_FLIGHT_PER_WORKER x workers` at a time, so the driver
+holds a bounded number of chunks however long the input is, and the writer receives them in order.
+`ray.init()` joins the cluster named by RAY_ADDRESS (or started with `ray start`) and otherwise starts a
+local one.
+
+Why not Ray Data's `map_batches`: a Ray Data pipeline needs its inputs listed up front (or read by the
+workers from storage they all share), so bounding memory meant one pipeline per window of chunks, and
+every pipeline started new actors that loaded the model again.
 """
 
 from __future__ import annotations
 
-import itertools
 import logging
+from collections import deque
 from collections.abc import Iterator
 from typing import Any
 
@@ -18,8 +25,8 @@ from sentforge.errors import ConfigError
 
 logger = logging.getLogger(__name__)
 
-# Chunks handed to Ray per dataset: enough to keep every actor busy, few enough to bound driver memory.
-CHUNKS_PER_WORKER = 4
+# One chunk encoding and one waiting per actor keeps every actor busy without holding more in memory.
+CHUNKS_IN_FLIGHT_PER_WORKER = 2
 
 
 class ChunkEncoder:
@@ -31,31 +38,35 @@ class ChunkEncoder:
         self.encoder = load(spec)
         self.options = options
 
-    def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        vectors = [np.ascontiguousarray(self.encoder.encode(list(texts), show_progress=False, **self.options),
-                                        dtype=np.float32) for texts in batch["texts"]]
-        return {"chunk": batch["chunk"], "rows": np.array([len(v) for v in vectors]),
-                "data": np.array([v.tobytes() for v in vectors], dtype=object)}
+    def encode(self, texts: list[str]) -> np.ndarray:
+        return np.ascontiguousarray(self.encoder.encode(texts, show_progress=False, **self.options),
+                                    dtype=np.float32)
 
 
 def ray_engine(spec: str | None, encoder: Any, chunks: Iterator[tuple[int, list[str]]], options: dict[str, Any],
                workers: int = 1) -> Iterator[tuple[int, np.ndarray]]:
     try:
         import ray
+        from ray.util import ActorPool
     except ImportError:
         raise ConfigError("--engine ray needs Ray: pip install 'sentforge[ray]'") from None
     if spec is None:
         raise ConfigError("the ray engine needs a model spec (a directory or short name): each worker loads it")
     if not ray.is_initialized():
         ray.init(log_to_driver=False)
-    context = ray.data.DataContext.get_current()
-    context.execution_options.preserve_order = True
-    context.enable_progress_bars = False
-    dim = encoder.dim
-    while window := list(itertools.islice(chunks, workers * CHUNKS_PER_WORKER)):
-        dataset = ray.data.from_items([{"chunk": index, "texts": texts} for index, texts in window])
-        encoded = dataset.map_batches(ChunkEncoder, fn_constructor_kwargs={"spec": spec, "options": options},
-                                      batch_size=1, batch_format="numpy", concurrency=workers, num_cpus=1)
-        for row in encoded.iter_rows():
-            vectors = np.frombuffer(row["data"], dtype=np.float32).reshape(int(row["rows"]), dim)
-            yield int(row["chunk"]), vectors
+    actor = ray.remote(num_cpus=1)(ChunkEncoder)
+    actors = [actor.remote(spec, options) for _ in range(workers)]
+    pool = ActorPool(actors)
+    logger.info("encoding on %d Ray actors, each loading %s once", workers, spec)
+    in_flight: deque[int] = deque()  # chunk indices, in the order ActorPool returns their vectors
+    try:
+        for index, texts in chunks:
+            pool.submit(lambda worker, value: worker.encode.remote(value), texts)
+            in_flight.append(index)
+            if len(in_flight) == CHUNKS_IN_FLIGHT_PER_WORKER * workers:
+                yield in_flight.popleft(), pool.get_next()
+        while in_flight:
+            yield in_flight.popleft(), pool.get_next()
+    finally:
+        for worker in actors:  # an interrupted job leaves no model loaded on the cluster
+            ray.kill(worker)

@@ -21,17 +21,42 @@ def launched_distributed() -> bool:
     return int(os.environ.get("WORLD_SIZE", "1")) > 1
 
 
+def choose_device(requested: torch.device | None, cuda_available: bool, local_rank: int) -> torch.device:
+    """The device of the process with this local rank: a bare `cuda`, or no choice on a machine with CUDA,
+    means the GPU of its local rank, so that N processes on one node use N different GPUs."""
+    if requested is None:
+        return torch.device("cuda", local_rank) if cuda_available else torch.device("cpu")
+    if requested.type == "cuda" and requested.index is None:
+        return torch.device("cuda", local_rank)
+    return requested
+
+
+def choose_backend(device: torch.device, nccl_available: bool) -> str:
+    """NCCL between processes on GPUs, gloo otherwise."""
+    return "nccl" if device.type == "cuda" and nccl_available else "gloo"
+
+
+def process_device(requested: torch.device | None = None) -> torch.device:
+    """`choose_device` for this process, on this machine."""
+    return choose_device(requested, torch.cuda.is_available(), local_rank())
+
+
 def init_distributed(device: torch.device | None = None) -> bool:
-    """Join the process group the launcher described; True when running on several processes."""
+    """Join the process group the launcher described; True when running on several processes.
+
+    `device` is the one asked for (None: none asked); the group's backend follows `process_device(device)`.
+    """
     if dist.is_available() and dist.is_initialized():
         return dist.get_world_size() > 1
     if not launched_distributed():
         return False
-    use_nccl = device is not None and device.type == "cuda" and dist.is_nccl_available()
-    if use_nccl:
+    device = process_device(device)
+    backend = choose_backend(device, dist.is_nccl_available())
+    if backend == "nccl":
         torch.cuda.set_device(device)
-    dist.init_process_group(backend="nccl" if use_nccl else "gloo")
-    logger.info("process %d of %d joined the %s group", dist.get_rank(), dist.get_world_size(), dist.get_backend())
+    dist.init_process_group(backend=backend)
+    logger.info("process %d of %d joined the %s group on %s", dist.get_rank(), dist.get_world_size(),
+                dist.get_backend(), device)
     return dist.get_world_size() > 1
 
 

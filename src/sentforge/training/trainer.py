@@ -195,11 +195,7 @@ class Trainer:
     # -- setup -----------------------------------------------------------------------------------
 
     def _device(self) -> torch.device:
-        if self.config.device:
-            return parse_device(self.config.device)
-        if torch.cuda.is_available():
-            return torch.device("cuda", distributed.local_rank())
-        return torch.device("cpu")
+        return distributed.process_device(parse_device(self.config.device) if self.config.device else None)
 
     def _autocast_dtype(self, device: torch.device) -> torch.dtype | None:
         choice = self.config.mixed_precision
