@@ -149,3 +149,32 @@ def test_memory_stays_bounded_as_input_grows(tmp_path):
         peaks[lines] = int(rss.read_text()) * 1024  # ru_maxrss is in KiB on Linux
     # 180,000 more lines held as texts, token ids and float32 vectors would add well over 100 MB.
     assert peaks[200_000] - peaks[20_000] < 30 * 2**20, peaks
+
+
+def test_a_second_encode_to_the_same_output_is_refused_while_the_first_runs(tmp_path, capsys):
+    """Two runs to one path would share its partial files: the second is refused, the first is untouched."""
+    import fcntl
+
+    texts = tmp_path / "texts.txt"
+    texts.write_text("a cat\na dog\n", encoding="utf-8")
+    output = tmp_path / "v.npy"
+    with open(tmp_path / ".v.npy.lock", "a") as held:  # what a running encode holds
+        fcntl.flock(held, fcntl.LOCK_EX)
+        code, _, err = run_cli(["encode", texts, "--output", output, "--model", "glove-6B-50d"], capsys)
+    assert_one_line_error(code, err, "another sentforge encode is writing", str(output))
+    assert not output.exists()
+
+
+def test_an_output_that_appears_while_encoding_is_not_replaced(tmp_path):
+    from sentforge.streaming import NpyWriter
+
+    output = tmp_path / "v.npy"
+    writer = NpyWriter(output)
+    job = {"rows": 1}
+    state = writer.start(job, (1, 2), np.dtype(np.float32), overwrite=False)
+    writer.write(state, np.ones((1, 2), np.float32))
+    output.write_bytes(b"someone else's result")
+    with pytest.raises(OutputExistsError, match="appeared while encoding"):
+        writer.finish(state, overwrite=False)
+    assert output.read_bytes() == b"someone else's result"
+    assert np.load(writer.partial).tolist() == [[1.0, 1.0]]

@@ -93,8 +93,16 @@ class NpyWriter:
         state["chunks_done"] += 1
         save_json(self.state_file, state)
 
-    def finish(self, state: dict[str, Any]) -> None:
-        os.replace(self.partial, self.output)
+    def finish(self, state: dict[str, Any], overwrite: bool) -> None:
+        if overwrite:
+            os.replace(self.partial, self.output)
+        else:  # a file that appeared meanwhile is never replaced: linking fails where a name exists
+            try:
+                os.link(self.partial, self.output)
+            except FileExistsError:
+                raise OutputExistsError(f"output {self.output} appeared while encoding; the vectors stay in "
+                                        f"{self.partial} (pass --overwrite to replace it)") from None
+            self.partial.unlink()
         self.state_file.unlink(missing_ok=True)
 
 
@@ -129,9 +137,12 @@ class ShardWriter:
         state["chunks_done"] += 1
         save_json(self.state_file, state)
 
-    def finish(self, state: dict[str, Any]) -> None:
+    def finish(self, state: dict[str, Any], overwrite: bool) -> None:
         state["complete"] = True
         save_json(self.state_file, state)
+        if self.output.exists() and not overwrite:
+            raise OutputExistsError(f"output {self.output} appeared while encoding; the shards stay in "
+                                    f"{self.partial} (pass --overwrite to replace it)")
         if self.output.exists():  # --overwrite: the old output goes only now that the new one is whole
             trash = _partial_path(self.output).with_suffix(".old")
             os.replace(self.output, trash)
@@ -212,7 +223,6 @@ def encode_file(model: Any, input: str | Path, output: str | Path, *, chunk_size
     `model` is a model spec or an encoder (the "ray" engine needs a spec: each worker loads it).
     Returns the output path.
     """
-    from sentforge.engines import run_engine
     from sentforge.loading import load
 
     input, output = check_text_file(input), Path(output)
@@ -236,10 +246,41 @@ def encode_file(model: Any, input: str | Path, output: str | Path, *, chunk_size
     encoder.encode(["a text"], **options)  # a bad option fails here, before any output exists
     shape, dtype = output_shape(rows, identity.dim, precision)
     output.parent.mkdir(parents=True, exist_ok=True)
-    writer = _writer(output)
+    with _exclusive(output):
+        _encode_into(_writer(output), job, shape, dtype, input, chunk_size, field, column, rows, precision,
+                     engine, spec, encoder, options, workers, overwrite, show_progress)
+    logger.info("wrote %s: %d x %d %s", output, *shape, dtype.name)
+    return output
+
+
+@contextlib.contextmanager
+def _exclusive(output: Path) -> Iterator[None]:
+    """Hold a lock beside `output` while a run writes it: two encodes to one path share its partial files,
+    so the second is refused instead of mixing their rows."""
+    import fcntl
+
+    lock = output.with_name(f".{output.name}.lock")
+    with open(lock, "a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise OutputExistsError(f"another sentforge encode is writing {output} (it holds {lock}); "
+                                    "wait for it or choose another --output") from None
+        try:
+            yield
+        finally:
+            lock.unlink(missing_ok=True)
+
+
+def _encode_into(writer: Any, job: dict[str, Any], shape: tuple[int, int], dtype: np.dtype, input: Path,
+                 chunk_size: int, field: str | None, column: str | None, rows: int, precision: str, engine: str,
+                 spec: str | None, encoder: Any, options: dict[str, Any], workers: int, overwrite: bool,
+                 show_progress: bool | None) -> None:
+    from sentforge.engines import run_engine
+
     state = writer.start(job, shape, dtype, overwrite)
     if state["chunks_done"]:
-        logger.info("%s: resuming after %d complete chunks (%d of %d rows)", output, state["chunks_done"],
+        logger.info("%s: resuming after %d complete chunks (%d of %d rows)", writer.output, state["chunks_done"],
                     state["rows_done"], rows)
     chunks = iter_chunks(input, chunk_size, state["chunks_done"], field, column)
     n_chunks = -(-rows // chunk_size)
@@ -248,9 +289,7 @@ def encode_file(model: Any, input: str | Path, output: str | Path, *, chunk_size
         for _, vectors in tqdm(results, desc="encode", unit="chunk", total=n_chunks, initial=state["chunks_done"],
                                disable=None if show_progress is None else not show_progress):
             writer.write(state, _convert(vectors, precision, state))
-    writer.finish(state)
-    logger.info("wrote %s: %d x %d %s", output, *shape, dtype.name)
-    return output
+    writer.finish(state, overwrite)
 
 
 def read_manifest(folder: str | Path) -> dict[str, Any]:
