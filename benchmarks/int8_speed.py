@@ -22,7 +22,6 @@ VNNI: 128 int8 ops/cycle/core) at --ghz.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import statistics
@@ -48,19 +47,6 @@ def model_gflop(encoder, texts: list[str], batch_size: int) -> float:
         b, s = len(lengths[start:start + batch_size]), lengths[start]
         total += layers * (2 * b * s * (4 * h * h + 2 * h * ffn) + 2 * 2 * b * s * s * h)
     return total / 1e9
-
-
-def with_module_dirs(path: str, copy: Path) -> str:
-    """A copy of the model directory holding every module directory its modules.json lists.
-
-    The all-MiniLM-L6-v2 package lists `2_Normalize` without shipping the (empty) directory, which
-    sentence-transformers tolerates and sentforge's loader refuses; Normalize has no files, so creating
-    the empty directory changes nothing in the model.
-    """
-    shutil.copytree(path, copy)
-    for entry in json.loads((copy / "modules.json").read_text()):
-        (copy / entry["path"]).mkdir(exist_ok=True)
-    return str(copy)
 
 
 def st_onnx_int8_engines(path: str, configs: list[str], workdir: Path, threads: int) -> dict:
@@ -119,12 +105,11 @@ def main() -> None:
     print(f"{len(texts)} sentences, batch {args.batch_size}, threads {cores}; peak {peak_fp32:.0f} GFLOP/s "
           f"fp32, {peak_int8:.0f} GOP/s int8 at {args.ghz} GHz")
     for name, path in models.items():
+        fp32 = sentforge.load(path)
         with tempfile.TemporaryDirectory() as tmp:
-            path = with_module_dirs(path, Path(tmp) / "model")
-            fp32 = sentforge.load(path)
             int8 = sentforge.load(export_encoder(fp32, Path(tmp) / "int8", "int8", source=name))
             st_onnx = st_onnx_int8_engines(path, args.st_onnx_int8, Path(tmp), cores)
-            st = SentenceTransformer(path, device="cpu")
+        st = SentenceTransformer(path, device="cpu")
         engines = {
             "sentforge int8": lambda: int8.encode(texts, batch_size=args.batch_size),
             "sentforge fp32": lambda: fp32.encode(texts, batch_size=args.batch_size),
