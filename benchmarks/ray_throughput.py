@@ -1,6 +1,6 @@
 """Throughput of `--engine ray` with 1 and 2 workers on a local Ray cluster, against the local engine.
 
-    python benchmarks/ray_throughput.py /tmp/scale/lines.txt --lines 4000 --chunk-size 500
+    python benchmarks/ray_throughput.py runs/scale/lines.txt --lines 4000 --chunk-size 500
 
 Encodes the first --lines lines of the file with paraphrase-MiniLM-L3-v2 (fp32) into shards, once per
 setting (Ray started once, before timing; actors load the model inside the timed run), and checks that

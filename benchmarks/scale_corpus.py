@@ -1,6 +1,6 @@
 """Generate a large one-text-per-line file from the NLTK corpora for the streaming and index benchmarks.
 
-    python benchmarks/scale_corpus.py --lines 2000000 --output /tmp/scale/lines.txt
+    python benchmarks/scale_corpus.py --lines 2000000 --output runs/scale/lines.txt
 
 Each line is a span of 6-24 consecutive words drawn at a random position of all corpora's sentences
 joined together (seeded), so lines are realistic text and almost all distinct.
