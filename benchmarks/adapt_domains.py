@@ -14,6 +14,8 @@ Experiments (each one `sentforge.adapt` call into WORK/NAME, 60 minutes of budge
   dev = the dev split, test = the test split (reported);
 - twitterpara: unlabelled = TURL train tweets only; dev = PIT-2015 dev; test = PIT + TURL test (AP);
 - twitterpara-pause: the same with the TURL train pairs, 10% of their labels kept (PAUSE).
+`compare-pause` then trains PAUSE with every TURL train label (`labelled-all.jsonl`) for as many steps, with
+the same settings, as the 10%-labels PAUSE candidate ran, and prints both (the few-labels claim).
 A rerun of `run` resumes every unfinished experiment where it stopped (adapt's own resume).
 """
 
@@ -107,6 +109,45 @@ def report(args: argparse.Namespace) -> None:
             print(f"| {candidate}{mark} | {r['dev']:.2f} | {steps} | {test} | {r['wall_s']:.0f} |")
 
 
+def compare_pause(args: argparse.Namespace) -> None:
+    """PAUSE with all TURL train labels for as many steps as the 10%-labels candidate of twitterpara-pause."""
+    from sentforge.adaptation.inputs import READING
+    from sentforge.adaptation.scoring import main_score
+    from sentforge.evaluation import load_dataset
+    from sentforge.recipes import get_recipe
+    from sentforge.recipes.api import run_recipe
+
+    report_path = args.work_dir / "twitterpara-pause" / "report.json"
+    if not report_path.is_file():
+        sys.exit(f"error: {report_path} does not exist; run the twitterpara-pause experiment first")
+    result = json.loads(report_path.read_text(encoding="utf-8"))
+    few = next(r for r in result["candidates"].values() if r.get("method") == "pause")
+    if few["status"] != "done":
+        sys.exit(f"error: the PAUSE candidate of {report_path} did not run ({few['status']})")
+    spec, data = EXPERIMENTS["twitterpara-pause"], args.domain_data
+    settings = result["settings"]
+    dev = load_dataset(data / spec.dev, name=f"dev:{Path(spec.dev).name}")
+    output = args.work_dir / "twitterpara-pause-all"
+    labelled = data / "twitterpara/labelled-all.jsonl"
+    # adapt's rule for the batch (the paper's, no larger than the data), then the run's own overrides.
+    batch = min(get_recipe("pause").training["batch_size"], few["examples"])
+    values = {"batch_size": batch, **settings["overrides"].get("pause", {}), "steps": few["steps"]}
+    if not (output / "train.json").is_file():
+        run_recipe("pause", few["model"], labelled, output, reading=READING,
+                   evaluator=dev, eval_every=settings["eval_every"], select=result["metric"],
+                   checkpoint_every=settings["eval_every"], keep_last=1, resume=(output / "training").is_dir(),
+                   seed=settings["seed"], pooling="keep", **values)
+    summary = json.loads((output / "train.json").read_text(encoding="utf-8"))
+    from sentforge.encoder import Encoder
+
+    test, _ = main_score(load_dataset(data / spec.test, name=f"test:{Path(spec.test).name}"), Encoder.load(output))
+    print(f"\n## PAUSE: 10% of the TURL train labels vs all of them ({few['steps']} steps each)\n")
+    print(f"| labels | dev {result['metric']} | best step | test {result['test_metric']} |")
+    print("|---|---:|---:|---:|")
+    print(f"| 10% | {few['dev']:.2f} | {few['best_step']} | {few['test']:.2f} |")
+    print(f"| all | {summary['best']['value']:.2f} | {summary['best']['step']} | {test:.2f} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -124,7 +165,9 @@ def main() -> None:
     run_parser.add_argument("--without-dev-texts", action="store_true",
                             help="Qatar Living: train on unlabelled-without-dev.txt (no near-duplicates of dev texts); "
                                  "use a new --work-dir")
-    for sub in (run_parser, commands.add_parser("report", help="print the tables of finished experiments")):
+    compare_parser = commands.add_parser("compare-pause", help="PAUSE with all labels vs the 10%% candidate")
+    compare_parser.add_argument("--domain-data", type=Path, required=True)
+    for sub in (run_parser, compare_parser, commands.add_parser("report", help="print the tables of finished experiments")):
         sub.add_argument("--work-dir", type=Path, required=True)
     args = parser.parse_args()
     unknown = [name for name in getattr(args, "experiments", []) if name not in EXPERIMENTS]
@@ -136,7 +179,7 @@ def main() -> None:
     from sentforge.errors import SentforgeError
 
     try:
-        run(args) if args.command == "run" else report(args)
+        {"run": run, "report": report, "compare-pause": compare_pause}[args.command](args)
     except SentforgeError as err:
         print(f"error: {err}", file=sys.stderr)
         sys.exit(2)

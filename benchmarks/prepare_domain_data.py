@@ -22,7 +22,8 @@ Writes, per domain, `unlabelled.txt` (one text per line), `labelled.jsonl` (trai
 - `twitterpara/`: `unlabelled.txt`, the distinct Twitter URL corpus (TURL) train tweets minus near-duplicates
   of the test sentences (`sentforge.data.domain_corpora`); `labelled-10pct.jsonl`, every TURL train pair
   with a class-stratified, seeded 10% of their labels and the rest empty (`null`: unlabelled, the layout
-  that PAUSE reads); `dev.jsonl`, PIT-2015 dev; `test-pit.jsonl`, `test-turl.jsonl` and `test.jsonl` (the
+  that PAUSE reads); `labelled-all.jsonl`, the same pairs with every label (the all-labels reference
+  that the few-labels runs are compared with); `dev.jsonl`, PIT-2015 dev; `test-pit.jsonl`, `test-turl.jsonl` and `test.jsonl` (the
   two together), the TwitterPara task's test sets. Labels are binarised as that task does: PIT test's
   expert 0-5 and TURL's n-of-6 votes are paraphrases above 3, not below 3, and left out at 3; PIT dev's
   n-of-5 crowd votes follow the PIT-2015 README (3-5 paraphrase, 0-1 not, 2 left out). The TwitterPara
@@ -237,6 +238,8 @@ def prepare_twitterpara(root: Path, out: Path, seed: int) -> dict:
         "labelled_pairs": write_jsonl(out / "labelled-10pct.jsonl", [
             {"sentence1": a, "sentence2": b, "label": None if label is None else int(label)}
             for a, b, label in partial]),
+        "labelled_all_pairs": write_jsonl(out / "labelled-all.jsonl", [
+            {"sentence1": a, "sentence2": b, "label": int(label)} for a, b, label in train]),
         "labelled_pairs_with_label": sum(label is not None for _, _, label in partial),
         "labelled_positive_labels": sum(label == "1" for _, _, label in partial),
         "dev_pairs": write_jsonl(out / "dev.jsonl", pair_records(dev)),
