@@ -1,8 +1,11 @@
-"""The Ray engine on a local 2-worker Ray cluster writes the same shards as the single-process run, and an
-interrupted Ray run resumes to the same result."""
+"""The Ray engine on a local 2-worker Ray cluster writes the same shards as the single-process run (also from
+.csv records spanning lines and .jsonl files with blank lines, which its workers read from byte offsets), an
+interrupted Ray run resumes to the same result, and an input the workers cannot read is one clear error."""
 
 from __future__ import annotations
 
+import csv
+import json
 import time
 
 import numpy as np
@@ -10,6 +13,9 @@ import pytest
 from conftest import CORPUS
 
 from sentforge import streaming
+from sentforge.data.texts import read_texts
+from sentforge.engines import ChunkSource, run_engine
+from sentforge.errors import InputFileError
 from sentforge.streaming import encode_file, load_vectors, read_manifest
 
 ray = pytest.importorskip("ray")
@@ -28,6 +34,21 @@ def corpus(tmp_path):
     texts = [f"{text} {i}" for i, text in enumerate(CORPUS)]
     (tmp_path / "in.txt").write_text("\n".join(texts) + "\n", encoding="utf-8")
     return tmp_path / "in.txt"
+
+
+@pytest.fixture(params=["csv", "jsonl"])
+def structured_corpus(request, tmp_path):
+    """CORPUS as .csv with every third text over two lines inside quotes, or as .jsonl with blank lines."""
+    texts = [text.replace(" ", "\n", 1) if i % 3 == 0 else text for i, text in enumerate(CORPUS)]
+    path = tmp_path / f"in.{request.param}"
+    with open(path, "w", encoding="utf-8", newline="") as handle:
+        if request.param == "csv":
+            writer = csv.writer(handle, lineterminator="\n")
+            writer.writerow(["id", "text"])
+            writer.writerows([i, text] for i, text in enumerate(texts))
+        else:
+            handle.writelines(f"{json.dumps({'text': text})}\n" + "\n" * (i % 3) for i, text in enumerate(texts))
+    return path
 
 
 def free_cpus_within(seconds: float) -> float:
@@ -68,3 +89,29 @@ def test_interrupted_ray_run_resumes_to_the_single_process_vectors(tiny_bert_dir
     local = encode_file(str(tiny_bert_dir), corpus, tmp_path / "local", chunk_size=7)
     assert "resuming after 3 complete chunks" in caplog.text
     assert shard_checksums(resumed) == shard_checksums(local)
+
+
+def test_ray_workers_read_csv_and_jsonl_records_like_the_single_process_run(tiny_bert_dir, structured_corpus,
+                                                                         tmp_path, local_cluster):
+    assert any("\n" in text for text in read_texts(structured_corpus))
+    local = encode_file(str(tiny_bert_dir), structured_corpus, tmp_path / "local", chunk_size=7)
+    distributed = encode_file(str(tiny_bert_dir), structured_corpus, tmp_path / "ray", chunk_size=7, engine="ray",
+                              workers=2)
+    np.testing.assert_array_equal(load_vectors(distributed), load_vectors(local))
+    assert shard_checksums(distributed) == shard_checksums(local) and len(shard_checksums(local)) == 7
+
+
+def test_an_input_the_workers_cannot_read_is_one_clear_error(tiny_bert_dir, corpus, local_cluster, monkeypatch):
+    original = ChunkSource.iter_starts
+
+    def starts_then_input_gone(self):  # patched in this process only: the workers find no file
+        starts = list(original(self))
+        self.path.unlink()
+        yield from starts
+
+    monkeypatch.setattr(ChunkSource, "iter_starts", starts_then_input_gone)
+    results = run_engine("ray", str(tiny_bert_dir), None, ChunkSource(corpus, 7), {}, workers=2)
+    with pytest.raises(InputFileError, match=r"^input file not found: .*in\.txt \(read by a Ray worker: .* same "
+                                             r"path on all of them\)$"):
+        next(results)
+    assert free_cpus_within(30) == 2
