@@ -1,6 +1,7 @@
 """The Ray engine on a local 2-worker Ray cluster writes the same shards as the single-process run (also from
 .csv records spanning lines and .jsonl files with blank lines, which its workers read from byte offsets), an
-interrupted Ray run resumes to the same result, and an input the workers cannot read is one clear error."""
+interrupted Ray run resumes to the same result, and an input the workers cannot read, or read with other texts,
+is one clear error."""
 
 from __future__ import annotations
 
@@ -101,17 +102,26 @@ def test_ray_workers_read_csv_and_jsonl_records_like_the_single_process_run(tiny
     assert shard_checksums(distributed) == shard_checksums(local) and len(shard_checksums(local)) == 7
 
 
-def test_an_input_the_workers_cannot_read_is_one_clear_error(tiny_bert_dir, corpus, local_cluster, monkeypatch):
+@pytest.mark.parametrize(("change", "message"), [
+    ("remove", r"input file not found: .*in\.txt"),
+    ("rewrite", r".*in\.txt:8: chunk 1 read from here differs from the one listed when the encode started"),
+])
+def test_an_input_the_workers_cannot_read_alike_is_one_clear_error(tiny_bert_dir, corpus, local_cluster, monkeypatch,
+                                                                   change, message):
     original = ChunkSource.iter_starts
 
-    def starts_then_input_gone(self):  # patched in this process only: the workers find no file
+    def starts_then_input_changed(self):  # patched in this process only, not in the workers
         starts = list(original(self))
-        self.path.unlink()
+        if change == "remove":
+            self.path.unlink()
+        else:  # the first text of chunk 1 in capitals: same offsets, only the checksum tells
+            lines = self.path.read_text(encoding="utf-8").splitlines(keepends=True)
+            lines[7] = lines[7].upper()
+            self.path.write_text("".join(lines), encoding="utf-8")
         yield from starts
 
-    monkeypatch.setattr(ChunkSource, "iter_starts", starts_then_input_gone)
+    monkeypatch.setattr(ChunkSource, "iter_starts", starts_then_input_changed)
     results = run_engine("ray", str(tiny_bert_dir), None, ChunkSource(corpus, 7), {}, workers=2)
-    with pytest.raises(InputFileError, match=r"^input file not found: .*in\.txt \(read by a Ray worker: .* same "
-                                             r"path on all of them\)$"):
-        next(results)
+    with pytest.raises(InputFileError, match=rf"^{message}.* \(read by a Ray worker: .* same path on all of them\)$"):
+        list(results)
     assert free_cpus_within(30) == 2

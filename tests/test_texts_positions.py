@@ -1,12 +1,13 @@
 """Where each record of a text file begins (byte offset and line, checked by hand on small files), reading
-on from such a position, and the chunks cut from those positions equal the chunks read in one pass."""
+on from such a position, the chunks read from those positions equal the chunks read in one pass, and a
+chunk whose texts changed since it was listed is an error."""
 
 from __future__ import annotations
 
 import pytest
 
 from sentforge.data.texts import Position, iter_records, read_texts
-from sentforge.engines.chunks import ChunkSource
+from sentforge.engines.chunks import ChunkSource, texts_sha256
 from sentforge.errors import InputFileError
 
 # A BOM, a quoted field over two lines, a blank line between records and an escaped quote.
@@ -69,9 +70,10 @@ def test_chunks_read_from_their_starts_equal_chunks_read_in_one_pass(text_file, 
     source = ChunkSource(path, chunk_size)
     chunks = list(source.iter_chunks())
     starts = list(source.iter_starts())
-    assert [index for index, _ in starts] == [index for index, _ in chunks] == list(range(len(chunks)))
-    assert [position for _, position in starts] == [position for position, _ in records[::chunk_size]]
-    assert [source.read_chunk(position) for _, position in starts] == [texts for _, texts in chunks]
+    assert [start.index for start in starts] == [index for index, _ in chunks] == list(range(len(chunks)))
+    assert [start.position for start in starts] == [position for position, _ in records[::chunk_size]]
+    assert [start.sha256 for start in starts] == [texts_sha256(texts) for _, texts in chunks]
+    assert [source.read_chunk(start) for start in starts] == [texts for _, texts in chunks]
 
 
 def test_chunks_before_skip_chunks_are_left_out(text_file):
@@ -79,4 +81,21 @@ def test_chunks_before_skip_chunks_are_left_out(text_file):
     every = list(ChunkSource(path, 1).iter_chunks())
     later = ChunkSource(path, 1, skip_chunks=2)
     assert list(later.iter_chunks()) == every[2:]
-    assert [index for index, _ in later.iter_starts()] == [index for index, _ in every[2:]]
+    assert [start.index for start in later.iter_starts()] == [index for index, _ in every[2:]]
+
+
+def test_a_chunk_that_changed_since_it_was_listed_is_an_error(tmp_path):
+    path = tmp_path / "in.txt"
+    path.write_text("a\nb\nc\nd\n", encoding="utf-8")
+    source = ChunkSource(path, 2)
+    starts = list(source.iter_starts())
+    assert [source.read_chunk(start) for start in starts] == [["a", "b"], ["c", "d"]]
+    path.write_text("a\nb\nC\nd\n", encoding="utf-8")
+    assert source.read_chunk(starts[0]) == ["a", "b"]
+    with pytest.raises(InputFileError, match=r"in\.txt:3: chunk 1 read from here differs from the one listed"):
+        source.read_chunk(starts[1])
+
+
+def test_texts_sha256_tells_apart_texts_that_join_alike():
+    assert texts_sha256(["ab", "c"]) != texts_sha256(["a", "bc"]) != texts_sha256(["a", "b", "c"])
+    assert texts_sha256(["a", "b"]) == texts_sha256(iter(["a", "b"]))

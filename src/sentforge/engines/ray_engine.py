@@ -1,14 +1,15 @@
 """Encoding across a Ray cluster: a Ray Data pipeline with one model actor per worker.
 
-The dataset holds one small descriptor per chunk (its index, and the byte offset and line where its
-first record begins), found by the driver in one pass over the input that keeps no texts. Ray Data's
-`map_batches` hands the descriptors one at a time to a fixed pool of `workers` actors; each actor loads
-the model once, reads its chunk from the input file with sentforge's own record reader and encodes it
-with `Encoder.encode`, the same unit of work as the local engine, so the vectors are identical. The
-driver receives the vectors in chunk order (`preserve_order`) as a stream, so it holds a bounded number
-of chunks however long the input is. Workers read the input themselves: on a cluster it must be at the
-same absolute path on every node. `ray.init()` joins the cluster named by RAY_ADDRESS (or started with
-`ray start`) and otherwise starts a local one.
+The dataset holds one small descriptor per chunk (its index, the byte offset and line where its first
+record begins, and the SHA-256 of its texts), found by the driver in one pass over the input that keeps
+no texts. Ray Data's `map_batches` hands the descriptors one at a time to a fixed pool of `workers`
+actors; each actor loads the model once, reads its chunk from the input file with sentforge's own record
+reader, checks it against the checksum and encodes it with `Encoder.encode`, the same unit of work as
+the local engine, so the vectors are identical. The driver receives the vectors in chunk order
+(`preserve_order`) as a stream, so it holds a bounded number of chunks however long the input is.
+Workers read the input themselves: on a cluster it must be at the same absolute path on every node.
+`ray.init()` joins the cluster named by RAY_ADDRESS (or started with `ray start`) and otherwise starts
+a local one.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from sentforge.data.texts import Position
-from sentforge.engines.chunks import ChunkSource
+from sentforge.engines.chunks import ChunkSource, ChunkStart
 from sentforge.errors import ConfigError, InputFileError
 
 logger = logging.getLogger(__name__)
@@ -40,9 +41,9 @@ class ChunkEncoder:
         self.options = options
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        (offset,), (line,) = batch["offset"], batch["line"]
+        (index,), (offset,), (line,), (sha256,) = batch["index"], batch["offset"], batch["line"], batch["sha256"]
         try:
-            texts = self.source.read_chunk(Position(int(offset), int(line)))
+            texts = self.source.read_chunk(ChunkStart(int(index), Position(int(offset), int(line)), str(sha256)))
         except InputFileError as err:  # returned, not raised: the driver reports it as one line, as locally
             return {"index": batch["index"], "vectors": np.zeros((1, 0, 0), np.float32), "error": np.array([str(err)])}
         vectors = self.encoder.encode(texts, show_progress=False, **self.options)
@@ -62,7 +63,8 @@ def ray_engine(spec: str | None, encoder: Any, source: ChunkSource, options: dic
     # Workers may run in another directory: they get absolute paths.
     source = dataclasses.replace(source, path=source.path.resolve())
     spec = str(Path(spec).resolve()) if Path(spec).exists() else spec
-    chunks = [{"index": index, "offset": start.offset, "line": start.line} for index, start in source.iter_starts()]
+    chunks = [{"index": start.index, "offset": start.position.offset, "line": start.position.line,
+               "sha256": start.sha256} for start in source.iter_starts()]
     if not chunks:
         return
     if not ray.is_initialized():
