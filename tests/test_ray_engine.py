@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import json
+import sys
 import time
 
 import numpy as np
@@ -16,7 +17,7 @@ from conftest import CORPUS
 from sentforge import streaming
 from sentforge.data.texts import read_texts
 from sentforge.engines import ChunkSource, run_engine
-from sentforge.errors import InputFileError
+from sentforge.errors import ConfigError, InputFileError
 from sentforge.streaming import encode_file, load_vectors, read_manifest
 
 ray = pytest.importorskip("ray")
@@ -125,3 +126,9 @@ def test_an_input_the_workers_cannot_read_alike_is_one_clear_error(tiny_bert_dir
     with pytest.raises(InputFileError, match=rf"^{message}.* \(read by a Ray worker: .* same path on all of them\)$"):
         list(results)
     assert free_cpus_within(30) == 2
+
+
+def test_missing_ray_is_a_config_error_naming_the_extra(tiny_bert_dir, corpus, monkeypatch):
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` raises ImportError
+    with pytest.raises(ConfigError, match=r"--engine ray needs Ray: pip install 'sentforge\[ray\]'"):
+        next(run_engine("ray", str(tiny_bert_dir), None, ChunkSource(corpus, 7), {}, workers=2))
