@@ -40,8 +40,8 @@ def corpus(tmp_path):
 
 @pytest.fixture(params=["csv", "jsonl"])
 def structured_corpus(request, tmp_path):
-    """CORPUS as .csv with every third text over two lines inside quotes, or as .jsonl with blank lines."""
-    texts = [text.replace(" ", "\n", 1) if i % 3 == 0 else text for i, text in enumerate(CORPUS)]
+    """CORPUS (numbered) as .csv with every third text over two lines inside quotes, or as .jsonl with blank lines."""
+    texts = [f"{text} {i}".replace(" ", "\n", 1 if i % 3 == 0 else 0) for i, text in enumerate(CORPUS)]
     path = tmp_path / f"in.{request.param}"
     with open(path, "w", encoding="utf-8", newline="") as handle:
         if request.param == "csv":
