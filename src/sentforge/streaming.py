@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import itertools
 import json
 import logging
 import os
@@ -201,18 +200,6 @@ def _convert(vectors: np.ndarray, precision: str, state: dict[str, Any]) -> np.n
     return quantize_embeddings(vectors, precision, ranges=ranges)
 
 
-def iter_chunks(input: Path, chunk_size: int, skip_chunks: int = 0, field: str | None = None,
-                column: str | None = None) -> Iterator[tuple[int, list[str]]]:
-    """(chunk index, texts) of consecutive chunks of a text file, from chunk `skip_chunks` on."""
-    texts = iter_texts(input, field, column)
-    for index in itertools.count():
-        chunk = list(itertools.islice(texts, chunk_size))
-        if not chunk:
-            return
-        if index >= skip_chunks:
-            yield index, chunk
-
-
 def encode_file(model: Any, input: str | Path, output: str | Path, *, chunk_size: int = DEFAULT_CHUNK_SIZE,
                 batch_size: int = 32, normalize: bool = False, max_seq_length: int | None = None,
                 precision: str = "float32", field: str | None = None, column: str | None = None,
@@ -276,16 +263,16 @@ def _encode_into(writer: Any, job: dict[str, Any], shape: tuple[int, int], dtype
                  chunk_size: int, field: str | None, column: str | None, rows: int, precision: str, engine: str,
                  spec: str | None, encoder: Any, options: dict[str, Any], workers: int, overwrite: bool,
                  show_progress: bool | None) -> None:
-    from sentforge.engines import run_engine
+    from sentforge.engines import ChunkSource, run_engine
 
     state = writer.start(job, shape, dtype, overwrite)
     if state["chunks_done"]:
         logger.info("%s: resuming after %d complete chunks (%d of %d rows)", writer.output, state["chunks_done"],
                     state["rows_done"], rows)
-    chunks = iter_chunks(input, chunk_size, state["chunks_done"], field, column)
+    source = ChunkSource(input, chunk_size, field, column, skip_chunks=state["chunks_done"])
     n_chunks = -(-rows // chunk_size)
     # Closed on any exit, so an interrupted run releases the engine's workers at once.
-    with contextlib.closing(run_engine(engine, spec, encoder, chunks, options, workers=workers)) as results:
+    with contextlib.closing(run_engine(engine, spec, encoder, source, options, workers=workers)) as results:
         for _, vectors in tqdm(results, desc="encode", unit="chunk", total=n_chunks, initial=state["chunks_done"],
                                disable=None if show_progress is None else not show_progress):
             writer.write(state, _convert(vectors, precision, state))

@@ -1,6 +1,8 @@
 """Read one text per record from .txt, .jsonl, .csv or .tsv files, with errors that name the line.
 
 `iter_texts` streams a file record by record (memory bounded by one record); `read_texts` is its list.
+`iter_records` also says where each record begins, and reads on from such a position, so that another
+process can read any part of a file without reading what comes before it.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ import csv
 import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import BinaryIO, NamedTuple
 
 from sentforge.errors import InputFileError
 
@@ -22,18 +25,58 @@ def _check_file(path: Path) -> None:
         raise InputFileError(f"input path is a directory, expected a file: {path}")
 
 
+class Position(NamedTuple):
+    """Where a record begins: the byte offset and the number (from 1) of its first line."""
+
+    offset: int
+    line: int
+
+
+FILE_START = Position(0, 1)
+
+
+class _Lines:
+    """Decoded lines of an open UTF-8 file without their line endings, from any position; `position` is
+    where the next line begins, `last` where the line last returned began."""
+
+    def __init__(self, path: Path, handle: BinaryIO) -> None:
+        self.path, self.handle = path, handle
+        self.seek(FILE_START)
+
+    def seek(self, position: Position) -> None:
+        self.handle.seek(position.offset)
+        self.offset, self.line = position
+        self.last = position
+
+    @property
+    def position(self) -> Position:
+        return Position(self.offset, self.line)
+
+    def __iter__(self) -> Iterator[str]:
+        return self
+
+    def __next__(self) -> str:
+        raw = self.handle.readline()
+        if not raw:
+            raise StopIteration
+        self.last = Position(self.offset, self.line)
+        self.offset += len(raw)
+        self.line += 1
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as err:
+            raise InputFileError(f"{self.path}:{self.last.line}: not valid UTF-8 "
+                                 f"(byte {err.start + 1} of the line)") from None
+        if self.last.offset == 0:
+            text = text.removeprefix("\ufeff")
+        return text.rstrip("\r\n")
+
+
 def iter_decoded_lines(path: Path) -> Iterator[str]:
     """Lines of a UTF-8 file without their line endings, read lazily; a byte error names the line."""
     _check_file(path)
     with open(path, "rb") as handle:
-        for line_no, raw in enumerate(handle, 1):
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as err:
-                raise InputFileError(f"{path}:{line_no}: not valid UTF-8 (byte {err.start + 1} of the line)") from None
-            if line_no == 1:
-                text = text.removeprefix("\ufeff")
-            yield text.rstrip("\r\n")
+        yield from _Lines(path, handle)
 
 
 def decoded_lines(path: Path) -> list[str]:
@@ -58,14 +101,30 @@ def iter_texts(path: str | Path, field: str | None = None, column: str | None = 
     .csv/.tsv: a header row, text under `column` (default "text"); quoted fields may span lines,
     and a quote left open at the end of the file is an error naming the line where it opened.
     """
+    return (text for _, text in iter_records(path, field, column))
+
+
+def iter_records(path: str | Path, field: str | None = None, column: str | None = None,
+                 start: Position = FILE_START) -> Iterator[tuple[Position, str]]:
+    """(where the record begins, its text) for each record of a file (see `iter_texts`), read lazily from
+    `start`: the file's beginning or a position this function yielded before (a .csv/.tsv header is
+    still read from the file's beginning)."""
     path = check_text_file(path)
-    suffix = path.suffix.lower()
-    lines = iter_decoded_lines(path)
-    if suffix == ".txt":
-        return lines
-    if suffix == ".jsonl":
-        return _iter_jsonl(path, lines, field or "text")
-    return _iter_table(path, lines, column or "text", "\t" if suffix == ".tsv" else ",")
+    return _iter_records(path, path.suffix.lower(), field, column, start)
+
+
+def _iter_records(path: Path, suffix: str, field: str | None, column: str | None,
+                  start: Position) -> Iterator[tuple[Position, str]]:
+    with open(path, "rb") as handle:
+        lines = _Lines(path, handle)
+        if suffix in (".csv", ".tsv"):
+            yield from _iter_table(path, lines, column or "text", "\t" if suffix == ".tsv" else ",", start)
+            return
+        lines.seek(start)
+        if suffix == ".txt":
+            yield from ((lines.last, text) for text in lines)
+        else:
+            yield from _iter_jsonl(path, lines, field or "text")
 
 
 def read_texts(path: str | Path, field: str | None = None, column: str | None = None) -> list[str]:
@@ -73,9 +132,9 @@ def read_texts(path: str | Path, field: str | None = None, column: str | None = 
     return list(iter_texts(path, field, column))
 
 
-def iter_jsonl_objects(path: Path, lines: Iterable[str]) -> Iterator[tuple[int, dict]]:
+def iter_jsonl_objects(path: Path, lines: Iterable[str], first_line: int = 1) -> Iterator[tuple[int, dict]]:
     """(line number, object) of each non-empty JSON line; anything but a JSON object names its line."""
-    for line_no, line in enumerate(lines, 1):
+    for line_no, line in enumerate(lines, first_line):
         if not line.strip():
             continue
         try:
@@ -91,20 +150,22 @@ def jsonl_objects(path: Path, lines: list[str]) -> list[tuple[int, dict]]:
     return list(iter_jsonl_objects(path, lines))
 
 
-def _iter_jsonl(path: Path, lines: Iterable[str], field: str) -> Iterator[str]:
-    for line_no, record in iter_jsonl_objects(path, lines):
+def _iter_jsonl(path: Path, lines: _Lines, field: str) -> Iterator[tuple[Position, str]]:
+    for line_no, record in iter_jsonl_objects(path, lines, lines.line):
         if field not in record:
             raise InputFileError(f"{path}:{line_no}: no field {field!r} (found: {', '.join(record)}); "
                                  "choose one with --field")
         if not isinstance(record[field], str):
             raise InputFileError(f"{path}:{line_no}: field {field!r} is {type(record[field]).__name__}, not a string")
-        yield record[field]
+        yield lines.last, record[field]
 
 
-def _iter_table(path: Path, lines: Iterable[str], column: str, delimiter: str) -> Iterator[str]:
+def _iter_table(path: Path, lines: _Lines, column: str, delimiter: str,
+                start: Position) -> Iterator[tuple[Position, str]]:
     # strict: a quote left open at end of file raises instead of swallowing the rest of the file.
+    # The reader pulls lines only as a record needs them, so `lines.position` before a record is its start.
     reader = csv.reader((line + "\n" for line in lines), delimiter=delimiter, strict=True)
-    start = 1  # line where the record being read begins (records may span lines inside quotes)
+    begin = lines.position
     try:
         header = next(reader, None)
         if header is None:
@@ -113,13 +174,15 @@ def _iter_table(path: Path, lines: Iterable[str], column: str, delimiter: str) -
             raise InputFileError(f"{path}: no column {column!r} in the header (columns: {', '.join(header)}); "
                                  "choose one with --column")
         index = header.index(column)
-        start = reader.line_num + 1
+        if start != FILE_START:
+            lines.seek(start)
+        begin = lines.position
         for row in reader:
             if row and index >= len(row):
-                raise InputFileError(f"{path}:{start}: {len(row)} fields, column {column!r} is field {index + 1}")
+                raise InputFileError(f"{path}:{begin.line}: {len(row)} fields, column {column!r} is field {index + 1}")
             if row:
-                yield row[index]
-            start = reader.line_num + 1
+                yield begin, row[index]
+            begin = lines.position
     except csv.Error as err:
-        raise InputFileError(f"{path}:{start}: malformed row starting here ({err}); "
+        raise InputFileError(f"{path}:{begin.line}: malformed row starting here ({err}); "
                              "is a quote left unterminated?") from None

@@ -1,7 +1,7 @@
-"""Engines that turn chunks of texts into vectors: in this process, or across a Ray cluster.
+"""Engines that turn a file's chunks of texts into vectors: in this process, or across a Ray cluster.
 
-Each engine maps an iterator of (chunk index, texts) to (chunk index, float32 vectors) in chunk order and
-encodes a chunk exactly as `Encoder.encode` does, so every engine writes the same vectors.
+Each engine maps a `ChunkSource` to (chunk index, float32 vectors) in chunk order and encodes a chunk
+exactly as `Encoder.encode` does, so every engine writes the same vectors.
 """
 
 from __future__ import annotations
@@ -11,16 +11,15 @@ from typing import Any
 
 import numpy as np
 
+from sentforge.engines.chunks import ChunkSource
 from sentforge.errors import ConfigError
 
-Chunks = Iterator[tuple[int, list[str]]]
 
-
-def local_engine(spec: str | None, encoder: Any, chunks: Chunks, options: dict[str, Any],
+def local_engine(spec: str | None, encoder: Any, source: ChunkSource, options: dict[str, Any],
                  workers: int = 1) -> Iterator[tuple[int, np.ndarray]]:
     if workers != 1:
         raise ConfigError("the local engine runs one worker; use --engine ray for several")
-    for index, texts in chunks:
+    for index, texts in source.iter_chunks():
         yield index, encoder.encode(texts, show_progress=False, **options)
 
 
@@ -33,8 +32,8 @@ def _ray_engine(*args: Any, **kwargs: Any) -> Iterator[tuple[int, np.ndarray]]:
 ENGINES = {"local": local_engine, "ray": _ray_engine}
 
 
-def run_engine(name: str, spec: str | None, encoder: Any, chunks: Chunks, options: dict[str, Any],
+def run_engine(name: str, spec: str | None, encoder: Any, source: ChunkSource, options: dict[str, Any],
                workers: int = 1) -> Iterator[tuple[int, np.ndarray]]:
     if name not in ENGINES:
         raise ConfigError(f"--engine {name!r}: choose one of {', '.join(ENGINES)}")
-    return ENGINES[name](spec, encoder, chunks, options, workers=workers)
+    return ENGINES[name](spec, encoder, source, options, workers=workers)
