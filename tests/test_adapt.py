@@ -279,3 +279,15 @@ def test_train_dev_needs_eval_every(tiny_bert_dir, domain, tmp_path, capsys):
     code, _, err = run_cli(["train", "tsdae", "--model", tiny_bert_dir, "--corpus", domain / "unlabelled.txt",
                             "--output", tmp_path / "out", "--dev", domain / "dev.jsonl"], capsys)
     assert_one_line_error(code, err, "--dev and --eval-every go together")
+
+
+def test_meta_members_are_single_models_never_another_meta_embedding():
+    from sentforge.adaptation.meta import member_specs
+
+    results = {"m.start": {"kind": "start", "status": "done", "dev": 80.0, "model_path": "start-dir"},
+               "m.tsdae": {"kind": "train", "status": "done", "dev": 70.0, "model_path": "tsdae-dir"},
+               "m.mnrl": {"kind": "train", "status": "done", "dev": 85.0, "model_path": "mnrl-dir"},
+               "m.ct": {"kind": "train", "status": "skipped", "reason": "budget"},
+               "meta-concat": {"kind": "meta", "status": "done", "dev": 90.0, "model_path": "concat-dir"}}
+    assert member_specs(results, 2, ["extra"]) == [("m.mnrl", "mnrl-dir"), ("m.start", "start-dir"),
+                                                   ("member:extra", "extra")]

@@ -16,7 +16,8 @@ MAX_FIT_TEXTS = 10_000
 
 def member_specs(results: dict[str, dict[str, Any]], size: int, extra: list[str]) -> list[tuple[str, str]]:
     """(name, model spec) of the `size` best single-model candidates by dev score, then the extra members."""
-    singles = [(name, r) for name, r in results.items() if r.get("status") == "done" and r.get("model_path")]
+    singles = [(name, r) for name, r in results.items()
+               if r.get("status") == "done" and r.get("kind") != "meta" and r.get("model_path")]
     best = sorted(singles, key=lambda item: -item[1]["dev"])[:size]
     return [(name, r["model_path"]) for name, r in best] + [(f"member:{spec}", spec) for spec in extra]
 
