@@ -16,6 +16,8 @@ Experiments (each one `sentforge.adapt` call into WORK/NAME, 60 minutes of budge
 - twitterpara-pause: the same with the TURL train pairs, 10% of their labels kept (PAUSE).
 `compare-pause` then trains PAUSE with every TURL train label (`labelled-all.jsonl`) for as many steps, with
 the same settings, as the 10%-labels PAUSE candidate ran, and prints both (the few-labels claim).
+`compare-pretraining` trains again, to the other's step count, whichever of MNRL alone and TSDAE then MNRL
+the time limit stopped earlier (same settings and schedule), so the two are compared at equal steps.
 A rerun of `run` resumes every unfinished experiment where it stopped (adapt's own resume).
 """
 
@@ -148,6 +150,59 @@ def compare_pause(args: argparse.Namespace) -> None:
     print(f"| all | {summary['best']['value']:.2f} | {summary['best']['step']} | {test:.2f} |")
 
 
+def compare_pretraining(args: argparse.Namespace) -> None:
+    """MNRL alone vs TSDAE then MNRL at equal steps, for each chosen experiment with both candidates."""
+    for name in args.experiments:
+        result = json.loads((args.work_dir / name / "report.json").read_text(encoding="utf-8"))
+        done = {r.get("method"): (key, r) for key, r in result["candidates"].items() if r["status"] == "done"}
+        if not {"mnrl", "tsdae+mnrl"} <= done.keys():
+            continue
+        (short_name, short), (long_name, long) = sorted((done["mnrl"], done["tsdae+mnrl"]),
+                                                        key=lambda item: item[1]["steps"])
+        output = args.work_dir / f"{name}-{short_name}-{long['steps']}-steps"
+        score = train_to_steps(result, done, short_name, long["steps"], output)
+        print(f"\n## {name}: MNRL alone vs TSDAE then MNRL, both at {long['steps']} steps (dev {result['metric']})\n")
+        print(f"| candidate | dev at {short['steps']} steps (adapt) | dev at {long['steps']} steps |")
+        print("|---|---:|---:|")
+        print(f"| {short_name} | {short['dev']:.2f} | {score:.2f} |")
+        print(f"| {long_name} | - | {long['dev']:.2f} |")
+
+
+def train_to_steps(result: dict, done: dict, name: str, target: int, output: Path) -> float:
+    """Train candidate `name` of an adapt report again with adapt's settings and schedule, stopped after
+    `target` steps; its dev score (kept in OUTPUT/dev-score.json, so a rerun only prints)."""
+    from sentforge.adaptation.candidates import METHODS, Candidate
+    from sentforge.adaptation.inputs import READING, read_inputs
+    from sentforge.adaptation.scoring import main_score
+    from sentforge.adaptation.trained import (
+        TrainSettings,
+        recipe_settings,
+        training_data,
+    )
+    from sentforge.recipes.api import run_recipe
+
+    score_file = output / "dev-score.json"
+    if score_file.is_file():
+        return json.loads(score_file.read_text(encoding="utf-8"))["dev"]
+    settings, record = result["settings"], result["candidates"][name]
+    inputs = read_inputs(settings["unlabelled"]["path"], settings["dev"]["path"], settings["labelled"]["path"])
+    method = METHODS[record["method"]]
+    candidate = Candidate(name, method, record["model"], name.rsplit(".", 1)[0])
+    start = record["model"] if method.after is None else done[method.after][1]["model_path"]
+    data, examples = training_data(candidate, inputs, output.with_name(f"{output.name}-data"))
+    train = TrainSettings(settings["eval_every"], settings["max_epochs"], settings["seed"], None, None,
+                          settings["overrides"])
+
+    def stop_at_target(state) -> None:
+        state.should_stop = state.should_stop or state.step >= target
+
+    encoder = run_recipe(method.recipe, start, data, output, reading=READING, seed=settings["seed"],
+                         callbacks=[stop_at_target], **recipe_settings(candidate, examples, train))[0]
+    score, _ = main_score(inputs.dev, encoder)
+    score_file.write_text(json.dumps({"dev": score}), encoding="utf-8")
+    return score
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -167,7 +222,10 @@ def main() -> None:
                                  "use a new --work-dir")
     compare_parser = commands.add_parser("compare-pause", help="PAUSE with all labels vs the 10%% candidate")
     compare_parser.add_argument("--domain-data", type=Path, required=True)
-    for sub in (run_parser, compare_parser, commands.add_parser("report", help="print the tables of finished experiments")):
+    pretraining_parser = commands.add_parser("compare-pretraining",
+                                             help="MNRL alone vs TSDAE then MNRL at equal steps")
+    pretraining_parser.add_argument("--experiments", type=lambda s: s.split(","), default=list(EXPERIMENTS))
+    for sub in (run_parser, compare_parser, pretraining_parser, commands.add_parser("report", help="print the tables of finished experiments")):
         sub.add_argument("--work-dir", type=Path, required=True)
     args = parser.parse_args()
     unknown = [name for name in getattr(args, "experiments", []) if name not in EXPERIMENTS]
@@ -179,7 +237,8 @@ def main() -> None:
     from sentforge.errors import SentforgeError
 
     try:
-        {"run": run, "report": report, "compare-pause": compare_pause}[args.command](args)
+        {"run": run, "report": report, "compare-pause": compare_pause,
+         "compare-pretraining": compare_pretraining}[args.command](args)
     except SentforgeError as err:
         print(f"error: {err}", file=sys.stderr)
         sys.exit(2)
