@@ -16,6 +16,8 @@ Experiments (each one `sentforge.adapt` call into WORK/NAME, 60 minutes of budge
 - twitterpara-pause: the same with the TURL train pairs, 10% of their labels kept (PAUSE).
 `compare-pause` then trains PAUSE with every TURL train label (`labelled-all.jsonl`) for as many steps, with
 the same settings, as the 10%-labels PAUSE candidate ran, and prints both (the few-labels claim).
+`twitterpara-tests` scores every TwitterPara candidate on the PIT and TURL test sets apart and prints their
+mean, the TwitterPara task's main metric (adapt's own test column is the AP of the two together).
 `compare-pretraining` trains again, to the other's step count, whichever of MNRL alone and TSDAE then MNRL
 the time limit stopped earlier (same settings and schedule), so the two are compared at equal steps.
 A rerun of `run` resumes every unfinished experiment where it stopped (adapt's own resume).
@@ -203,6 +205,34 @@ def train_to_steps(result: dict, done: dict, name: str, target: int, output: Pat
     return score
 
 
+def twitterpara_tests(args: argparse.Namespace) -> None:
+    """PIT and TURL test AP of every finished TwitterPara candidate, and their mean."""
+    from sentforge.adaptation.select import load_candidate
+    from sentforge.evaluation import load_dataset
+
+    parts = {part: load_dataset(args.domain_data / f"twitterpara/test-{part}.jsonl", name=f"test-{part}")
+             for part in ("pit", "turl")}
+    for name in ("twitterpara", "twitterpara-pause"):
+        path = args.work_dir / name / "report.json"
+        if not path.is_file():
+            continue
+        scores_path = args.work_dir / name / "test-parts.json"  # a rerun prints without scoring again
+        scores = json.loads(scores_path.read_text(encoding="utf-8")) if scores_path.is_file() else {}
+        result = json.loads(path.read_text(encoding="utf-8"))
+        for candidate, r in result["candidates"].items():
+            if r["status"] == "done" and candidate not in scores:
+                model = load_candidate(r)
+                scores[candidate] = {part: task.evaluate(model)["ap"] for part, task in parts.items()}
+                scores_path.write_text(json.dumps(scores, indent=1), encoding="utf-8")
+        print(f"\n## {name}: test AP of PIT-2015 and TURL apart, and their mean (dev AP for reference)\n")
+        print("| candidate | dev ap | PIT test ap | TURL test ap | mean |")
+        print("|---|---:|---:|---:|---:|")
+        for candidate, s in scores.items():
+            mark = " **(selected)**" if candidate == result["selected"] else ""
+            print(f"| {candidate}{mark} | {result['candidates'][candidate]['dev']:.2f} | {s['pit']:.2f} | "
+                  f"{s['turl']:.2f} | {(s['pit'] + s['turl']) / 2:.2f} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -222,10 +252,12 @@ def main() -> None:
                                  "use a new --work-dir")
     compare_parser = commands.add_parser("compare-pause", help="PAUSE with all labels vs the 10%% candidate")
     compare_parser.add_argument("--domain-data", type=Path, required=True)
+    tests_parser = commands.add_parser("twitterpara-tests", help="PIT and TURL test AP of every TwitterPara candidate")
+    tests_parser.add_argument("--domain-data", type=Path, required=True)
     pretraining_parser = commands.add_parser("compare-pretraining",
                                              help="MNRL alone vs TSDAE then MNRL at equal steps")
     pretraining_parser.add_argument("--experiments", type=lambda s: s.split(","), default=list(EXPERIMENTS))
-    for sub in (run_parser, compare_parser, pretraining_parser, commands.add_parser("report", help="print the tables of finished experiments")):
+    for sub in (run_parser, compare_parser, tests_parser, pretraining_parser, commands.add_parser("report", help="print the tables of finished experiments")):
         sub.add_argument("--work-dir", type=Path, required=True)
     args = parser.parse_args()
     unknown = [name for name in getattr(args, "experiments", []) if name not in EXPERIMENTS]
@@ -238,7 +270,7 @@ def main() -> None:
 
     try:
         {"run": run, "report": report, "compare-pause": compare_pause,
-         "compare-pretraining": compare_pretraining}[args.command](args)
+         "compare-pretraining": compare_pretraining, "twitterpara-tests": twitterpara_tests}[args.command](args)
     except SentforgeError as err:
         print(f"error: {err}", file=sys.stderr)
         sys.exit(2)
