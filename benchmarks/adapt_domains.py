@@ -225,7 +225,7 @@ def twitterpara_tests(args: argparse.Namespace) -> None:
                 scores[candidate] = {part: task.evaluate(model)["ap"] for part, task in parts.items()}
                 scores_path.write_text(json.dumps(scores, indent=1), encoding="utf-8")
         print(f"\n## {name}: test AP of PIT-2015 and TURL apart, and their mean (dev AP for reference)\n")
-        print("| candidate | dev ap | PIT test ap | TURL test ap | mean |")
+        print(f"| candidate | dev {result['metric']} | PIT test ap | TURL test ap | mean |")
         print("|---|---:|---:|---:|---:|")
         for candidate, s in scores.items():
             mark = " **(selected)**" if candidate == result["selected"] else ""
