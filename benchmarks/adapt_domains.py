@@ -14,8 +14,9 @@ Experiments (each one `sentforge.adapt` call into WORK/NAME, 60 minutes of budge
   dev = the dev split, test = the test split (reported);
 - twitterpara: unlabelled = TURL train tweets only; dev = PIT-2015 dev; test = PIT + TURL test (AP);
 - twitterpara-pause: the same with the TURL train pairs, 10% of their labels kept (PAUSE).
-`compare-pause` then trains PAUSE with every TURL train label (`labelled-all.jsonl`) for as many steps, with
-the same settings, as the 10%-labels PAUSE candidate ran, and prints both (the few-labels claim).
+`compare-pause` then trains PAUSE with every TURL train label (`labelled-all.jsonl`) with the same settings
+and planned schedule as the 10%-labels PAUSE candidate, stopped after as many steps as that candidate ran,
+and prints both (the few-labels claim).
 `twitterpara-tests` scores every TwitterPara candidate on the PIT and TURL test sets apart and prints their
 mean, the TwitterPara task's main metric (adapt's own test column is the AP of the two together).
 `compare-pretraining` trains again, to the other's step count, whichever of MNRL alone and TSDAE then MNRL
@@ -135,21 +136,32 @@ def compare_pause(args: argparse.Namespace) -> None:
     labelled = data / "twitterpara/labelled-all.jsonl"
     # adapt's rule for the batch (the paper's, no larger than the data), then the run's own overrides.
     batch = min(get_recipe("pause").training["batch_size"], few["examples"])
-    values = {"batch_size": batch, **settings["overrides"].get("pause", {}), "steps": few["steps"]}
+    # The same planned schedule, stopped where the time limit stopped the candidate.
+    values = {"batch_size": batch, **settings["overrides"].get("pause", {}), "steps": few["planned_steps"]}
+
+    def stop_with_candidate(state) -> None:
+        state.should_stop = state.should_stop or state.step >= few["steps"]
+
     if not (output / "train.json").is_file():
         run_recipe("pause", few["model"], labelled, output, reading=READING,
                    evaluator=dev, eval_every=settings["eval_every"], select=result["metric"],
                    checkpoint_every=settings["eval_every"], keep_last=1, resume=(output / "training").is_dir(),
-                   seed=settings["seed"], pooling="keep", **values)
+                   seed=settings["seed"], pooling="keep", callbacks=[stop_with_candidate], **values)
     summary = json.loads((output / "train.json").read_text(encoding="utf-8"))
+    from sentforge.adaptation.select import load_candidate
     from sentforge.encoder import Encoder
 
-    test, _ = main_score(load_dataset(data / spec.test, name=f"test:{Path(spec.test).name}"), Encoder.load(output))
+    tests = {part: load_dataset(data / f"twitterpara/test-{part}.jsonl", name=f"test-{part}") for part in ("pit", "turl")}
+    rows = {"10%": (few["dev"], few["best_step"], few["test"], load_candidate(few)),
+            "all": (summary["best"]["value"], summary["best"]["step"], None, Encoder.load(output))}
     print(f"\n## PAUSE: 10% of the TURL train labels vs all of them ({few['steps']} steps each)\n")
-    print(f"| labels | dev {result['metric']} | best step | test {result['test_metric']} |")
-    print("|---|---:|---:|---:|")
-    print(f"| 10% | {few['dev']:.2f} | {few['best_step']} | {few['test']:.2f} |")
-    print(f"| all | {summary['best']['value']:.2f} | {summary['best']['step']} | {test:.2f} |")
+    print(f"| labels | dev {result['metric']} | best step | test {result['test_metric']} | PIT test ap | TURL test ap | "
+          "mean |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for labels, (dev_score, step, test, model) in rows.items():
+        test = main_score(load_dataset(data / spec.test, name="test"), model)[0] if test is None else test
+        pit, turl = (tests[part].evaluate(model)["ap"] for part in ("pit", "turl"))
+        print(f"| {labels} | {dev_score:.2f} | {step} | {test:.2f} | {pit:.2f} | {turl:.2f} | {(pit + turl) / 2:.2f} |")
 
 
 def compare_pretraining(args: argparse.Namespace) -> None:
