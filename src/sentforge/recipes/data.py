@@ -1,7 +1,8 @@
 """A recipe's training examples, from files or from memory.
 
-`data` is a path (str or Path), a list of Paths, or the examples themselves: a list of texts for
-"sentences", a list of tuples for the pair kinds (registry.DATA_KINDS). Files are read by the
+`data` is a path (str or Path), a list of paths (Paths, or strings that all name existing files), or the
+examples themselves: a list of texts for "sentences", a list of tuples for the pair kinds
+(registry.DATA_KINDS). Files are read by the
 readers of sentforge.data; corpus files are length-filtered and de-duplicated (`SentenceReading`),
 examples given in memory are taken as they are.
 """
@@ -28,12 +29,34 @@ class SentenceReading:
 
 
 def data_paths(data: Any) -> list[Path]:
-    """The files `data` names ([] for examples given in memory)."""
+    """The files `data` names ([] for examples given in memory). A list of strings that are all paths of
+    existing files or folders is a list of paths; a list that mixes such paths with texts is refused, so
+    that a path is never trained on as a text."""
     if isinstance(data, (str, os.PathLike)):
         return [Path(data)]
-    if isinstance(data, Sequence) and data and all(isinstance(item, os.PathLike) for item in data):
+    if not isinstance(data, Sequence) or not data:
+        return []
+    if all(isinstance(item, os.PathLike) for item in data):
         return [Path(item) for item in data]
+    if all(isinstance(item, str) for item in data):
+        existing = [item for item in data if _names_file(item)]
+        if len(existing) == len(data):
+            return [Path(item) for item in data]
+        if existing:
+            raise ConfigError(f"data: {existing[0]!r} (item {data.index(existing[0])}) is the path of an existing "
+                              f"file, but {len(data) - len(existing)} other item(s) are not; give a list of paths "
+                              "(pathlib.Path) or a list of texts")
     return []
+
+
+def _names_file(text: str) -> bool:
+    """Whether a string is the path of an existing file or folder (a long text with newlines never is)."""
+    if "\n" in text or len(text) > 4096:
+        return False
+    try:
+        return Path(text).exists()
+    except OSError:  # a name too long for the file system
+        return False
 
 
 def read_examples(kind: str, data: Any, reading: SentenceReading | None = None) -> list:
