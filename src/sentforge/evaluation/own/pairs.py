@@ -19,6 +19,7 @@ from sklearn.metrics import average_precision_score
 
 from sentforge.data.pairs import read_pairs
 from sentforge.errors import InputFileError
+from sentforge.evaluation.paired import ItemScores
 from sentforge.evaluation.own.base import (
     OwnDataTask,
     records,
@@ -28,7 +29,7 @@ from sentforge.evaluation.own.base import (
 from sentforge.evaluation.readers.sts import STSPairs
 from sentforge.evaluation.readers.useb import LabelledPairs
 from sentforge.evaluation.scoring import pair_scores, sts_scores
-from sentforge.evaluation.similarity import is_lexical
+from sentforge.evaluation.similarity import is_lexical, pair_cosines
 
 PAIR_FIELDS = ("sentence1", "sentence2")
 LABELS = {"0": 0, "1": 1}
@@ -136,6 +137,11 @@ class ScoredPairsTask(OwnDataTask):
     def evaluate(self, encoder: Any) -> dict[str, Any]:
         return sts_scores(encoder, [self.pairs])
 
+    def item_scores(self, encoder: Any) -> ItemScores:
+        """Each pair's cosine and gold score: Spearman is recomputed from them."""
+        return ItemScores("spearman", pair_cosines(encoder, self.pairs.sentences1, self.pairs.sentences2),
+                          self.pairs.scores)
+
 
 class LabelledPairsTask(OwnDataTask):
     def __init__(self, path: Path, name: str, dev: Path | None = None, seed: int = 1111) -> None:
@@ -154,3 +160,7 @@ class LabelledPairsTask(OwnDataTask):
             return labelled_pair_metrics(pair_scores(model, self.pairs), self.pairs.labels)
         return labelled_pair_metrics(pair_scores(model, self.pairs), self.pairs.labels,
                                      pair_scores(model, self.dev), self.dev.labels)
+
+    def item_scores(self, model: Any) -> ItemScores:
+        """Each pair's similarity and label: AP is recomputed from them."""
+        return ItemScores("ap", pair_scores(model, self.pairs), self.pairs.labels)

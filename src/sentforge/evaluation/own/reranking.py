@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from sentforge.errors import InputFileError
+from sentforge.evaluation.paired import ItemScores
 from sentforge.evaluation.own.base import (
     OwnDataTask,
     records,
@@ -23,6 +24,7 @@ from sentforge.evaluation.own.base import (
 from sentforge.evaluation.ranking import (
     NDCG_CUTOFF,
     RankingQuery,
+    average_precision,
     candidate_scores,
     ndcg_at,
     rank_order,
@@ -77,3 +79,10 @@ class OwnRerankingTask(OwnDataTask):
     def evaluate(self, model: Any) -> dict[str, Any]:
         metrics = reranking_metrics(self.queries, candidate_scores(model, self.queries))
         return {**metrics, "n_dropped_without_positive": self.dropped}
+
+    def item_scores(self, model: Any) -> ItemScores:
+        """Each query's AP (×100): MAP is their mean."""
+        scores = candidate_scores(model, self.queries)
+        return ItemScores("mean", np.array([100 * average_precision(np.asarray(q.relevant)[rank_order(s)],
+                                                                    q.judged_relevant)
+                                            for q, s in zip(self.queries, scores)]))

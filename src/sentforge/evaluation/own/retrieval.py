@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from sentforge.errors import InputFileError
+from sentforge.evaluation.paired import ItemScores
 from sentforge.evaluation.own.base import OwnDataTask, records, require_fields
 from sentforge.evaluation.ranking import MAP_CUTOFF, NDCG_CUTOFF, average_precision
 from sentforge.evaluation.readers.useb import RetrievalSet
@@ -135,3 +136,8 @@ class BeirRetrievalTask(OwnDataTask):
 
     def evaluate(self, model: Any) -> dict[str, Any]:
         return {**trec_metrics(self.ranked_ids(model), self.qrels), "n_dropped_without_relevant": self.dropped}
+
+    def item_scores(self, model: Any) -> ItemScores:
+        """Each query's graded nDCG@10 (×100): the main metric is their mean."""
+        return ItemScores("mean", np.array([100 * graded_ndcg(ids, judged)
+                                            for ids, judged in zip(self.ranked_ids(model), self.qrels)]))

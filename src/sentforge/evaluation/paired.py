@@ -1,0 +1,141 @@
+"""How sure is a difference between two models on one evaluation set? A paired bootstrap interval.
+
+Both models are scored on the same units (queries of a ranking set, pairs of a pair set); a resample
+draws units with replacement and recomputes each model's main metric on the same draw, so what the
+two share (hard queries, easy pairs) cancels out of the difference. Per-query metrics are averaged; a
+pair set's AP and Spearman are recomputed from the pair scores on every resample (they are not means
+over pairs). Percentile intervals, as `scipy.stats.bootstrap(..., paired=True, method="percentile")`
+computes them; written here with numpy so that thousands of resamples of a metric that sorts take
+seconds (scipy's calls a Python statistic once per batch of resamples and has no tie-aware AP).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+from scipy.stats import rankdata
+
+from sentforge.errors import ConfigError
+
+# Resamples are drawn in blocks of at most this many (resample, unit) cells: bounded memory on large sets.
+MAX_BLOCK_CELLS = 2_000_000
+STATISTICS = ("mean", "ap", "spearman")
+
+
+@dataclass(frozen=True)
+class ItemScores:
+    """One model's scores on the units of an evaluation set.
+
+    statistic "mean": `values` is each query's metric (×100), the set's metric their mean;
+    "ap": `values` are pair similarities and `targets` 0/1 labels, the metric AP ×100 (ties as scikit-learn);
+    "spearman": `values` are pair similarities and `targets` gold scores, the metric Spearman ×100.
+    """
+
+    statistic: str
+    values: np.ndarray
+    targets: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        if self.statistic not in STATISTICS:
+            raise ConfigError(f"statistic {self.statistic!r}: choose from {', '.join(STATISTICS)}")
+        if (self.targets is None) != (self.statistic == "mean"):
+            raise ConfigError(f"statistic {self.statistic!r}: targets are needed for ap and spearman, only there")
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def score(self) -> float:
+        """The metric on all units (what the task reports)."""
+        return float(self.resampled(np.arange(len(self))[None, :])[0])
+
+    def resampled(self, draws: np.ndarray) -> np.ndarray:
+        """The metric on each row of unit indices `draws` (resamples × units)."""
+        values = np.asarray(self.values, dtype=np.float64)[draws]
+        if self.statistic == "mean":
+            return values.mean(axis=1)
+        targets = np.asarray(self.targets, dtype=np.float64)[draws]
+        return _average_precision(values, targets) if self.statistic == "ap" else _spearman(values, targets)
+
+    def to_npz(self) -> dict[str, np.ndarray]:
+        arrays = {"statistic": np.array(self.statistic), "values": np.asarray(self.values)}
+        return arrays if self.targets is None else {**arrays, "targets": np.asarray(self.targets)}
+
+    @classmethod
+    def from_npz(cls, arrays: Any) -> ItemScores:
+        return cls(str(arrays["statistic"]), np.asarray(arrays["values"]),
+                   np.asarray(arrays["targets"]) if "targets" in arrays else None)
+
+
+@dataclass(frozen=True)
+class PairedInterval:
+    """other − base on the full set, the percentile interval of that difference, and its bootstrap
+    standard error."""
+
+    difference: float
+    low: float
+    high: float
+    standard_error: float
+    confidence: float
+    resamples: int
+    units: int
+
+    @property
+    def above_zero(self) -> bool:
+        return self.low > 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {key: round(value, 4) if isinstance(value, float) else value for key, value in asdict(self).items()}
+
+
+def paired_bootstrap(base: ItemScores, other: ItemScores, resamples: int = 5000, confidence: float = 0.95,
+                     seed: int = 0) -> PairedInterval:
+    """The difference other − base of the metric, with a seeded paired percentile bootstrap interval."""
+    if base.statistic != other.statistic or len(base) != len(other):
+        raise ConfigError(f"paired scores differ: {base.statistic} over {len(base)} units vs {other.statistic} over "
+                          f"{len(other)}; both models must be scored on the same evaluation set")
+    if base.targets is not None and not np.array_equal(base.targets, other.targets):
+        raise ConfigError("paired scores have different labels or gold scores: not the same evaluation set")
+    if resamples < 1 or not 0 < confidence < 1:
+        raise ConfigError(f"resamples must be positive and confidence within (0, 1); got {resamples}, {confidence}")
+    units = len(base)
+    rng = np.random.default_rng(seed)
+    block = max(1, MAX_BLOCK_CELLS // max(units, 1))
+    differences = []
+    for start in range(0, resamples, block):
+        draws = rng.integers(0, units, size=(min(block, resamples - start), units))
+        differences.append(other.resampled(draws) - base.resampled(draws))
+    spread = np.concatenate(differences)
+    tail = (1 - confidence) / 2
+    low, high = np.quantile(spread, [tail, 1 - tail])
+    return PairedInterval(other.score() - base.score(), float(low), float(high), float(spread.std(ddof=1)),
+                          confidence, resamples, units)
+
+
+def _average_precision(scores: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """AP ×100 of each row, as scikit-learn's average_precision_score: tied scores form one threshold,
+    whose precision counts all of them. A row without a positive scores 0."""
+    order = np.argsort(-scores, axis=1, kind="stable")
+    ranked = np.take_along_axis(scores, order, axis=1)
+    hits = np.take_along_axis(labels, order, axis=1)
+    units = scores.shape[1]
+    positions = np.arange(units)
+    # The last position of each run of equal scores: where precision is read for every member of the run.
+    changes = np.concatenate([ranked[:, 1:] != ranked[:, :-1], np.ones((len(ranked), 1), dtype=bool)], axis=1)
+    run_ends = np.where(changes, positions, units)
+    run_end = np.minimum.accumulate(run_ends[:, ::-1], axis=1)[:, ::-1]
+    precision_at_end = np.take_along_axis(np.cumsum(hits, axis=1), run_end, axis=1) / (run_end + 1)
+    positives = hits.sum(axis=1)
+    return 100 * np.divide((hits * precision_at_end).sum(axis=1), positives, out=np.zeros(len(scores)),
+                           where=positives > 0)
+
+
+def _spearman(scores: np.ndarray, gold: np.ndarray) -> np.ndarray:
+    """Spearman ×100 of each row (average ranks for ties); 0 where a row is constant, as `correlations` does."""
+    x = rankdata(scores, axis=1)
+    y = rankdata(gold, axis=1)
+    x -= x.mean(axis=1, keepdims=True)
+    y -= y.mean(axis=1, keepdims=True)
+    norm = np.sqrt((x * x).sum(axis=1) * (y * y).sum(axis=1))
+    return 100 * np.divide((x * y).sum(axis=1), norm, out=np.zeros(len(scores)), where=norm > 0)
