@@ -15,7 +15,6 @@ import numpy as np
 import pytest
 
 import sentforge
-from sentforge.adaptation.select import select
 from sentforge.errors import ConfigError, OutputExistsError
 from sentforge.evaluation import load_dataset
 
@@ -157,18 +156,6 @@ def test_candidates_forced_worse_are_not_selected(tiny_bert_dir, domain, tmp_pat
                                sentforge.load(tiny_bert_dir).encode(TEXTS[:6]), atol=1e-6)
 
 
-def test_selection_prefers_the_start_model_and_ignores_candidates_that_did_not_run():
-    results = {"a.start": {"status": "done", "dev": 50.0}, "a.tsdae": {"status": "done", "dev": 49.0},
-               "a.mnrl": {"status": "done", "dev": 50.0}, "a.ct": {"status": "skipped", "dev": 99.0}}
-    assert select(results, ["a.start"]) == "a.start"  # worse and equal candidates never replace it
-    results["a.simcse"] = {"status": "done", "dev": 50.5}
-    results["meta-gcca"] = {"status": "done", "dev": 50.5}
-    assert select(results, ["a.start"]) == "a.simcse"  # the first of two equal best
-    two_starts = {"a.start": {"status": "done", "dev": 40.0}, "b.start": {"status": "done", "dev": 60.0},
-                  "a.tsdae": {"status": "done", "dev": 55.0}}
-    assert select(two_starts, ["a.start", "b.start"]) == "b.start"
-
-
 def test_resume_after_sigkill_reuses_finished_and_continues_the_interrupted(tiny_bert_dir, domain, tmp_path):
     straight = adapt_worker.run(tiny_bert_dir, domain, tmp_path / "straight")
     out = tmp_path / "killed"
@@ -207,7 +194,7 @@ def test_a_tiny_budget_skips_the_trained_candidates_and_lists_them(tiny_bert_dir
     code, stdout, err = run_cli(["adapt", "--model", tiny_bert_dir, "--unlabelled", domain / "unlabelled.txt",
                                  "--labelled", domain / "labelled.jsonl", "--dev", domain / "dev.jsonl",
                                  "--output", out, "--budget-minutes", 1e-4, "--candidates", "tsdae,mnrl,meta-gcca",
-                                 "--member", tiny_bert_dir], capsys)
+                                 "--member", tiny_bert_dir, "--keep-dev-texts"], capsys)
     assert code == 0, err
     assert stdout.startswith(f"selected {K}.start: dev map ")
     report = json.loads((out / "report.json").read_text())

@@ -25,19 +25,39 @@ def _number(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}"
 
 
+def _gain(gain: dict[str, Any] | None) -> str:
+    return "-" if gain is None else f"{gain['difference']:+.2f} [{gain['low']:+.2f}, {gain['high']:+.2f}]"
+
+
+def _hygiene_lines(hygiene: dict[str, Any]) -> list[str]:
+    counted = [(kind, hygiene[kind]) for kind in ("unlabelled", "positives", "partial") if kind in hygiene]
+    overlap = "; ".join(f"{c['near_duplicates']} of {c['read']} {kind}{'' if kind == 'unlabelled' else ' pairs'}"
+                        for kind, c in counted)
+    if hygiene["applied"]:
+        return [f"Dev hygiene: dropped before training, as dev or test texts or near copies of one "
+                f"({hygiene['heldout_texts']} held-out texts): {overlap}."]
+    return [f"**Warning**: trained with the dev and test texts kept (--keep-dev-texts): {overlap} are dev or test "
+            "texts or near copies, so the dev scores of the candidates trained on them are optimistic."]
+
+
 def markdown(report: dict[str, Any]) -> str:
     metric, test_metric = report["metric"], report.get("test_metric")
     selected = report["candidates"][report["selected"]]
+    selection = report["selection"]
     lines = ["# sentforge adapt", "",
-             f"Selected: **{report['selected']}** (dev {metric} {selected['dev']:.2f}), saved in `model/`."]
+             f"Selected: **{report['selected']}** (dev {metric} {selected['dev']:.2f}), saved in `model/`.", "",
+             f"Rule `{selection['rule']}`: {selection['why']}."]
     if selected["kind"] == "meta":
         lines += ["", "The selected model is a sentforge MetaEncoder directory: load it with `sentforge.load` or "
                       "`sentforge.meta.MetaEncoder.load`; sentence-transformers cannot load it."]
     lines += ["", f"Dev: `{report['dev']}` ({metric}); test: " + (f"`{report['test']}` ({test_metric}), reported "
               "only, never used for a choice." if report.get("test") else "none."),
               f"Budget: {report['budget_minutes']:g} min; used {report['wall_s'] / 60:.1f} min of wall time.", "",
-              f"| candidate | method | dev {metric} | best step | steps | test{f' {test_metric}' if test_metric else ''} "
-              "| wall s |", "|---|---|---:|---:|---:|---:|---:|"]
+              *_hygiene_lines(report["hygiene"]), "",
+              f"Dev gain: the candidate's dev {metric} minus {selection['base']}'s, with the 95 % paired bootstrap "
+              "interval (resampling the dev queries or pairs).", "",
+              f"| candidate | method | dev {metric} | dev gain [95 % interval] | best step | steps | "
+              f"test{f' {test_metric}' if test_metric else ''} | wall s |", "|---|---|---:|---:|---:|---:|---:|---:|"]
     for name, r in report["candidates"].items():
         if r["status"] != "done":
             continue
@@ -45,8 +65,8 @@ def markdown(report: dict[str, Any]) -> str:
         steps = r.get("steps", "-")
         if r.get("stopped"):
             steps = f"{steps} ({r['stopped']})"
-        lines.append(f"| {name}{mark} | {r['method']} | {r['dev']:.2f} | {r.get('best_step', '-')} | {steps} | "
-                     f"{_number(r.get('test'))} | {r['wall_s']:.0f} |")
+        lines.append(f"| {name}{mark} | {r['method']} | {r['dev']:.2f} | {_gain(r.get('dev_gain'))} | "
+                     f"{r.get('best_step', '-')} | {steps} | {_number(r.get('test'))} | {r['wall_s']:.0f} |")
     skipped = {name: r for name, r in report["candidates"].items() if r["status"] != "done"}
     if skipped:
         lines += ["", "Not run:", ""] + [f"- {name}: {r['status']}: {r['reason']}" for name, r in skipped.items()]
@@ -70,7 +90,7 @@ def plot_curves(path: Path, report: dict[str, Any]) -> None:
     except ImportError:
         logger.info("matplotlib is not installed (the `plots` extra): %s not drawn", path.name)
         return
-    figure, axes = plt.subplots(figsize=(7, 4.5))
+    figure, (axes, gains) = plt.subplots(1, 2, figsize=(11, 4.5), width_ratios=(3, 2))
     shown = [(name, r) for name, r in report["candidates"].items() if r.get("status") == "done"]
     for index, (name, r) in enumerate(shown):
         color = f"C{index % 10}"
@@ -79,9 +99,18 @@ def plot_curves(path: Path, report: dict[str, Any]) -> None:
                       color=color, label=name)
         else:
             axes.axhline(r["dev"], linestyle="--", linewidth=1, color=color, label=f"{name} (no training steps)")
+        gain = r.get("dev_gain")
+        if gain is not None:
+            gains.errorbar([gain["difference"]], [index], xerr=[[gain["difference"] - gain["low"]],
+                                                                [gain["high"] - gain["difference"]]],
+                           fmt="o", color=color, capsize=3)
     axes.set_xlabel("training step")
     axes.set_ylabel(f"dev {report['metric']}")
     axes.legend(fontsize=7)
+    gains.axvline(0, color="grey", linewidth=1)
+    gains.set_yticks(range(len(shown)), [name for name, _ in shown], fontsize=7)
+    gains.invert_yaxis()
+    gains.set_xlabel(f"dev gain over {report['selection']['base']} (95 % interval)")
     figure.tight_layout()
     with atomic_file(path, "wb") as handle:
         figure.savefig(handle, format="png", dpi=120)

@@ -21,11 +21,13 @@ from tqdm.auto import tqdm
 
 from sentforge.adaptation.budget import Budget, Costs
 from sentforge.adaptation.candidates import METHODS, Candidate, check_methods, plan_candidates
+from sentforge.adaptation.hygiene import apply_hygiene
 from sentforge.adaptation.inputs import AdaptInputs, file_digest, read_inputs
+from sentforge.adaptation.intervals import dev_gains, items_path, save_items
 from sentforge.adaptation.meta import MAX_FIT_TEXTS, member_specs, run_meta
 from sentforge.adaptation.report import write_report
 from sentforge.adaptation.scoring import main_score, metric_of
-from sentforge.adaptation.select import MODEL_DIR, load_candidate, select, write_selected
+from sentforge.adaptation.select import MODEL_DIR, best_start, check_rule, load_candidate, select, write_selected
 from sentforge.adaptation.state import AdaptState
 from sentforge.adaptation.trained import TrainSettings, run_trained, timed
 from sentforge.errors import ConfigError, SentforgeError
@@ -38,8 +40,8 @@ def adapt(model: str | Sequence[str], unlabelled: str | os.PathLike, dev: str | 
           budget_minutes: float = 60.0, members: Sequence[str] = (), seed: int = 0, eval_every: int = 100,
           candidates: Sequence[str] | None = None, max_epochs: int = 10, meta_members: int = 2,
           device: str | None = None, show_progress: bool | None = None,
-          overrides: dict[str, dict[str, Any]] | None = None,
-          callbacks: Sequence[Callable[[Any], None]] = ()) -> dict[str, Any]:
+          overrides: dict[str, dict[str, Any]] | None = None, select_rule: str = "significant",
+          keep_dev_texts: bool = False, callbacks: Sequence[Callable[[Any], None]] = ()) -> dict[str, Any]:
     """Run the candidates within the budget, write OUTPUT (model/, report.md, report.json, dev-curve.png,
     runs/, adapt.json) and return the report (what report.json holds).
 
@@ -48,12 +50,17 @@ def adapt(model: str | Sequence[str], unlabelled: str | os.PathLike, dev: str | 
     rows empty (PAUSE). dev / test: own evaluation data (sentforge.evaluation.load_dataset); test is
     reported only. members: extra encoders for the meta-embeddings. candidates: method names to run
     (the start model is always one). overrides: recipe settings per method, e.g. {"simcse": {"lr": 1e-5}}.
+    select_rule: "significant" (a candidate replaces the start model only when its dev gain's 95 % paired
+    bootstrap interval lies above 0; the simplest of those within one standard error of the best) or "best"
+    (the highest dev score). keep_dev_texts: train on unlabelled texts and pairs that are dev or test texts
+    (or near copies); by default they are dropped before any training.
     callbacks: called with the TrainerState after every training step (of every trained candidate).
     A rerun of the same call resumes; a different call on the same output is refused.
     """
     models = [model] if isinstance(model, (str, os.PathLike)) else list(model)
     settings = _checked_settings(models, budget_minutes, eval_every, max_epochs, meta_members, overrides)
     methods = check_methods(None if candidates is None else list(candidates))
+    check_rule(select_rule)
     inputs = read_inputs(unlabelled, dev, labelled, test)
     _check_models([str(m) for m in (*models, *members)])
     output = Path(output)
@@ -61,14 +68,18 @@ def adapt(model: str | Sequence[str], unlabelled: str | os.PathLike, dev: str | 
     state = AdaptState(output, {
         "models": [str(m) for m in models], "unlabelled": _file(unlabelled), "dev": _file(dev),
         "labelled": None if labelled is None else _file(labelled), "test": None if test is None else _file(test),
-        "members": [str(m) for m in members], "candidates": methods, "seed": seed, "device": device, **settings})
+        "members": [str(m) for m in members], "candidates": methods, "seed": seed, "device": device,
+        "select": select_rule, "keep_dev_texts": keep_dev_texts, **settings})
     resumed = state.open()
     if resumed:
         logger.info("resuming the adapt run in %s (%d candidates finished)", output, len(state.results))
+    inputs, hygiene = apply_hygiene(inputs, output / "data", keep_dev_texts)
     planned, left_out = plan_candidates(
         [str(m) for m in models], methods, bool(inputs.labelled and inputs.labelled.positives),
         bool(inputs.labelled and inputs.labelled.partial))
     for name, reason in left_out.items():
+        if hygiene["applied"] and labelled is not None:
+            reason += " left after dev hygiene (see report.md)"
         state.results.setdefault(name, {"kind": "train", "status": "not applicable", "reason": reason,
                                         "method": name.rsplit(".", 1)[-1]})
     budget = Budget(budget_minutes * 60.0, state.spent())
@@ -79,7 +90,7 @@ def adapt(model: str | Sequence[str], unlabelled: str | os.PathLike, dev: str | 
         progress.set_postfix_str(candidate.name, refresh=True)
         runner.run(candidate)
     progress.close()
-    return _finish(state, inputs, [c.name for c in planned] + list(left_out), budget_minutes, budget)
+    return _finish(state, inputs, [c.name for c in planned] + list(left_out), budget_minutes, budget, hygiene)
 
 
 class _Runner:
@@ -106,6 +117,9 @@ class _Runner:
             result = {"status": "failed", "reason": str(err), "wall_s": self.state.prior_elapsed(candidate.name)}
         if result["status"] == "done" and self.inputs.test is not None and "test" not in result:
             result |= self._test(result | base)
+        if result["status"] == "done" and not items_path(self.state.output, candidate.name).is_file():
+            save_items(self.state.output, candidate.name,
+                       self.inputs.dev.item_scores(load_candidate(result | base, self.train.device)))
         self.state.record(candidate.name, base | result)
         if result["status"] == "done":
             logger.info("%s: dev %s %.2f (%.0f s)", candidate.name, metric_of(self.inputs.dev), result["dev"],
@@ -170,6 +184,7 @@ class _Runner:
                                            self.train, time_limit, [beat, *self.callbacks]), prior)
         if candidate.after is not None:
             result["commands"] = self.state.results[candidate.after]["commands"] + result["commands"]
+            result["chain_steps"] = self.state.results[candidate.after]["steps"] + result["steps"]
         return {"status": "done", "model_path": str(run_dir), **result}
 
     def _meta(self, candidate: Candidate) -> dict[str, Any]:
@@ -194,17 +209,23 @@ class _Runner:
 
 
 def _finish(state: AdaptState, inputs: AdaptInputs, order: list[str], budget_minutes: float,
-            budget: Budget) -> dict[str, Any]:
+            budget: Budget, hygiene: dict[str, Any]) -> dict[str, Any]:
     results = {name: state.results[name] for name in order}
     starts = [name for name in order if results[name]["kind"] == "start"]
-    chosen = select(results, starts)
+    done = [name for name in order if results[name]["status"] == "done"]
+    base = best_start(results, starts)
+    gains = dev_gains(state.output, done, base, state.settings["seed"])
+    for name in done:
+        results[name]["dev_gain"] = gains[name]
+    chosen, why = select(results, starts, state.settings["select"], gains)
     start_of = results[chosen]["model"] or results[starts[0]]["model"]
     start_name = next(name for name in starts if results[name]["model"] == start_of)
     metric = metric_of(inputs.dev)
     write_selected(state.output, chosen, results[chosen], results[start_name], metric, inputs.dev.name,
                    None if inputs.test is None else inputs.test.name,
                    sum(r["status"] == "done" for r in results.values()))
-    report = {"selected": chosen, "model": str(state.output / MODEL_DIR), "metric": metric,
+    report = {"selected": chosen, "selection": {"rule": state.settings["select"], "why": why, "base": base},
+              "hygiene": hygiene, "model": str(state.output / MODEL_DIR), "metric": metric,
               "test_metric": None if inputs.test is None else metric_of(inputs.test),
               "dev": inputs.dev.name, "test": None if inputs.test is None else inputs.test.name,
               "budget_minutes": budget_minutes, "wall_s": round(budget.total_s - budget.remaining(), 2),

@@ -1,0 +1,44 @@
+"""Each candidate's dev gain over the start model with a paired bootstrap interval.
+
+A candidate's per-unit dev scores (each query's AP, or each pair's similarity) are saved as it finishes
+(OUTPUT/dev-items/NAME.npz), so that a resumed run needs no re-encoding; at the end every candidate is
+compared with the best start model on the same units (`sentforge.evaluation.paired`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from sentforge.evaluation.paired import ItemScores, paired_bootstrap
+from sentforge.io import atomic_file
+
+ITEMS_DIR = "dev-items"
+RESAMPLES = 5000
+CONFIDENCE = 0.95
+
+
+def items_path(output: Path, name: str) -> Path:
+    return output / ITEMS_DIR / f"{name}.npz"
+
+
+def save_items(output: Path, name: str, items: ItemScores) -> None:
+    path = items_path(output, name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_file(path, "wb") as handle:
+        np.savez(handle, **items.to_npz())
+
+
+def load_items(output: Path, name: str) -> ItemScores:
+    with np.load(items_path(output, name), allow_pickle=False) as arrays:
+        return ItemScores.from_npz(arrays)
+
+
+def dev_gains(output: Path, names: list[str], base: str, seed: int, resamples: int = RESAMPLES
+              ) -> dict[str, dict[str, Any]]:
+    """{candidate: its dev gain over `base` with the interval (PairedInterval.to_json())}."""
+    reference = load_items(output, base)
+    return {name: paired_bootstrap(reference, load_items(output, name), resamples, CONFIDENCE, seed).to_json()
+            for name in names}
