@@ -21,6 +21,7 @@ from tqdm.auto import tqdm
 
 from sentforge.adaptation.budget import Budget, Costs
 from sentforge.adaptation.candidates import METHODS, Candidate, check_methods, plan_candidates
+from sentforge.adaptation.extension import cut_candidates
 from sentforge.adaptation.hygiene import apply_hygiene
 from sentforge.adaptation.inputs import AdaptInputs, file_digest, read_inputs
 from sentforge.adaptation.intervals import dev_gains, items_path, save_items
@@ -87,8 +88,11 @@ def adapt(model: str | Sequence[str], unlabelled: str | os.PathLike, dev: str | 
     runner = _Runner(state, inputs, budget, train, list(members), meta_members, list(callbacks), planned)
     progress = tqdm(planned, desc="adapt", unit="candidate", disable=show_progress is False, dynamic_ncols=True)
     for candidate in progress:
+        if candidate.method.kind == "meta":  # the meta-embeddings combine the trained candidates as extended
+            runner.extend_cut()
         progress.set_postfix_str(candidate.name, refresh=True)
         runner.run(candidate)
+    runner.extend_cut()
     progress.close()
     return _finish(state, inputs, [c.name for c in planned] + list(left_out), budget_minutes, budget, hygiene)
 
@@ -115,17 +119,42 @@ class _Runner:
                 raise
             logger.warning("%s failed: %s", candidate.name, err)
             result = {"status": "failed", "reason": str(err), "wall_s": self.state.prior_elapsed(candidate.name)}
+        self._record(candidate, base | result)
+
+    def _record(self, candidate: Candidate, result: dict[str, Any]) -> None:
+        """Test and per-unit dev scores of a finished candidate, then its result in the state."""
         if result["status"] == "done" and self.inputs.test is not None and "test" not in result:
-            result |= self._test(result | base)
+            result |= self._test(result)
         if result["status"] == "done" and not items_path(self.state.output, candidate.name).is_file():
             save_items(self.state.output, candidate.name,
-                       self.inputs.dev.item_scores(load_candidate(result | base, self.train.device)))
-        self.state.record(candidate.name, base | result)
+                       self.inputs.dev.item_scores(load_candidate(result, self.train.device)))
+        self.state.record(candidate.name, result)
         if result["status"] == "done":
             logger.info("%s: dev %s %.2f (%.0f s)", candidate.name, metric_of(self.inputs.dev), result["dev"],
                         result["wall_s"])
         else:
             logger.info("%s: %s (%s)", candidate.name, result["status"], result["reason"])
+
+    def extend_cut(self) -> None:
+        """Resume the candidates the time limit cut with the time left (see extension.py); the meta-embeddings
+        still to run keep their reserve."""
+        while True:
+            costs = self._costs()
+            available = self.budget.remaining() - self._meta_reserve(costs)
+            cut = cut_candidates(self.planned, self.state.results)
+            if not cut or available < costs.trained_minimum:
+                return
+            candidate, earlier = cut[0], self.state.results[cut[0].name]
+            logger.info("%s: extended with %.0f s of the budget left (stopped at step %d of %d)", candidate.name,
+                        available / len(cut), earlier["steps"], earlier["planned_steps"])
+            result = self._trained(candidate, share=available / len(cut), extend=True)
+            items_path(self.state.output, candidate.name).unlink(missing_ok=True)
+            kept = {key: earlier[key] for key in ("kind", "method", "model")}
+            self._record(candidate, {**kept, **result, "commands": earlier["commands"] + result["commands"][-1:],
+                                     "wall_s": round(earlier["wall_s"] + result["wall_s"], 2),
+                                     "extensions": earlier.get("extensions", 0) + 1})
+            if result["steps"] == earlier["steps"]:  # no step fitted: give up rather than loop
+                return
 
     def _start(self, candidate: Candidate) -> dict[str, Any]:
         from sentforge.loading import load
@@ -154,16 +183,17 @@ class _Runner:
         pending = [c for c in self.planned if c.method.kind == "meta" and c.name not in self.state.results]
         return len(pending) * costs.meta_estimate(members, min(len(self.inputs.texts), MAX_FIT_TEXTS))
 
-    def _trained(self, candidate: Candidate) -> dict[str, Any]:
+    def _trained(self, candidate: Candidate, share: float | None = None, extend: bool = False) -> dict[str, Any]:
         costs = self._costs()
-        left = [c for c in self.planned if c.method.kind == "train" and c.name not in self.state.results]
-        share, why = self.budget.share(len(left), self._meta_reserve(costs), costs)
-        if share is None and not any(r.get("kind") == "train" and r["status"] == "done"
-                                     for r in self.state.results.values()):
-            # A meta-embedding combines trained candidates: the first one does not give way to it.
-            share, why = self.budget.share(len(left), 0.0, costs)
         if share is None:
-            return {"status": "skipped", "reason": why}
+            left = [c for c in self.planned if c.method.kind == "train" and c.name not in self.state.results]
+            share, why = self.budget.share(len(left), self._meta_reserve(costs), costs)
+            if share is None and not any(r.get("kind") == "train" and r["status"] == "done"
+                                         for r in self.state.results.values()):
+                # A meta-embedding combines trained candidates: the first one does not give way to it.
+                share, why = self.budget.share(len(left), 0.0, costs)
+            if share is None:
+                return {"status": "skipped", "reason": why}
         start = candidate.model
         if candidate.after is not None:
             before = self.state.results.get(candidate.after, {})
@@ -181,10 +211,11 @@ class _Runner:
 
         self.state.beat(candidate.name, prior, force=True)
         result = timed(lambda: run_trained(candidate, start, self.inputs, run_dir, self.state.output / "data",
-                                           self.train, time_limit, [beat, *self.callbacks]), prior)
+                                           self.train, time_limit, [beat, *self.callbacks], extend), prior)
         if candidate.after is not None:
-            result["commands"] = self.state.results[candidate.after]["commands"] + result["commands"]
             result["chain_steps"] = self.state.results[candidate.after]["steps"] + result["steps"]
+            if not extend:  # an extension adds its own command to those recorded before
+                result["commands"] = self.state.results[candidate.after]["commands"] + result["commands"]
         return {"status": "done", "model_path": str(run_dir), **result}
 
     def _meta(self, candidate: Candidate) -> dict[str, Any]:
