@@ -88,7 +88,8 @@ def run(args: argparse.Namespace) -> None:
                         labelled=None if spec.labelled is None else data / spec.labelled,
                         test=None if spec.test is None else data / spec.test, budget_minutes=args.budget_minutes,
                         eval_every=args.eval_every or spec.eval_every, max_epochs=args.max_epochs, seed=args.seed,
-                        candidates=args.candidates, overrides=json.loads(args.overrides) if args.overrides else None)
+                        candidates=args.candidates, overrides=json.loads(args.overrides) if args.overrides else None,
+                        select_rule=args.select, keep_dev_texts=args.keep_dev_texts)
     report(args)
 
 
@@ -101,17 +102,24 @@ def report(args: argparse.Namespace) -> None:
         metric, test_metric = result["metric"], result.get("test_metric")
         print(f"\n## {name} (dev {result['dev']}; budget {result['budget_minutes']:g} min, "
               f"wall {result['wall_s'] / 60:.1f} min)\n")
-        print(f"| candidate | dev {metric} | best step / steps | test{f' {test_metric}' if test_metric else ''} "
-              "| wall s |")
-        print("|---|---:|---:|---:|---:|")
+        hygiene = result["hygiene"]
+        print("dev hygiene " + ("applied" if hygiene["applied"] else "NOT applied (--keep-dev-texts)") + ": " +
+              "; ".join(f"{hygiene[k]['near_duplicates']} of {hygiene[k]['read']} {k}"
+                        for k in ("unlabelled", "positives", "partial") if k in hygiene))
+        print(f"selection ({result['selection']['rule']}): {result['selection']['why']}\n")
+        print(f"| candidate | dev {metric} | dev gain [95 % interval] | best step / steps | "
+              f"test{f' {test_metric}' if test_metric else ''} | wall s |")
+        print("|---|---:|---:|---:|---:|---:|")
         for candidate, r in result["candidates"].items():
             if r["status"] != "done":
-                print(f"| {candidate} | {r['status']}: {r['reason']} | | | |")
+                print(f"| {candidate} | {r['status']}: {r['reason']} | | | | |")
                 continue
             steps = f"{r['best_step']} / {r['steps']}" if "steps" in r else "-"
             test = "-" if r.get("test") is None else f"{r['test']:.2f}"
             mark = " **(selected)**" if candidate == result["selected"] else ""
-            print(f"| {candidate}{mark} | {r['dev']:.2f} | {steps} | {test} | {r['wall_s']:.0f} |")
+            gain = r["dev_gain"]
+            interval = f"{gain['difference']:+.2f} [{gain['low']:+.2f}, {gain['high']:+.2f}]"
+            print(f"| {candidate}{mark} | {r['dev']:.2f} | {interval} | {steps} | {test} | {r['wall_s']:.0f} |")
 
 
 def compare_pause(args: argparse.Namespace) -> None:
@@ -259,6 +267,9 @@ def main() -> None:
     run_parser.add_argument("--candidates", type=lambda s: s.split(","), help="default: all that the data allows")
     run_parser.add_argument("--overrides", help='recipe settings per method as JSON, e.g. {"tsdae": {"steps": 20}}')
     run_parser.add_argument("--seed", type=int, default=0)
+    run_parser.add_argument("--select", default="significant", help="adapt's selection rule: significant or best")
+    run_parser.add_argument("--keep-dev-texts", action="store_true", help="train on dev/test texts too (adapt's opt-out "
+                                                                         "of dev hygiene)")
     run_parser.add_argument("--without-dev-texts", action="store_true",
                             help="Qatar Living: train on unlabelled-without-dev.txt (no near-duplicates of dev texts); "
                                  "use a new --work-dir")

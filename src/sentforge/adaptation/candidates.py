@@ -3,7 +3,7 @@
 Every trained candidate is a recipe of `sentforge.recipes` run on the start model (or, for
 `tsdae+mnrl`, on the TSDAE candidate's model). The default order is the order of priority when the
 budget cannot fit them all: the start model (always), TSDAE, supervised MNRL, TSDAE then MNRL, PAUSE,
-SimCSE, CT, then the meta-embeddings of the best candidates.
+SimCSE, CT, then the meta-embeddings of the best candidates, and the distillation of the leading one.
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ from sentforge.errors import ConfigError
 class Method:
     """One kind of candidate.
 
-    kind: "start" (the model unchanged), "train" (a recipe) or "meta" (a meta-embedding).
+    kind: "start" (the model unchanged), "train" (a recipe), "meta" (a meta-embedding) or "distil" (the
+    leading meta-embedding distilled into its best member).
     recipe: the training recipe; data: what it trains on ("unlabelled", "positives" or "partial");
     after: the method whose candidate model it starts from (None: the start model).
     meta: the meta-embedding method of sentforge.meta.
@@ -47,6 +48,9 @@ METHODS = {m.name: m for m in (
            meta="concat"),
     Method("meta-gcca", "meta", "GCCA of the best candidates (and the --member encoders), fitted on the unlabelled "
                                 "texts", meta="gcca"),
+    Method("distil", "distil", "when a meta-embedding leads on dev: its best member plus a Dense layer trained by MSE "
+                               "to the meta vectors on the unlabelled texts (one sentence-transformers model)",
+           recipe="distil", data="unlabelled"),
 )}
 
 
@@ -88,7 +92,7 @@ def plan_candidates(models: list[str], methods: list[str], has_positives: bool, 
     planned, left_out = [], {}
     for name in methods:
         method = METHODS[name]
-        if method.kind == "meta":
+        if method.kind in ("meta", "distil"):
             planned.append(Candidate(name, method, None, None))
             continue
         for model, key in zip(models, keys):

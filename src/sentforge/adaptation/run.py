@@ -21,6 +21,7 @@ from tqdm.auto import tqdm
 
 from sentforge.adaptation.budget import Budget, Costs
 from sentforge.adaptation.candidates import METHODS, Candidate, check_methods, plan_candidates
+from sentforge.adaptation.distil import ENCODE_SAMPLE, distil_plan, encode_rate
 from sentforge.adaptation.extension import cut_candidates
 from sentforge.adaptation.hygiene import apply_hygiene
 from sentforge.adaptation.inputs import AdaptInputs, file_digest, read_inputs
@@ -111,9 +112,9 @@ class _Runner:
             return
         kind = candidate.method.kind
         base = {"kind": kind, "method": candidate.method.name, "model": candidate.model}
+        run = {"start": self._start, "train": self._trained, "meta": self._meta, "distil": self._distil}[kind]
         try:  # the start model's errors (a bad --model) stop the run: every choice is measured against it
-            result = self._start(candidate) if kind == "start" else (
-                self._trained(candidate) if kind == "train" else self._meta(candidate))
+            result = run(candidate)
         except SentforgeError as err:  # e.g. a recipe that cannot train on this data: the others still run
             if kind == "start":
                 raise
@@ -183,7 +184,8 @@ class _Runner:
         pending = [c for c in self.planned if c.method.kind == "meta" and c.name not in self.state.results]
         return len(pending) * costs.meta_estimate(members, min(len(self.inputs.texts), MAX_FIT_TEXTS))
 
-    def _trained(self, candidate: Candidate, share: float | None = None, extend: bool = False) -> dict[str, Any]:
+    def _trained(self, candidate: Candidate, share: float | None = None, extend: bool = False,
+                 start: str | None = None, options: dict[str, Any] | None = None) -> dict[str, Any]:
         costs = self._costs()
         if share is None:
             left = [c for c in self.planned if c.method.kind == "train" and c.name not in self.state.results]
@@ -194,7 +196,7 @@ class _Runner:
                 share, why = self.budget.share(len(left), 0.0, costs)
             if share is None:
                 return {"status": "skipped", "reason": why}
-        start = candidate.model
+        start = start or candidate.model
         if candidate.after is not None:
             before = self.state.results.get(candidate.after, {})
             if before.get("status") != "done":
@@ -211,12 +213,28 @@ class _Runner:
 
         self.state.beat(candidate.name, prior, force=True)
         result = timed(lambda: run_trained(candidate, start, self.inputs, run_dir, self.state.output / "data",
-                                           self.train, time_limit, [beat, *self.callbacks], extend), prior)
+                                           self.train, time_limit, [beat, *self.callbacks], extend, options),
+                       prior)
         if candidate.after is not None:
             result["chain_steps"] = self.state.results[candidate.after]["steps"] + result["steps"]
             if not extend:  # an extension adds its own command to those recorded before
                 result["commands"] = self.state.results[candidate.after]["commands"] + result["commands"]
         return {"status": "done", "model_path": str(run_dir), **result}
+
+    def _distil(self, candidate: Candidate) -> dict[str, Any]:
+        meta, member, why = distil_plan(self.state.results)
+        if meta is None:
+            return {"status": "skipped", "reason": why}
+        teacher = self.state.results[meta]["model_path"]
+        result = self._trained(candidate, share=self.budget.remaining(), start=self.state.results[member]["model_path"],
+                               options={"teacher": teacher})
+        if result["status"] == "done":
+            texts = list(dict.fromkeys(self.inputs.dev.texts()))[:ENCODE_SAMPLE]
+            student = load_candidate({"kind": "train", **result}, self.train.device)
+            meta_model = load_candidate(self.state.results[meta], self.train.device)
+            result |= {"teacher": meta, "member": member, "encode_texts_per_s": round(encode_rate(student, texts), 1),
+                       "teacher_encode_texts_per_s": round(encode_rate(meta_model, texts), 1)}
+        return result
 
     def _meta(self, candidate: Candidate) -> dict[str, Any]:
         members = member_specs(self.state.results, self.meta_members, self.members)

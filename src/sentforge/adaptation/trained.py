@@ -64,15 +64,15 @@ def recipe_settings(candidate: Candidate, examples: int, settings: TrainSettings
 
 def run_trained(candidate: Candidate, start: str, inputs: AdaptInputs, run_dir: Path, data_dir: Path,
                 settings: TrainSettings, time_limit: float, callbacks: Sequence[Callable[[Any], None]] = (),
-                extend: bool = False) -> dict[str, Any]:
+                extend: bool = False, options: dict[str, Any] | None = None) -> dict[str, Any]:
     """Train (or resume, or take up the finished run in `run_dir`) and return the candidate's result:
     its dev score (the best evaluated checkpoint's), every evaluation, steps, the reproducing command.
     `extend`: continue a run that a time limit stopped, from its last checkpoint, for `time_limit` more
-    seconds (the same weights as a run never stopped)."""
+    seconds (the same weights as a run never stopped). `options`: the recipe's own options (distil's teacher)."""
     from sentforge.recipes.api import run_recipe
 
     data, examples = training_data(candidate, inputs, data_dir)
-    values = recipe_settings(candidate, examples, settings)
+    values = {**recipe_settings(candidate, examples, settings), **(options or {})}
     metric = metric_of(inputs.dev)
     if extend or not (run_dir / SUMMARY_FILE).is_file():
         run_recipe(candidate.method.recipe, start, data, run_dir, reading=READING, evaluator=inputs.dev,

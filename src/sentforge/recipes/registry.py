@@ -115,4 +115,4 @@ def recipes() -> list[Recipe]:
 
 
 def _register_builtins() -> None:
-    from sentforge.recipes import methods, pause  # noqa: F401  (importing a module registers its recipes)
+    from sentforge.recipes import distillation, methods, pause  # noqa: F401  (importing a module registers its recipes)

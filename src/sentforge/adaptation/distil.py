@@ -1,0 +1,34 @@
+"""Distilling the leading meta-embedding into one encoder, and how fast each encodes.
+
+A meta-embedding needs all its members at inference and loads only in sentforge. When one leads on dev,
+its best member (by dev score) learns the meta vectors of the unlabelled texts by MSE, with a Dense
+layer to the meta dimension (the `distil` recipe): one sentence-transformers model, scored like every
+other candidate.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+ENCODE_SAMPLE = 1000  # dev texts encoded to measure a model's speed
+
+
+def distil_plan(results: dict[str, dict[str, Any]]) -> tuple[str | None, str | None, str]:
+    """(the meta-embedding to distil, the member candidate to start from, why not when they are None)."""
+    done = {name: r for name, r in results.items() if r.get("status") == "done"}
+    leader = max(done, key=lambda name: done[name]["dev"])
+    if done[leader]["kind"] != "meta":
+        return None, None, f"{leader}, not a meta-embedding, leads on dev"
+    members = [name for name in done[leader].get("members", []) if name in done]
+    if not members:
+        return None, None, f"{leader} has no trained or start candidate among its members"
+    return leader, max(members, key=lambda name: done[name]["dev"]), ""
+
+
+def encode_rate(model: Any, texts: list[str]) -> float:
+    """Texts per second of `model.encode` on `texts` (after one warm-up batch)."""
+    model.encode(texts[:32])
+    started = time.perf_counter()
+    model.encode(texts)
+    return len(texts) / (time.perf_counter() - started)

@@ -1,0 +1,43 @@
+"""The `distil` recipe: one encoder learns to reproduce a teacher's vectors (an encoder, or a fitted
+meta-embedding) on unlabelled texts, by MSE (Reimers & Gurevych, 2020). When the dimensions differ, a
+Dense layer to the teacher's dimension is added to the student, so that the result stays one
+sentence-transformers model."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sentforge.errors import ConfigError
+from sentforge.recipes.options import option
+from sentforge.recipes.registry import BuildContext, Plan, Recipe, register
+
+TEACHER_BATCH = 64
+
+
+@dataclass
+class DistilOptions:
+    """MSE distillation (Reimers & Gurevych, 2020) of a teacher's vectors into the model."""
+
+    teacher: str = option("", "The teacher: a model spec or a meta-embedding directory (sentforge meta fit).")
+
+
+def _distil(encoder, examples: list, options: DistilOptions, context: BuildContext) -> Plan:
+    from sentforge.loading import load
+    from sentforge.modules.projection import Projection
+    from sentforge.objectives.distillation import MSEDistillation
+
+    if not options.teacher:
+        raise ConfigError("distil needs a teacher (--teacher): a model spec or a meta-embedding directory")
+    teacher = load(options.teacher, device=str(encoder.device))
+    targets = teacher.encode(examples, batch_size=TEACHER_BATCH, show_progress=None)
+    if encoder.dim != targets.shape[1]:
+        encoder.append(Projection(encoder.dim, targets.shape[1]).to(encoder.device))
+    return Plan(MSEDistillation(encoder), list(zip(examples, targets)),
+                summary={"teacher": options.teacher, "teacher_dim": int(targets.shape[1])})
+
+
+register(Recipe(
+    "distil", "MSE distillation of a teacher's vectors (an encoder or a meta-embedding) into the model.",
+    # sentence-transformers' multilingual distillation: batch 64, lr 2e-5, 10% warm-up.
+    data="sentences", pooling="keep", options=DistilOptions, build=_distil,
+    training={"optimizer": "adamw", "lr": 2e-5, "batch_size": 64, "schedule": "linear", "warmup_ratio": 0.1}))
