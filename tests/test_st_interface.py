@@ -41,6 +41,7 @@ def test_similarity_equals_sentence_transformers(tiny_encoder, tmp_path, fn_name
     tiny_encoder.similarity_fn_name = fn_name
     ours, theirs = save_both_ways(tiny_encoder, tmp_path / "m")
     assert ours.similarity_fn_name == theirs.similarity_fn_name == fn_name
+    assert f"- **Similarity function:** {fn_name}" in (tmp_path / "m" / "README.md").read_text(encoding="utf-8")
     queries, documents = theirs.encode(TEXTS[:5]), theirs.encode(TEXTS[5:])
     for a, b in [(queries, documents), (torch.from_numpy(queries), list(torch.from_numpy(documents))),
                  (queries[0], documents)]:
