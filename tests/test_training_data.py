@@ -86,3 +86,143 @@ def test_train_tsdae_on_two_path_strings_reads_both_files(tiny_bert_dir, tmp_pat
     sentforge.train("tsdae", str(tiny_bert_dir), [str(p) for p in paths], tmp_path / "out", steps=1, batch_size=4)
     summary = json.loads((tmp_path / "out" / "train.json").read_text(encoding="utf-8"))
     assert summary["examples"] == 24
+
+
+# ---------------------------------------------------------------- the shapes sentence-transformers trains on
+SCORED = [("a man is playing a guitar", "a person plays an instrument", 4.2),
+          ("the cat sat on the mat", "a dog runs in the park", 0.4),
+          ("the train leaves at noon", "the train departs at twelve", 4.8)]
+TRIPLETS = [("how do i reset my password", "where can i change my password", "the weather is nice today"),
+            ("the app crashes on start", "the application fails when it starts", "a child eats an apple")]
+
+
+def dataset(columns, rows):
+    datasets = pytest.importorskip("datasets")
+    return datasets.Dataset.from_dict({name: [row[i] for row in rows] for i, name in enumerate(columns)})
+
+
+def input_examples(rows, with_label=True):
+    st = pytest.importorskip("sentence_transformers")
+    return [st.InputExample(texts=list(row[:-1]), label=row[-1]) if with_label else st.InputExample(texts=list(row))
+            for row in rows]
+
+
+def test_a_labelled_pair_dataset_dicts_and_input_examples_give_the_file_s_pairs(tmp_path):
+    expected = read_examples("pairs", write_tsv(tmp_path / "pairs.tsv", ["sentence1", "sentence2", "label"], ROWS))
+    assert len(expected) == 3
+    as_dicts = [{"question": a, "answer": b, "label": label} for a, b, label in ROWS]
+    assert read_examples("pairs", dataset(["question", "answer", "label"], ROWS)) == expected  # by position
+    assert read_examples("pairs", dataset(["label", "anchor", "positive"], [(c, a, b) for a, b, c in ROWS])) == expected
+    assert read_examples("pairs", as_dicts) == expected
+    assert read_examples("pairs", input_examples(ROWS)) == expected
+
+
+def test_triplets_in_every_shape_give_the_file_s_triplets(tmp_path):
+    expected = read_examples("pairs", write_tsv(tmp_path / "t.tsv", ["sentence1", "sentence2", "negative"], TRIPLETS))
+    assert read_examples("pairs", dataset(["anchor", "positive", "negative"], TRIPLETS)) == expected
+    assert read_examples("pairs", dataset(["q", "pos", "neg"], TRIPLETS)) == expected
+    # Dicts whose keys name their roles are read by name, in any key order.
+    assert read_examples("pairs", [{"negative": c, "positive": b, "anchor": a} for a, b, c in TRIPLETS]) == expected
+    assert read_examples("pairs", input_examples(TRIPLETS, with_label=False)) == expected
+
+
+def test_scored_pairs_in_every_shape_give_the_file_s_scored_pairs(tmp_path):
+    expected = read_examples("scored pairs", write_tsv(tmp_path / "s.tsv", ["sentence1", "sentence2", "score"], SCORED))
+    assert expected == SCORED
+    assert read_examples("scored pairs", dataset(["sentence1", "sentence2", "score"], SCORED)) == expected
+    assert read_examples("scored pairs", dataset(["text_a", "text_b", "label"], SCORED)) == expected
+    assert read_examples("scored pairs", [dict(zip(("s1", "s2", "score"), row)) for row in SCORED]) == expected
+    assert read_examples("scored pairs", input_examples(SCORED)) == expected
+
+
+def test_sentences_from_a_one_column_dataset_and_input_examples_are_the_list_of_texts():
+    texts = CORPUS[:12]
+    assert read_examples("sentences", dataset(["text"], [(t,) for t in texts])) == texts
+    assert read_examples("sentences", input_examples([(t,) for t in texts], with_label=False)) == texts
+
+
+def test_labelled_pairs_from_a_dataset_equal_the_pair_table(tmp_path):
+    rows = [("a man plays", "someone plays music", "entailment"), ("a cat sleeps", "the cat runs", "")]
+    path = tmp_path / "nli.jsonl"
+    path.write_text("".join(json.dumps({"premise": a, "hypothesis": b, "label": c}) + "\n" for a, b, c in rows),
+                    encoding="utf-8")
+    expected = read_examples("labelled pairs", path, columns={"premise": "sentence1", "hypothesis": "sentence2"})
+    assert expected == [("a man plays", "someone plays music", "entailment"), ("a cat sleeps", "the cat runs", None)]
+    assert read_examples("labelled pairs", dataset(["premise", "hypothesis", "label"], rows)) == expected
+
+
+def test_input_examples_with_the_default_label_are_all_positive_pairs():
+    st = pytest.importorskip("sentence_transformers")
+    examples = [st.InputExample(texts=[a, b]) for a, b, _ in ROWS]  # label 0, the default
+    assert read_examples("pairs", examples) == [(a, b) for a, b, _ in ROWS]
+
+
+def test_column_mapping_renames_a_file_s_columns(tmp_path):
+    path = write_tsv(tmp_path / "qa.tsv", ["question", "answer", "label"], ROWS)
+    pairs = read_examples("pairs", path, columns={"question": "sentence1", "answer": "sentence2"})
+    assert pairs == [(a, b) for a, b, label in ROWS if label == 1]
+
+
+def test_a_dataset_trains_like_its_file(tiny_bert_dir, tmp_path):
+    path = write_tsv(tmp_path / "pairs.tsv", ["sentence1", "sentence2", "label"], ROWS)
+    from_file = sentforge.train("mnrl", str(tiny_bert_dir), path, tmp_path / "file", steps=2, batch_size=2)
+    from_dataset = sentforge.train("mnrl", str(tiny_bert_dir), dataset(["anchor", "positive", "label"], ROWS),
+                                   tmp_path / "dataset", steps=2, batch_size=2)
+    summary = json.loads((tmp_path / "dataset" / "train.json").read_text(encoding="utf-8"))
+    assert summary["examples"] == 3
+    assert (from_file.encode(CORPUS[:6]) == from_dataset.encode(CORPUS[:6])).all()
+
+
+def test_cli_columns_option_maps_the_file_s_columns(tiny_bert_dir, tmp_path, capsys):
+    path = write_tsv(tmp_path / "qa.tsv", ["question", "answer", "label"], ROWS)
+    code, _, err = run_cli(["train", "mnrl", "--model", tiny_bert_dir, "--corpus", path, "--columns",
+                            "question=sentence1,answer=sentence2", "--output", tmp_path / "out", "--batch-size", 2,
+                            "--steps", 1], capsys)
+    assert code == 0, err
+    assert json.loads((tmp_path / "out" / "train.json").read_text(encoding="utf-8"))["examples"] == 3
+
+
+@pytest.mark.parametrize("columns,fragments", [
+    ("question=sentence1,answer=positive", ["--columns: 'positive' is not a role", "sentence1, sentence2"]),
+    ("question", ["--columns: 'question' is not COLUMN=ROLE"]),
+    ("question=sentence1,answer=sentence1", ["--columns: two columns are mapped to 'sentence1'"]),
+])
+def test_cli_column_errors_name_the_option(tiny_bert_dir, tmp_path, capsys, columns, fragments):
+    path = write_tsv(tmp_path / "qa.tsv", ["question", "answer"], [row[:2] for row in ROWS])
+    code, _, err = run_cli(["train", "mnrl", "--model", tiny_bert_dir, "--corpus", path, "--columns", columns,
+                            "--output", tmp_path / "out", "--steps", 1], capsys)
+    assert_one_line_error(code, err, *fragments)
+
+
+def test_cli_missing_column_error_points_to_the_columns_option(tiny_bert_dir, tmp_path, capsys):
+    path = write_tsv(tmp_path / "qa.tsv", ["question", "answer"], [row[:2] for row in ROWS])
+    code, _, err = run_cli(["train", "mnrl", "--model", tiny_bert_dir, "--corpus", path, "--output",
+                            tmp_path / "out", "--steps", 1], capsys)
+    assert_one_line_error(code, err, "qa.tsv:2: no field 'sentence1', 'sentence2'", "--columns")
+
+
+def test_python_errors_name_the_python_arguments(tmp_path):
+    with pytest.raises(ConfigError, match=r"^columns: 'anchor' is not a role"):
+        read_examples("pairs", write_tsv(tmp_path / "p.tsv", ["a", "b"], [("x", "y")]), columns={"a": "anchor"})
+    with pytest.raises(ConfigError, match=r"^data\[1\]: score 'high' is not a number"):
+        read_examples("scored pairs", [{"a": "x y", "b": "y z", "score": 1.0}, {"a": "x y", "b": "y z", "score": "high"}])
+    with pytest.raises(ConfigError, match=r"^data\[0\]: a 'score' column, but this method trains on positive pairs"):
+        read_examples("pairs", dataset(["sentence1", "sentence2", "score"], SCORED))
+    with pytest.raises(ConfigError, match=r"^data\[0\]: pairs take 2 or 3 text columns .* found 4"):
+        read_examples("pairs", [{"a": "1", "b": "2", "c": "3", "d": "4"}])
+    with pytest.raises(ConfigError, match=r"^data: a DatasetDict \(splits train\); give one split"):
+        read_examples("pairs", pytest.importorskip("datasets").DatasetDict({"train": dataset(["a", "b"], [("x", "y")])}))
+    with pytest.raises(ConfigError, match=r"^data\[0\]: label 4\.2 is not 0 or 1"):
+        read_examples("pairs", input_examples(SCORED[:1] + [("a b", "c d", 1)]))
+
+
+def test_reading_a_dataset_does_not_need_sentence_transformers_imported():
+    code = ("import sys, datasets; from sentforge.recipes.data import read_examples; "
+            "d = datasets.Dataset.from_dict({'a': ['x y', 'u v'], 'b': ['y z', 'v w']}); "
+            "assert read_examples('pairs', d) == [('x y', 'y z'), ('u v', 'v w')]; "
+            "assert 'sentence_transformers' not in sys.modules")
+    pytest.importorskip("datasets")
+    import subprocess
+    import sys
+
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -22,6 +22,7 @@ from sentforge.modules import InputModule, Module
 from sentforge.modules.base import Features, read_json, write_json
 from sentforge.modules.static import fold_word_pooling, unfold_word_pooling
 from sentforge.modules.validation import load_modules
+from sentforge.st_interface import SentenceTransformerInterface, checked_similarity_fn_name
 
 logger = logging.getLogger(__name__)
 
@@ -59,16 +60,18 @@ def progress_enabled(show_progress: bool | None, n_batches: int) -> bool | None:
     return not show_progress
 
 
-class Encoder(nn.Sequential):
+class Encoder(SentenceTransformerInterface, nn.Sequential):
     """Text -> vectors through modules that each read and extend a features dict:
     input module (tokens) -> backbone outputs -> pooling -> [projection] -> [normalize].
 
     `forward(features)` is the differentiable path objectives train through; `encode(texts)` is the
-    fast batched inference path over the same modules.
+    fast batched inference path over the same modules. The SentenceTransformer methods (`similarity`,
+    `encode_query`, ...) come from `st_interface.SentenceTransformerInterface`.
     """
 
     def __init__(self, modules: Sequence[Module], name: str = "encoder", prompts: dict[str, str] | None = None,
-                 default_prompt_name: str | None = None, card: ModelCardData | None = None) -> None:
+                 default_prompt_name: str | None = None, card: ModelCardData | None = None,
+                 similarity_fn_name: str | None = None, truncate_dim: int | None = None) -> None:
         if not modules or not isinstance(modules[0], InputModule):
             raise ConfigError("an Encoder starts with an input module (a backbone or word vectors)")
         super().__init__(*modules)
@@ -80,17 +83,43 @@ class Encoder(nn.Sequential):
                               f"({', '.join(map(repr, self.prompts)) or 'none defined'})")
         self.default_prompt_name = default_prompt_name
         self.card = card or ModelCardData()
+        self.similarity_fn_name = similarity_fn_name
+        self.truncate_dim = truncate_dim
+
+    def with_modules(self, modules: Sequence[Module], name: str | None = None,
+                     card: ModelCardData | None = None) -> Encoder:
+        """A new encoder over `modules` with this one's settings (prompts, similarity function, truncate_dim)."""
+        return Encoder(modules, name=name or self.name, prompts=self.prompts, default_prompt_name=self.default_prompt_name,
+                       card=card, similarity_fn_name=self.similarity_fn_name, truncate_dim=self.truncate_dim)
 
     @property
     def input_module(self) -> InputModule:
         return self[0]
 
     @property
-    def dim(self) -> int:
+    def full_dim(self) -> int:
+        """The size of the vectors the modules produce (what training sees), before `truncate_dim`."""
         for module in reversed(list(self)):
             if module.output_dim is not None:
                 return module.output_dim
         raise ModelFormatError("no module of this encoder defines the embedding size")
+
+    @property
+    def dim(self) -> int:
+        """The size of the vectors `encode` returns."""
+        return min(self.full_dim, self.truncate_dim or self.full_dim)
+
+    @property
+    def truncate_dim(self) -> int | None:
+        """Keep the first `truncate_dim` dimensions of every encoded vector (Matryoshka models); None: all.
+        Saved with the model, as sentence-transformers does; `encode(truncate_dim=...)` overrides it per call."""
+        return self._truncate_dim
+
+    @truncate_dim.setter
+    def truncate_dim(self, value: int | None) -> None:
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
+            raise ConfigError(f"truncate_dim must be an integer >= 1 or None, got {value!r}")
+        self._truncate_dim = value
 
     @property
     def max_seq_length(self) -> int | None:
@@ -128,6 +157,8 @@ class Encoder(nn.Sequential):
         """
         opts = encode_options(options, batch_size=batch_size, normalize=normalize, show_progress=show_progress,
                               max_seq_length=max_seq_length, device=device)
+        if opts.truncate_dim is None and self.truncate_dim is not None:
+            opts = dataclasses.replace(opts, truncate_dim=self.truncate_dim)
         if isinstance(texts, str):
             return self.encode([texts], **dataclasses.asdict(opts))[0]
         texts = check_texts(texts)
@@ -136,7 +167,7 @@ class Encoder(nn.Sequential):
             texts = [prompt + text for text in texts]
         if opts.device is not None:
             self.to(opts.device)
-        output = np.empty((len(texts), min(self.dim, opts.truncate_dim or self.dim)), dtype=np.float32)
+        output = np.empty((len(texts), min(self.full_dim, opts.truncate_dim or self.full_dim)), dtype=np.float32)
         if texts:
             self._encode_into(output, texts, opts)
             check_finite(output, texts, self.name)
@@ -166,7 +197,8 @@ class Encoder(nn.Sequential):
 
     def save(self, path: str | Path, overwrite: bool = False) -> None:
         """Write a sentence-transformers directory (modules.json, module folders, safetensors, tokenizer,
-        prompts in config_sentence_transformers.json) with a model card (README.md, model_card.json).
+        prompts, similarity function and truncate_dim in config_sentence_transformers.json) with a model card
+        (README.md, model_card.json).
 
         The directory appears whole or not at all; a non-empty one is refused unless `overwrite`.
         """
@@ -177,24 +209,36 @@ class Encoder(nn.Sequential):
                 module.save(tmp / sub)
                 entries.append({"idx": idx, "name": str(idx), "path": sub, "type": module.type_name})
             write_json(tmp / MODULES_FILE, entries)
-            write_json(tmp / ST_CONFIG_FILE, {
+            settings = {
                 "__version__": {"sentforge": __version__, "pytorch": torch.__version__},
                 "prompts": self.prompts, "default_prompt_name": self.default_prompt_name,
-                "similarity_fn_name": "cosine",
-            })
+                "similarity_fn_name": self.similarity_fn_name,
+            }
+            if self.truncate_dim is not None:  # sentence-transformers writes the key only when set
+                settings["truncate_dim"] = self.truncate_dim
+            write_json(tmp / ST_CONFIG_FILE, settings)
             write_model_card(tmp, self)
 
     @classmethod
     def load(cls, path: str | Path, name: str | None = None) -> Encoder:
-        """Read a directory written by `save` or by sentence-transformers (with its prompts)."""
+        """Read a directory written by `save` or by sentence-transformers (with its prompts, similarity function
+        and truncate_dim)."""
         path = Path(path)
         modules = load_modules(path)
         settings = read_json(path / ST_CONFIG_FILE) if (path / ST_CONFIG_FILE).exists() else {}
         prompts = settings.get("prompts") or {}
         if not isinstance(prompts, dict) or not all(isinstance(v, str) for v in prompts.values()):
             raise ModelFormatError(f"{path / ST_CONFIG_FILE}: 'prompts' must map names to strings")
+        try:
+            similarity_fn_name = checked_similarity_fn_name(settings.get("similarity_fn_name") or "cosine")
+        except ConfigError as err:
+            raise ModelFormatError(f"{path / ST_CONFIG_FILE}: {err}") from None
+        truncate_dim = settings.get("truncate_dim")
+        if truncate_dim is not None and (not isinstance(truncate_dim, int) or truncate_dim < 1):
+            raise ModelFormatError(f"{path / ST_CONFIG_FILE}: truncate_dim must be a positive integer, got {truncate_dim!r}")
         return cls(unfold_word_pooling(modules), name=name or str(path), prompts=prompts,
-                   default_prompt_name=settings.get("default_prompt_name"), card=read_card_data(path))
+                   default_prompt_name=settings.get("default_prompt_name"), card=read_card_data(path),
+                   similarity_fn_name=similarity_fn_name, truncate_dim=truncate_dim)
 
     def extra_repr(self) -> str:
         return f"name={self.name!r}, dim={self.dim}, max_seq_length={self.max_seq_length}"

@@ -85,8 +85,7 @@ def export_encoder(encoder: Encoder, output: str | Path, format: str = "int8", o
                                         backbone.max_seq_length, backbone.do_lower_case,
                                         "int8" if format == "int8" else "fp32", source)
     card = dataclasses.replace(encoder.card, description=onnx_backbone.describe())
-    exported = Encoder([onnx_backbone, *list(encoder)[1:]], name=str(output), prompts=encoder.prompts,
-                       default_prompt_name=encoder.default_prompt_name, card=card)
+    exported = encoder.with_modules([onnx_backbone, *list(encoder)[1:]], name=str(output), card=card)
     reference, ours = encoder.encode(list(_FIDELITY_TEXTS)), exported.encode(list(_FIDELITY_TEXTS))
     cosine = (reference * ours).sum(1) / (np.linalg.norm(reference, axis=1) * np.linalg.norm(ours, axis=1))
     logger.info("%s export of %s: min cosine to the source model on %d probe texts = %.4f",

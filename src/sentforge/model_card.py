@@ -164,7 +164,7 @@ def render_model_card(encoder: Encoder) -> str:
               f"- **Base model:** {card.base_model or 'not recorded'}",
               f"- **Output dimension:** {encoder.dim}",
               f"- **Maximum sequence length:** {encoder.max_seq_length or 'unbounded'} tokens",
-              "- **Similarity function:** cosine"]
+              f"- **Similarity function:** {encoder.similarity_fn_name}"]
     if encoder.prompts:
         lines += ["- **Prompts:** " + ", ".join(f"`{k}`: {v!r}" for k, v in encoder.prompts.items())
                   + (f" (default: `{encoder.default_prompt_name}`)" if encoder.default_prompt_name else "")]

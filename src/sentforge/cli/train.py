@@ -9,6 +9,7 @@ or --pairs for PAUSE) and the method's own options, read from its options datacl
     sentforge train tsdae --model PRETRAINED --corpus domain.txt --output tsdae        # from a checkpoint
     sentforge train mnrl --model tsdae --corpus labelled_pairs.tsv --output final      # unsupervised -> supervised
     sentforge train pause --model MODEL --pairs nli.jsonl --label-fraction 0.1 --output pause
+    sentforge train mnrl --model MODEL --corpus qa.tsv --columns question=sentence1,answer=sentence2 --output qa
 """
 
 from __future__ import annotations
@@ -75,6 +76,14 @@ def _sentence_reading(
     """The options of methods that train on sentences."""
 
 
+def _column_roles(
+    columns: Annotated[str | None, typer.Option(help="The roles of the file's columns, COLUMN=ROLE,...; roles: "
+                                                     "sentence1, sentence2, negative, score, label. E.g. "
+                                                     "anchor=sentence1,positive=sentence2.")] = None,
+) -> None:
+    """The option of methods that train on pair files."""
+
+
 def _method_parameters(recipe: Recipe) -> list[inspect.Parameter]:
     """One typer option per field of the recipe's options dataclass (text for a field with a parser)."""
     hints = typing.get_type_hints(recipe.options)
@@ -97,10 +106,10 @@ def _data_parameter(recipe: Recipe) -> inspect.Parameter:
 
 def _run(recipe: Recipe, *, output: Path, lr_boundaries: str | None, lr_factors: str | None,
          dev: Path | None, eval_every: int | None, field: str | None = None, split: bool = True,
-         min_words: int = 3, max_words: int = 128, **settings: Any) -> None:
+         min_words: int = 3, max_words: int = 128, columns: str | None = None, **settings: Any) -> None:
     from sentforge.errors import ConfigError
     from sentforge.recipes.api import run_recipe
-    from sentforge.recipes.data import SentenceReading
+    from sentforge.recipes.data import ArgumentNames, SentenceReading, parse_columns
     from sentforge.recipes.options import parse_numbers
     from sentforge.training import distributed
 
@@ -120,6 +129,8 @@ def _run(recipe: Recipe, *, output: Path, lr_boundaries: str | None, lr_factors:
         settings.update(evaluator=task, eval_every=eval_every, select=task.metadata.main_metric)
     _, summary = run_recipe(
         recipe.name, settings.pop("model"), data, output, reading=SentenceReading(field, split, min_words, max_words),
+        columns=None if columns is None else parse_columns(columns, "--columns"),
+        argument_names=ArgumentNames(data=f"--{option}", columns="--columns"),
         schedule_boundaries=parse_numbers(lr_boundaries, int, "--lr-boundaries") or None,
         schedule_factors=parse_numbers(lr_factors, float, "--lr-factors") or None, **settings)
     if distributed.is_main_process():
@@ -139,8 +150,8 @@ def register_command(recipe: Recipe) -> None:
 
     parameters = [*inspect.signature(_common, eval_str=True).parameters.values()]
     parameters[1] = _data_parameter(recipe)
-    if recipe.data == "sentences":
-        parameters[3:3] = inspect.signature(_sentence_reading, eval_str=True).parameters.values()
+    extra = _sentence_reading if recipe.data == "sentences" else _column_roles
+    parameters[3:3] = inspect.signature(extra, eval_str=True).parameters.values()
     keyword = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in parameters]
     command.__signature__ = inspect.Signature([*keyword[:-3], *_method_parameters(recipe), *keyword[-3:]])
     command.__doc__ = f"{recipe.help} Data: {recipe.data}; pooling: {recipe.pooling} (paper)."

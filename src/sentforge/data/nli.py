@@ -21,12 +21,12 @@ from __future__ import annotations
 import logging
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 
-from sentforge.data.pairs import _records
+from sentforge.data.pairs import Row, file_rows
 from sentforge.data.texts import decoded_lines
 from sentforge.errors import ConfigError, InputFileError
 
@@ -41,25 +41,31 @@ QQP_LABELS = {"1": DUPLICATE, "0": NOT_DUPLICATE}
 _QQP_ROW = re.compile(r"\d+\t\d+\t\d+\t")  # a header-less QQP row starts with three integer ids
 
 
-def _pair(path: Path, line_no: int, first: object, second: object, label: object) -> NLIPair:
+def _pair(where: str, first: object, second: object, label: object,
+          error: type[Exception] = InputFileError) -> NLIPair:
     if not (isinstance(first, str) and first.strip() and isinstance(second, str) and second.strip()):
-        raise InputFileError(f"{path}:{line_no}: both sentences must be non-empty text")
+        raise error(f"{where}: both sentences must be non-empty text")
     if label is not None and not isinstance(label, str):
         label = str(label)
     label = label.strip() if label is not None else None
     return first.strip(), second.strip(), label or None
 
 
-def read_nli_table(path: str | Path) -> list[NLIPair]:
-    """A .csv/.tsv (header row) or .jsonl pair file with sentence1, sentence2 and label (may be empty)."""
-    path = Path(path)
+def read_nli_table(path: str | Path, columns: Mapping[str, str] | None = None) -> list[NLIPair]:
+    """A .csv/.tsv (header row) or .jsonl pair file with sentence1, sentence2 and label (may be empty);
+    `columns` renames the file's columns to these fields."""
+    return nli_pairs_from_rows(file_rows(Path(path), columns))
+
+
+def nli_pairs_from_rows(rows: list[Row], error: type[Exception] = InputFileError) -> list[NLIPair]:
+    """The pairs of rows with the fields of a pair table, from a file or from memory."""
     pairs = []
-    for line_no, record in _records(path):
+    for where, record in rows:
         missing = [f for f in ("sentence1", "sentence2") if f not in record]
         if missing:
-            raise InputFileError(f"{path}:{line_no}: no field {', '.join(map(repr, missing))} "
-                                 f"(found: {', '.join(record)}); NLI pair files need sentence1, sentence2[, label]")
-        pairs.append(_pair(path, line_no, record["sentence1"], record["sentence2"], record.get("label")))
+            raise error(f"{where}: no field {', '.join(map(repr, missing))} "
+                        f"(found: {', '.join(record)}); NLI pairs need sentence1, sentence2[, label]")
+        pairs.append(_pair(where, record["sentence1"], record["sentence2"], record.get("label"), error))
     return pairs
 
 
@@ -82,7 +88,7 @@ def read_senteval_snli(directory: str | Path, splits: Sequence[str] = SNLI_SPLIT
         for line_no, (first, second, label) in enumerate(zip(*columns), 1):
             if not label.strip():
                 raise InputFileError(f"{files[2]}:{line_no}: empty label")
-            pairs.append(_pair(files[0], line_no, first, second, label))
+            pairs.append(_pair(f"{files[0]}:{line_no}", first, second, label))
     return pairs
 
 
@@ -108,7 +114,7 @@ def sick_nli_pairs(path: str | Path) -> list[NLIPair]:
     from sentforge.evaluation.readers.sts import keep_text, read_sick
 
     sick = read_sick(path, keep_text)
-    return [_pair(Path(path), line_no, first, second, label.lower())
+    return [_pair(f"{path}:{line_no}", first, second, label.lower())
             for line_no, first, second, label in zip(sick.lines, sick.sentences1, sick.sentences2, sick.entailment)]
 
 
@@ -126,7 +132,7 @@ def read_glue_nli(path: str | Path) -> list[NLIPair]:
     label_col = header.index("label") if "label" in header else None
     pairs = []
     for line_no, row in rows:
-        pairs.append(_pair(path, line_no, row[first_col], row[second_col],
+        pairs.append(_pair(f"{path}:{line_no}", row[first_col], row[second_col],
                            None if label_col is None else row[label_col]))
     return pairs
 
@@ -162,7 +168,7 @@ def read_qqp(path: str | Path, skip_malformed: bool = False) -> list[NLIPair]:
                 label = QQP_LABELS.get(row[label_col].strip())
                 if label is None:
                     raise InputFileError(f"{path}:{line_no}: is_duplicate must be 0 or 1, got {row[label_col]!r}")
-            pairs.append(_pair(path, line_no, row[first_col], row[second_col], label))
+            pairs.append(_pair(f"{path}:{line_no}", row[first_col], row[second_col], label))
         except InputFileError as err:
             if not skip_malformed:
                 raise
@@ -177,7 +183,7 @@ def read_positive_pairs(path: str | Path) -> list[NLIPair]:
     for line_no, row in _tsv_rows(path):
         if len(row) != 2:
             raise InputFileError(f"{path}:{line_no}: expected sentence1<TAB>sentence2, got {len(row)} fields")
-        pairs.append(_pair(path, line_no, row[0], row[1], POSITIVE))
+        pairs.append(_pair(f"{path}:{line_no}", row[0], row[1], POSITIVE))
     return pairs
 
 
@@ -195,11 +201,16 @@ def _glue_kind(path: Path) -> str | None:
     return None
 
 
-def read_nli_pairs(path: str | Path) -> list[NLIPair]:
+def read_nli_pairs(path: str | Path, columns: Mapping[str, str] | None = None) -> list[NLIPair]:
     """Any of the formats above, told apart by the path: a directory is SentEval SNLI, SICK*.txt is
     SICK, another .txt a positive-only list, a .tsv with an index column GLUE RTE/QNLI, a .tsv with
-    QQP's columns (or, header-less, three integer ids first) QQP, else a pair table."""
+    QQP's columns (or, header-less, three integer ids first) QQP, else a pair table (whose columns
+    `columns` renames; the other formats have fixed columns)."""
     path = Path(path)
+    kind = _glue_kind(path) if path.is_file() and path.suffix.lower() == ".tsv" else None
+    if columns and (path.is_dir() or path.suffix.lower() == ".txt" or kind is not None):
+        raise ConfigError(f"{path}: column roles apply to pair tables (.csv, .tsv, .jsonl with sentence1, sentence2, "
+                          "label), not to this format, whose columns are fixed")
     if path.is_dir():
         pairs = read_senteval_snli(path)
     elif not path.is_file():
@@ -207,8 +218,7 @@ def read_nli_pairs(path: str | Path) -> list[NLIPair]:
     elif path.suffix.lower() == ".txt":
         pairs = sick_nli_pairs(path) if path.name.upper().startswith("SICK") else read_positive_pairs(path)
     else:
-        kind = _glue_kind(path) if path.suffix.lower() == ".tsv" else None
-        pairs = read_glue_nli(path) if kind == "index" else read_qqp(path) if kind == "qqp" else read_nli_table(path)
+        pairs = read_glue_nli(path) if kind == "index" else read_qqp(path) if kind == "qqp" else read_nli_table(path, columns)
     if not pairs:
         raise InputFileError(f"{path} holds no sentence pairs")
     return pairs

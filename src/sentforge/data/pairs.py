@@ -4,6 +4,7 @@ Tables have a header row; JSON lines are objects. The fields are `sentence1`, `s
 optionally `score` (a number: STS regression needs it), `negative` (a hard negative for MNRL) and
 `label` (0/1: positive pairs are the rows labelled 1; the others are dropped, and the count logged).
 A `score` column in a file read as positive pairs is refused: a score is no positive/negative label.
+Rows from memory (recipes/data.py) go through the same rules (`pairs_from_rows`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import csv
 import io
 import logging
 import math
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -49,56 +51,92 @@ def _records(path: Path) -> list[tuple[int, dict[str, Any]]]:
     return records
 
 
-def read_pairs(path: str | Path, with_scores: bool = False) -> list[tuple]:
-    """(sentence1, sentence2[, negative]) tuples, or (sentence1, sentence2, score) when `with_scores`."""
+# (where, record): where names the row in errors ("pairs.tsv:3", "data[2]"); the record maps field -> value.
+Row = tuple[str, dict[str, Any]]
+
+
+def file_rows(path: Path, columns: Mapping[str, str] | None = None) -> list[Row]:
+    """The rows of a pair file, each column renamed by `columns` (file column -> field) when it is mapped."""
+    return [(f"{path}:{line_no}", renamed(record, columns, f"{path}:{line_no}", InputFileError))
+            for line_no, record in _records(path)]
+
+
+def renamed(record: dict[str, Any], columns: Mapping[str, str] | None, where: str,
+            error: type[Exception]) -> dict[str, Any]:
+    """The record with its columns renamed by `columns`; two columns ending up with one name is an error."""
+    if not columns:
+        return record
+    result = {columns.get(name, name): value for name, value in record.items()}
+    if len(result) < len(record):
+        clash = next(role for role in columns.values() if role in record and role not in columns)
+        raise error(f"{where}: a column is mapped to {clash!r}, but there is a {clash!r} column too")
+    return result
+
+
+def read_pairs(path: str | Path, with_scores: bool = False, columns: Mapping[str, str] | None = None,
+               columns_argument: str | None = None) -> list[tuple]:
+    """(sentence1, sentence2[, negative]) tuples, or (sentence1, sentence2, score) when `with_scores`.
+    `columns` renames the file's columns to these fields; `columns_argument` names the caller's option for
+    it in the error about a missing field."""
     path = Path(path)
+    return pairs_from_rows(file_rows(path, columns), str(path), with_scores, InputFileError, columns_argument)
+
+
+def pairs_from_rows(rows: list[Row], source: str, with_scores: bool, error: type[Exception] = InputFileError,
+                    columns_argument: str | None = None) -> list[tuple]:
+    """The training pairs of rows with the fields of a pair file (see the module doc), from a file or from
+    memory: one rule for both, so that the same rows give the same pairs."""
     examples: list[tuple] = []
     dropped = 0
-    for line_no, record in _records(path):
+    for where, record in rows:
         if not with_scores and "score" in record:
-            raise InputFileError(f"{path}:{line_no}: a 'score' column, but this method trains on positive pairs; "
-                                 "train on scored pairs with the `sts` method, or keep only the positive pairs "
-                                 "(a 0/1 'label' column)")
-        if not with_scores and "label" in record and not _is_positive(path, line_no, record["label"]):
+            raise error(f"{where}: a 'score' column, but this method trains on positive pairs; "
+                        "train on scored pairs with the `sts` method, or keep only the positive pairs "
+                        "(a 0/1 'label' column)")
+        if not with_scores and "label" in record and not _is_positive(where, record["label"], error):
             dropped += 1
             continue
         missing = [f for f in (*TEXT_FIELDS, *(("score",) if with_scores else ())) if f not in record]
         if missing:
-            raise InputFileError(f"{path}:{line_no}: no field {', '.join(map(repr, missing))} "
-                                 f"(found: {', '.join(record)}); pair files need sentence1, sentence2"
-                                 f"{', score' if with_scores else ''}")
+            raise error(f"{where}: no field {', '.join(map(repr, missing))} (found: {', '.join(record)}); pairs "
+                        f"need sentence1, sentence2{', score' if with_scores else ''}"
+                        + (f" (name the roles of other columns with {columns_argument})" if columns_argument else ""))
         texts = [record[f] for f in TEXT_FIELDS]
         if not all(isinstance(t, str) and t.strip() for t in texts):
-            raise InputFileError(f"{path}:{line_no}: sentence1 and sentence2 must be non-empty strings")
+            raise error(f"{where}: sentence1 and sentence2 must be non-empty strings")
         if with_scores:
-            try:
-                score = float(record["score"])
-            except (TypeError, ValueError):
-                raise InputFileError(f"{path}:{line_no}: score {record['score']!r} is not a number") from None
-            if not math.isfinite(score):
-                raise InputFileError(f"{path}:{line_no}: score {record['score']!r} is not finite")
-            examples.append((*texts, score))
+            examples.append((*texts, _score(where, record["score"], error)))
         elif record.get("negative"):
             examples.append((*texts, str(record["negative"])))
         else:
             examples.append(tuple(texts))
     if dropped:
-        logger.info("%s: %d positive pairs (label 1); %d rows labelled 0 or unlabelled left out", path,
+        logger.info("%s: %d positive pairs (label 1); %d rows labelled 0 or unlabelled left out", source,
                     len(examples), dropped)
     if not examples:
-        raise InputFileError(f"{path} holds no {'positive ' if dropped else ''}sentence pairs")
+        raise error(f"{source} holds no {'positive ' if dropped else ''}sentence pairs")
     arities = {len(e) for e in examples}
     if len(arities) > 1:
-        raise InputFileError(f"{path}: some rows have a negative and some do not; give every row one or none")
+        raise error(f"{source}: some rows have a negative and some do not; give every row one or none")
     return examples
 
 
-def _is_positive(path: Path, line_no: int, label: Any) -> bool:
+def _score(where: str, value: Any, error: type[Exception]) -> float:
+    try:
+        score = float(value)
+    except (TypeError, ValueError):
+        raise error(f"{where}: score {value!r} is not a number") from None
+    if not math.isfinite(score):
+        raise error(f"{where}: score {value!r} is not finite")
+    return score
+
+
+def _is_positive(where: str, label: Any, error: type[Exception]) -> bool:
     """Whether a row's 0/1 label marks a positive pair (an empty label: unlabelled, not positive)."""
     text = "" if label is None else str(label).strip().lower()
     if text in POSITIVE_LABELS:
         return True
     if text in NEGATIVE_LABELS or not text:
         return False
-    raise InputFileError(f"{path}:{line_no}: label {label!r} is not 0 or 1; positive pairs are the rows labelled 1 "
-                         "(class-labelled pairs train with the `pause` method)")
+    raise error(f"{where}: label {label!r} is not 0 or 1; positive pairs are the rows labelled 1 "
+                "(class-labelled pairs train with the `pause` method)")

@@ -20,6 +20,7 @@ from sentforge.io import atomic_dir, save_json
 from sentforge.meta.base import MetaMethod, method_class
 from sentforge.meta.cache import cached_member_embeddings, member_spec
 from sentforge.modules.base import read_json
+from sentforge.st_interface import SimilarityInterface
 
 logger = logging.getLogger(__name__)
 
@@ -50,12 +51,13 @@ def reference_spec(member: Any, index: int) -> str:
                       "CLI --embed-members) instead")
 
 
-class MetaEncoder:
+class MetaEncoder(SimilarityInterface):
     """An ensemble of sentence encoders combined by a meta-embedding method (Poerner et al., 2020).
 
     `fit(corpus)` encodes the unlabelled corpus with every member (optionally cached on disk) and fits the
     method; `encode(texts)` runs every member and the fitted method. It has `encode`, `dim` and `name`,
-    so evaluation tasks and other MetaEncoders take it like any encoder.
+    so evaluation tasks and other MetaEncoders take it like any encoder; `similarity` scores its vectors
+    as a SentenceTransformer does.
     """
 
     def __init__(self, members: Sequence[Any], method: MetaMethod | str, name: str | None = None,
@@ -134,7 +136,8 @@ class MetaEncoder:
                 for index, member in enumerate(self.members):
                     member.save(tmp / "members" / str(index))
             save_json(tmp / CONFIG_FILE, {"format": FORMAT, "sentforge_version": __version__, "name": self.name,
-                                          "dim": self.dim, "method": self.method.config(), "members": entries})
+                                          "dim": self.dim, "similarity_fn_name": self.similarity_fn_name,
+                                          "method": self.method.config(), "members": entries})
             save_file({k: np.ascontiguousarray(v) for k, v in self.method.parameters().items()},
                       str(tmp / PARAMETERS_FILE))
 
@@ -157,7 +160,12 @@ class MetaEncoder:
         dims = [member.dim for member in members]
         if dims != method.input_dims:
             raise ModelFormatError(f"{path}: members give dimensions {dims}, the method was fitted on {method.input_dims}")
-        return cls(members, method, name=config.get("name"))
+        meta = cls(members, method, name=config.get("name"))
+        try:
+            meta.similarity_fn_name = config.get("similarity_fn_name")
+        except ConfigError as err:
+            raise ModelFormatError(f"{path / CONFIG_FILE}: {err}") from None
+        return meta
 
     def __repr__(self) -> str:
         return f"MetaEncoder(name={self.name!r}, members={len(self.members)}, method={self.method.method_name!r})"

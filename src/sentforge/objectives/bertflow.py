@@ -27,7 +27,7 @@ class BertFlow(nn.Module):
     def __init__(self, encoder: Encoder, steps: int = 9, hidden: int = 32) -> None:
         super().__init__()
         self.encoder = encoder.requires_grad_(False)
-        self.flow = Flow(encoder.dim, steps, hidden).to(encoder.device)
+        self.flow = Flow(encoder.full_dim, steps, hidden).to(encoder.device)
         self.last_stats: dict[str, float] = {}
 
     def train(self, mode: bool = True) -> BertFlow:

@@ -124,7 +124,7 @@ class PAUSE(nn.Module):
         self.multi_label = multi_label
         self.use_pu = use_pu
         self.gradient_accumulation = gradient_accumulation
-        self.head = PairHead(encoder.dim, len(classes), head_hidden)
+        self.head = PairHead(encoder.full_dim, len(classes), head_hidden)
         self.register_buffer("forwards", torch.zeros((), dtype=torch.int64))  # training forwards so far
         self.register_buffer("total_steps", torch.tensor(total_steps, dtype=torch.int64))
         self.last_stats: dict[str, float] = {}

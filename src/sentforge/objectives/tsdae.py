@@ -384,9 +384,9 @@ class TSDAE(nn.Module):
         if model is None or tokenizer is None:
             raise ConfigError("TSDAE needs an encoder over a Hugging Face backbone (a Transformer module)")
         hidden = int(getattr(model.config, "hidden_size", None) or model.config.d_model)
-        if encoder.dim != hidden:
+        if encoder.full_dim != hidden:
             raise ConfigError(f"TSDAE decodes from the sentence vector, which must have the backbone's hidden size "
-                              f"{hidden}; this encoder gives {encoder.dim} (one pooling mode, no projection)")
+                              f"{hidden}; this encoder gives {encoder.full_dim} (one pooling mode, no projection)")
         self.encoder = encoder
         if model.config.model_type in T5_FAMILY:
             self.decoder: _Decoder = T5LikeDecoder(model, tokenizer.pad_token_id, tie)

@@ -4,6 +4,8 @@
     encoder = sentforge.train("tsdae", "bert-base-uncased", "domain.txt", "tsdae-model", steps=1000)
     encoder = sentforge.train("mnrl", "tsdae-model", [("a question", "its answer"), ...], "final",
                               evaluator=dev_task, eval_every=100, select="map")
+    encoder = sentforge.train("mnrl", "tsdae-model", "qa.tsv", "final", columns={"question": "sentence1",
+                                                                              "answer": "sentence2"})
 
 Keyword settings are the method's own options (its dataclass in the registry, e.g. `noise_ratio`)
 or TrainingConfig values (`batch_size`, `lr`, `schedule`, ...); unset ones take the paper's values.
@@ -14,11 +16,11 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from sentforge.errors import ConfigError
-from sentforge.recipes.data import SentenceReading, data_paths, read_examples
+from sentforge.recipes.data import PYTHON_ARGUMENTS, ArgumentNames, SentenceReading, data_paths, read_examples
 from sentforge.recipes.options import checked
 from sentforge.recipes.registry import DATA_OPTIONS, BuildContext, Recipe, get_recipe
 from sentforge.recipes.run_dir import RunDirectory
@@ -43,6 +45,7 @@ def train(method: str, model: str | os.PathLike | Any, data: Any, output: str | 
 def run_recipe(method: str, model: str | os.PathLike | Any, data: Any, output: str | os.PathLike, *,
                steps: int | None = None, epochs: int | None = None, pooling: str | None = None,
                max_seq_length: int | None = None, reading: SentenceReading | None = None,
+               columns: Mapping[str, str] | None = None, argument_names: ArgumentNames = PYTHON_ARGUMENTS,
                evaluator: Any = None, eval_every: int | None = None, select: str | None = None,
                select_mode: str = "max", callbacks: Sequence[Callable[[Any], None]] = (),
                resume: bool = False, overwrite: bool = False, device: str | None = None, seed: int = 0,
@@ -51,7 +54,9 @@ def run_recipe(method: str, model: str | os.PathLike | Any, data: Any, output: s
     encoder and the run summary (what `train.json` holds).
 
     model: a model spec (directory, short name, hub id) or an Encoder. data: a path, a list of Paths,
-    or the examples in memory (see recipes/data.py). pooling: cls, mean, max or keep (default: the
+    or the examples in memory: tuples, a `datasets.Dataset`, dicts, InputExamples (see recipes/data.py).
+    columns: the roles of the data's columns, {"column name": role} (roles: sentence1, sentence2, negative,
+    score, label). argument_names: how errors name `data` and `columns` (the CLI gives its options). pooling: cls, mean, max or keep (default: the
     method's paper). evaluator / eval_every: run on the encoder every `eval_every` steps (a callable
     `encoder -> metrics` or an evaluation Task); with `select` (a metric name, higher is better unless
     `select_mode="min"`) the best evaluated encoder is the one saved and returned. `time_limit`
@@ -78,7 +83,7 @@ def run_recipe(method: str, model: str | os.PathLike | Any, data: Any, output: s
     run = RunDirectory(output, resume=resume, overwrite=overwrite, model=None if given else spec,
                        inputs=[(data_option, path) for path in paths])
     run.check()
-    examples = read_examples(recipe.data, data, reading)
+    examples = read_examples(recipe.data, data, reading, columns, argument_names)
     set_seed(seed)  # before loading: parts the checkpoint lacks (e.g. a pooler layer) start from the seed
     encoder = model if given else load(spec, device=device)
     if not isinstance(encoder, Encoder):

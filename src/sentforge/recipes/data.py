@@ -1,21 +1,50 @@
-"""A recipe's training examples, from files or from memory.
+"""A recipe's training examples, from files or from memory: the one place that decides what `data` is.
 
 `data` is a path (str or Path), a list of paths (Paths, or strings that all name existing files), or the
 examples themselves: a list of texts for "sentences", a list of tuples for the pair kinds
-(registry.DATA_KINDS). Files are read by the
-readers of sentforge.data; corpus files are length-filtered and de-duplicated (`SentenceReading`),
-examples given in memory are taken as they are.
+(registry.DATA_KINDS), or the shapes sentence-transformers trains on: a `datasets.Dataset`, a list of
+dicts, a list of `InputExample`s. Files are read by the readers of sentforge.data; corpus files are
+length-filtered and de-duplicated (`SentenceReading`), examples given in memory are taken as they are.
+
+The columns of a Dataset or of dicts get their roles as in sentence-transformers: a `label` or `score`
+column is the label, the other columns are texts, by position (anchor/sentence1, positive/sentence2, then
+a hard negative) unless every one of them names its role (sentence1, sentence2, anchor, positive,
+negative). An InputExample's texts are taken by position and its `label` is the label column. The rows
+then go through the file readers' rules (data/pairs.py), so the same rows give the same examples: a 0/1
+`label` keeps the pairs labelled 1, a `score` to a positive-pair method is refused. `columns` renames a
+file's (or a Dataset's) columns to roles first: {"anchor": "sentence1", "positive": "sentence2"}.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sentforge.data.pairs import Row, pairs_from_rows, read_pairs, renamed
 from sentforge.errors import ConfigError, InputFileError
+
+ROLES = ("sentence1", "sentence2", "negative", "score", "label")
+# sentence-transformers takes a row's label from a column of either name; every other column is a text.
+LABEL_COLUMNS = ("label", "score")
+# Text columns whose names say their role (sentence-transformers' names included).
+NAMED_TEXT_COLUMNS = {"sentence1": "sentence1", "sentence2": "sentence2", "anchor": "sentence1",
+                      "positive": "sentence2", "negative": "negative"}
+POSITIONAL_TEXT_ROLES = ("sentence1", "sentence2", "negative")
+SENTENCE_ROLE = "text"
+
+
+@dataclass(frozen=True)
+class ArgumentNames:
+    """How errors name the caller's arguments: `sentforge.train`'s keywords, or a command's options."""
+
+    data: str = "data"
+    columns: str = "columns"
+
+
+PYTHON_ARGUMENTS = ArgumentNames()
 
 
 @dataclass(frozen=True)
@@ -59,12 +88,52 @@ def _names_file(text: str) -> bool:
         return False
 
 
-def read_examples(kind: str, data: Any, reading: SentenceReading | None = None) -> list:
-    """The examples of `data` for a recipe whose data is `kind`."""
+def parse_columns(text: str, argument: str) -> dict[str, str]:
+    """`question=sentence1,answer=sentence2` as {"question": "sentence1", "answer": "sentence2"}."""
+    columns: dict[str, str] = {}
+    for item in text.split(","):
+        name, equals, role = (part.strip() for part in item.partition("="))
+        if not (equals and name and role):
+            raise ConfigError(f"{argument}: {item.strip()!r} is not COLUMN=ROLE; e.g. anchor=sentence1,positive=sentence2")
+        if name in columns:
+            raise ConfigError(f"{argument}: column {name!r} is given twice")
+        columns[name] = role
+    return checked_columns(columns, argument)
+
+
+def checked_columns(columns: Any, argument: str) -> dict[str, str]:
+    """A column -> role mapping whose roles are ROLES, each at most once ({} for None)."""
+    if columns is None:
+        return {}
+    if not isinstance(columns, Mapping) or not all(isinstance(k, str) and isinstance(v, str)
+                                                   for k, v in columns.items()):
+        raise ConfigError(f"{argument}: give a mapping of column names to roles, e.g. {{'anchor': 'sentence1'}}")
+    for role in columns.values():
+        if role not in ROLES:
+            raise ConfigError(f"{argument}: {role!r} is not a role; the roles are {', '.join(ROLES)}")
+        if list(columns.values()).count(role) > 1:
+            raise ConfigError(f"{argument}: two columns are mapped to {role!r}")
+    return dict(columns)
+
+
+def read_examples(kind: str, data: Any, reading: SentenceReading | None = None,
+                  columns: Mapping[str, str] | None = None, arguments: ArgumentNames = PYTHON_ARGUMENTS) -> list:
+    """The examples of `data` for a recipe whose data is `kind`; `columns` maps column names to ROLES."""
+    columns = checked_columns(columns, arguments.columns)
+    if columns and kind == "sentences":
+        raise ConfigError(f"{arguments.columns}: sentences have no column roles (a JSONL corpus names its text "
+                          "field in SentenceReading(field=...))")
+    rows = _memory_rows(kind, data, columns, arguments)
+    if rows is not None:
+        return _examples_from_rows(kind, rows, arguments)
     paths = data_paths(data)
     if not paths:
         if not isinstance(data, Sequence) or isinstance(data, (str, bytes)) or not data:
-            raise ConfigError(f"no training data: give a path, a list of paths or a non-empty list of {kind}")
+            raise ConfigError(f"no training data: give {arguments.data} as a path, a list of paths, a Dataset or a "
+                              f"non-empty list of {kind}")
+        if columns:
+            raise ConfigError(f"{arguments.columns}: tuples have no column names; column roles are for files, "
+                              "Datasets and dicts")
         return _checked(kind, list(data))
     for path in paths:
         if not path.exists():
@@ -74,12 +143,87 @@ def read_examples(kind: str, data: Any, reading: SentenceReading | None = None) 
     if kind == "labelled pairs":
         from sentforge.data.nli import read_nli_pairs
 
-        return [pair for path in paths for pair in read_nli_pairs(path)]
-    from sentforge.data.pairs import read_pairs
-
+        return [pair for path in paths for pair in read_nli_pairs(path, columns)]
     if len(paths) != 1:
-        raise ConfigError(f"{kind} are read from one pair file; got {len(paths)} paths")
-    return read_pairs(paths[0], with_scores=kind == "scored pairs")
+        raise ConfigError(f"{arguments.data}: {kind} are read from one pair file; got {len(paths)} paths")
+    return read_pairs(paths[0], with_scores=kind == "scored pairs", columns=columns,
+                      columns_argument=arguments.columns)
+
+
+def _from_package(value: Any, package: str) -> bool:
+    """Whether `value` is an object of `package`, told without importing it."""
+    return type(value).__module__.split(".")[0] == package
+
+
+def _memory_rows(kind: str, data: Any, columns: Mapping[str, str],
+                 arguments: ArgumentNames) -> list[Row] | None:
+    """The rows of a datasets.Dataset, a list of dicts or a list of InputExamples, their columns named by
+    role; None when `data` is none of these."""
+    if _from_package(data, "datasets"):
+        if isinstance(data, Mapping):
+            raise ConfigError(f"{arguments.data}: a DatasetDict (splits {', '.join(map(str, data))}); give one "
+                              "split, e.g. dataset['train']")
+        records = [dict(record) for record in data]
+    elif not isinstance(data, Sequence) or isinstance(data, (str, bytes)) or not data:
+        return None
+    elif all(isinstance(item, Mapping) for item in data):
+        records = [dict(item) for item in data]
+    elif all(_from_package(item, "sentence_transformers") and hasattr(item, "texts") for item in data):
+        records = _input_example_records(kind, data)
+    else:
+        return None
+    rows = []
+    for i, record in enumerate(records):
+        where = f"{arguments.data}[{i}]"
+        record = renamed(record, columns, where, ConfigError)
+        roles = _roles(kind, list(record), where)
+        rows.append((where, {roles[name]: value for name, value in record.items()}))
+    return rows
+
+
+def _input_example_records(kind: str, examples: Sequence[Any]) -> list[dict[str, Any]]:
+    """InputExamples as records: texts by position, then the label (for positive pairs only when some label
+    is not 0, InputExample's default: sentence-transformers' MultipleNegativesRankingLoss ignores it)."""
+    keep_label = kind in ("scored pairs", "labelled pairs") or (
+        kind == "pairs" and any(example.label != 0 for example in examples))
+    return [{**{f"texts[{i}]": text for i, text in enumerate(example.texts or [])},
+             **({"label": example.label} if keep_label else {})} for example in examples]
+
+
+def _roles(kind: str, names: list[str], where: str) -> dict[str, str]:
+    """Column name -> role, by the rules of the module doc."""
+    labels = [name for name in names if name in LABEL_COLUMNS]
+    texts = [name for name in names if name not in LABEL_COLUMNS]
+    if len(labels) > 1:
+        raise ConfigError(f"{where}: both a 'label' and a 'score' column; keep the one that holds the label")
+    if kind == "sentences":
+        if len(texts) != 1 or labels:
+            raise ConfigError(f"{where}: sentences come from one text column, found {', '.join(names) or 'none'}")
+        return {texts[0]: SENTENCE_ROLE}
+    if all(name in NAMED_TEXT_COLUMNS for name in texts):
+        roles = {name: NAMED_TEXT_COLUMNS[name] for name in texts}
+    else:
+        most = 3 if kind == "pairs" else 2
+        if not 2 <= len(texts) <= most:
+            raise ConfigError(f"{where}: {kind} take {'2 or 3' if most == 3 else 2} text columns (by position: "
+                              f"{', '.join(POSITIONAL_TEXT_ROLES[:most])}), found {len(texts)}: {', '.join(texts)}")
+        roles = dict(zip(texts, POSITIONAL_TEXT_ROLES))
+    if len(set(roles.values())) < len(roles):
+        raise ConfigError(f"{where}: two columns give the same role ({', '.join(f'{n} -> {r}' for n, r in roles.items())})")
+    label_role = {"scored pairs": "score", "labelled pairs": "label"}.get(kind)
+    return {**roles, **{name: label_role or name for name in labels}}
+
+
+def _examples_from_rows(kind: str, rows: list[Row], arguments: ArgumentNames) -> list:
+    if not rows:
+        raise ConfigError(f"no training data: {arguments.data} has no rows")
+    if kind == "sentences":
+        return _checked(kind, [record[SENTENCE_ROLE] for _, record in rows])
+    if kind == "labelled pairs":
+        from sentforge.data.nli import nli_pairs_from_rows
+
+        return nli_pairs_from_rows(rows, ConfigError)
+    return pairs_from_rows(rows, arguments.data, kind == "scored pairs", ConfigError, arguments.columns)
 
 
 def _sentences(paths: list[Path], reading: SentenceReading) -> list[str]:

@@ -11,7 +11,6 @@ logger = logging.getLogger(__name__)
 
 def with_pooling(encoder, mode: str):
     """The encoder with its pooling module replaced by `mode` pooling (modules after pooling kept)."""
-    from sentforge.encoder import Encoder
     from sentforge.modules import Pooling
 
     index = next((i for i, module in enumerate(encoder) if isinstance(module, Pooling)), None)
@@ -22,4 +21,4 @@ def with_pooling(encoder, mode: str):
         return encoder
     modules[index] = Pooling(modules[index].dim, mode)
     logger.info("pooling: %s -> %s", ",".join(encoder[index].modes), mode)
-    return Encoder(modules, name=encoder.name)
+    return encoder.with_modules(modules)
