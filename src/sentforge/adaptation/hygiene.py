@@ -24,6 +24,7 @@ from sentforge.io import atomic_file
 logger = logging.getLogger(__name__)
 
 UNLABELLED_FILE, POSITIVES_FILE, PARTIAL_FILE = "unlabelled.txt", "positives.jsonl", "partial.jsonl"
+PAIR_KINDS = {"positives": "positive", "partial": "partially labelled"}
 
 
 def heldout_texts(inputs: AdaptInputs) -> list[str]:
@@ -60,7 +61,7 @@ def apply_hygiene(inputs: AdaptInputs, data_dir: Path, keep_dev_texts: bool) -> 
         labelled = _clean_labelled(labelled, pair_hits, data_dir)
     logger.info("dev hygiene: %d of %d unlabelled texts dropped (a dev or test text or a near copy)%s",
                 counts["unlabelled"]["near_duplicates"], len(inputs.texts),
-                "".join(f"; {c['near_duplicates']} of {c['read']} {kind} pairs dropped"
+                "".join(f"; {c['near_duplicates']} of {c['read']} {PAIR_KINDS[kind]} pairs dropped"
                         for kind, c in counts.items() if kind in ("positives", "partial")))
     return dataclasses.replace(inputs, unlabelled=unlabelled, texts=texts, labelled=labelled), counts
 
