@@ -26,12 +26,13 @@ from sentforge.adaptation.extension import cut_candidates
 from sentforge.adaptation.hygiene import apply_hygiene
 from sentforge.adaptation.inputs import AdaptInputs, file_digest, read_inputs
 from sentforge.adaptation.intervals import dev_gains, items_path, save_items
+from sentforge.adaptation.ladder import ladder_steps, rung_name, rungs
 from sentforge.adaptation.meta import MAX_FIT_TEXTS, member_specs, run_meta
 from sentforge.adaptation.report import write_report
 from sentforge.adaptation.scoring import main_score, metric_of
 from sentforge.adaptation.select import MODEL_DIR, best_start, check_rule, load_candidate, select, write_selected
 from sentforge.adaptation.state import AdaptState
-from sentforge.adaptation.trained import TrainSettings, run_trained, timed
+from sentforge.adaptation.trained import SUMMARY_FILE, TrainSettings, recipe_settings, run_trained, timed
 from sentforge.errors import ConfigError, SentforgeError
 
 logger = logging.getLogger(__name__)
@@ -196,16 +197,45 @@ class _Runner:
                 share, why = self.budget.share(len(left), 0.0, costs)
             if share is None:
                 return {"status": "skipped", "reason": why}
-        start = start or candidate.model
-        if candidate.after is not None:
-            before = self.state.results.get(candidate.after, {})
-            if before.get("status") != "done":
-                return {"status": "skipped", "reason": f"it starts from {candidate.after}, which did not run"}
-            start = before["model_path"]
-        prior = self.state.prior_elapsed(candidate.name)
+        if candidate.after is None:
+            later = [c for c in self.planned if c.after == candidate.name]
+            snapshots = ladder_steps(recipe_settings(candidate, len(self.inputs.texts), self.train)["steps"]) \
+                if later and candidate.method.name == "tsdae" else []
+            return self._train_run(candidate, share, start or candidate.model, self.state.run_dir(candidate.name),
+                                   extend, options, snapshots)
+        before = self.state.results.get(candidate.after, {})
+        if before.get("status") != "done":
+            return {"status": "skipped", "reason": f"it starts from {candidate.after}, which did not run"}
+        if extend:
+            earlier = self.state.results[candidate.name]
+            result = self._train_run(candidate, share, earlier["start"], Path(earlier["model_path"]), extend=True)
+            return result | {"chain_steps": earlier["after_steps"] + result["steps"], "after_steps": earlier["after_steps"]}
+        return self._ladder(candidate, before, share)
+
+    def _ladder(self, candidate: Candidate, before: dict[str, Any], share: float) -> dict[str, Any]:
+        """MNRL from each TSDAE rung (ladder.py), sharing `share`; the best on dev is the candidate."""
+        started = time.monotonic()
+        steps = rungs(before, self.state.run_dir(candidate.after))
+        tried = []
+        for index, (after_steps, start) in enumerate(steps):
+            left = share - (time.monotonic() - started)
+            result = self._train_run(candidate, left / (len(steps) - index), start,
+                                     self.state.run_dir(candidate.name) / rung_name(after_steps))
+            tried.append(result | {"after_steps": after_steps})
+        best = max(tried, key=lambda r: r["dev"])  # the first, fewest TSDAE steps, on a tie
+        ladder = [{"after_steps": r["after_steps"], "dev": r["dev"], "steps": r["steps"]} for r in tried]
+        return best | {"ladder": ladder, "chain_steps": best["after_steps"] + best["steps"],
+                       "wall_s": round(sum(r["wall_s"] for r in tried), 2),
+                       "commands": before["commands"] + best["commands"]}
+
+    def _train_run(self, candidate: Candidate, share: float, start: str, run_dir: Path, extend: bool = False,
+                   options: dict[str, Any] | None = None, snapshots: list[int] = ()) -> dict[str, Any]:
+        """One recipe run of `candidate` from `start` into `run_dir` within `share` seconds."""
+        costs = self._costs()
+        finished = (run_dir / SUMMARY_FILE).is_file() and not extend
+        prior = 0.0 if finished else self.state.prior_elapsed(candidate.name)
         # Room for the evaluation at the step that crosses the limit and for the test evaluation.
         time_limit = max(share - prior - costs.dev_s - costs.test_s, costs.dev_s, 1.0)
-        run_dir = self.state.run_dir(candidate.name)
         started = time.monotonic()
 
         def beat(_state: Any) -> None:
@@ -213,13 +243,9 @@ class _Runner:
 
         self.state.beat(candidate.name, prior, force=True)
         result = timed(lambda: run_trained(candidate, start, self.inputs, run_dir, self.state.output / "data",
-                                           self.train, time_limit, [beat, *self.callbacks], extend, options),
-                       prior)
-        if candidate.after is not None:
-            result["chain_steps"] = self.state.results[candidate.after]["steps"] + result["steps"]
-            if not extend:  # an extension adds its own command to those recorded before
-                result["commands"] = self.state.results[candidate.after]["commands"] + result["commands"]
-        return {"status": "done", "model_path": str(run_dir), **result}
+                                           self.train, time_limit, [beat, *self.callbacks], extend, options,
+                                           snapshots), prior)
+        return {"status": "done", "model_path": str(run_dir), "start": str(start), **result}
 
     def _distil(self, candidate: Candidate) -> dict[str, Any]:
         meta, member, why = distil_plan(self.state.results)

@@ -64,11 +64,13 @@ def recipe_settings(candidate: Candidate, examples: int, settings: TrainSettings
 
 def run_trained(candidate: Candidate, start: str, inputs: AdaptInputs, run_dir: Path, data_dir: Path,
                 settings: TrainSettings, time_limit: float, callbacks: Sequence[Callable[[Any], None]] = (),
-                extend: bool = False, options: dict[str, Any] | None = None) -> dict[str, Any]:
+                extend: bool = False, options: dict[str, Any] | None = None, snapshots: Sequence[int] = ()
+                ) -> dict[str, Any]:
     """Train (or resume, or take up the finished run in `run_dir`) and return the candidate's result:
     its dev score (the best evaluated checkpoint's), every evaluation, steps, the reproducing command.
     `extend`: continue a run that a time limit stopped, from its last checkpoint, for `time_limit` more
-    seconds (the same weights as a run never stopped). `options`: the recipe's own options (distil's teacher)."""
+    seconds (the same weights as a run never stopped). `options`: the recipe's own options (distil's teacher).
+    `snapshots`: steps at which the encoder is saved too (the TSDAE ladder)."""
     from sentforge.recipes.api import run_recipe
 
     data, examples = training_data(candidate, inputs, data_dir)
@@ -78,7 +80,8 @@ def run_trained(candidate: Candidate, start: str, inputs: AdaptInputs, run_dir: 
         run_recipe(candidate.method.recipe, start, data, run_dir, reading=READING, evaluator=inputs.dev,
                    eval_every=settings.eval_every, select=metric, checkpoint_every=settings.eval_every, keep_last=1,
                    resume=extend or (run_dir / "training").is_dir(), device=settings.device, seed=settings.seed,
-                   time_limit=time_limit, show_progress=settings.show_progress, callbacks=callbacks, **values)
+                   time_limit=time_limit, show_progress=settings.show_progress, callbacks=callbacks,
+                   snapshots=snapshots, **values)
     summary = json.loads((run_dir / SUMMARY_FILE).read_text(encoding="utf-8"))
     evaluations = read_evaluations(run_dir / METRICS_FILE, metric)
     best = summary.get("best")
@@ -89,7 +92,7 @@ def run_trained(candidate: Candidate, start: str, inputs: AdaptInputs, run_dir: 
         best = {"step": summary["steps"], "value": value}
         evaluations.append({"step": summary["steps"], "score": value})
     command = train_command(candidate.method.recipe, start, data, run_dir, inputs.dev_path, values, settings,
-                            time_limit, resume=extend)
+                            time_limit, resume=extend, snapshots=snapshots)
     return {"dev": best["value"], "best_step": best["step"], "steps": summary["steps"],
             "planned_steps": values["steps"], "stopped": summary.get("stopped"), "examples": examples,
             "evaluations": evaluations, "commands": [command], "time_limit_s": round(time_limit, 1)}
@@ -104,7 +107,8 @@ def read_evaluations(path: Path, metric: str) -> list[dict[str, Any]]:
 
 
 def train_command(recipe: str, start: str, data: Path, run_dir: Path, dev: Path, values: dict[str, Any],
-                  settings: TrainSettings, time_limit: float, resume: bool = False) -> str:
+                  settings: TrainSettings, time_limit: float, resume: bool = False, snapshots: Sequence[int] = ()
+                  ) -> str:
     """The `sentforge train` line that runs this candidate's recipe with the same settings."""
     from sentforge.recipes import get_recipe
     from sentforge.recipes.registry import DATA_OPTIONS
@@ -117,7 +121,8 @@ def train_command(recipe: str, start: str, data: Path, run_dir: Path, dev: Path,
         parts.append("--no-split")
     parts += ["--dev", str(dev), "--eval-every", str(settings.eval_every), "--checkpoint-every",
               str(settings.eval_every), "--keep-last", "1", "--time-limit", f"{time_limit:.0f}",
-              "--seed", str(settings.seed), *(["--resume"] if resume else [])]
+              "--seed", str(settings.seed), *(["--resume"] if resume else []),
+              *(["--snapshot-steps", ",".join(map(str, snapshots))] if snapshots else [])]
     if settings.device:
         parts += ["--device", settings.device]
     return shlex.join(parts)

@@ -60,6 +60,8 @@ def _common(
     time_limit: Annotated[float | None, typer.Option(min=0.0, help="Stop cleanly after this many seconds; the "
                                                                    "last step's (or the best) encoder is saved.")] = None,
     resume: Annotated[bool, typer.Option(help="Continue the run in --output from its last checkpoint.")] = False,
+    snapshot_steps: Annotated[str | None, typer.Option(help="Also save the encoder at these steps (comma-separated) "
+                                                            "to training/snapshots/step-N.")] = None,
     device: DeviceOpt = None,
     overwrite: OverwriteOpt = False,
     seed: SeedOpt = 0,
@@ -105,7 +107,8 @@ def _data_parameter(recipe: Recipe) -> inspect.Parameter:
 
 
 def _run(recipe: Recipe, *, output: Path, lr_boundaries: str | None, lr_factors: str | None,
-         dev: Path | None, eval_every: int | None, field: str | None = None, split: bool = True,
+         dev: Path | None, eval_every: int | None, snapshot_steps: str | None = None, field: str | None = None,
+         split: bool = True,
          min_words: int = 3, max_words: int = 128, columns: str | None = None, **settings: Any) -> None:
     from sentforge.errors import ConfigError
     from sentforge.recipes.api import run_recipe
@@ -132,7 +135,8 @@ def _run(recipe: Recipe, *, output: Path, lr_boundaries: str | None, lr_factors:
         columns=None if columns is None else parse_columns(columns, "--columns"),
         argument_names=ArgumentNames(data=f"--{option}", columns="--columns"),
         schedule_boundaries=parse_numbers(lr_boundaries, int, "--lr-boundaries") or None,
-        schedule_factors=parse_numbers(lr_factors, float, "--lr-factors") or None, **settings)
+        schedule_factors=parse_numbers(lr_factors, float, "--lr-factors") or None,
+        snapshots=parse_numbers(snapshot_steps, int, "--snapshot-steps"), **settings)
     if distributed.is_main_process():
         echo_summary(output, summary)
 

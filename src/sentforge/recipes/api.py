@@ -17,6 +17,7 @@ import dataclasses
 import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from sentforge.errors import ConfigError
@@ -47,7 +48,7 @@ def run_recipe(method: str, model: str | os.PathLike | Any, data: Any, output: s
                max_seq_length: int | None = None, reading: SentenceReading | None = None,
                columns: Mapping[str, str] | None = None, argument_names: ArgumentNames = PYTHON_ARGUMENTS,
                evaluator: Any = None, eval_every: int | None = None, select: str | None = None,
-               select_mode: str = "max", callbacks: Sequence[Callable[[Any], None]] = (),
+               select_mode: str = "max", callbacks: Sequence[Callable[[Any], None]] = (), snapshots: Sequence[int] = (),
                resume: bool = False, overwrite: bool = False, device: str | None = None, seed: int = 0,
                **settings: Any) -> tuple[Any, dict[str, Any]]:
     """Train `model` with `method` on `data` and write the run directory `output`; returns the trained
@@ -61,6 +62,7 @@ def run_recipe(method: str, model: str | os.PathLike | Any, data: Any, output: s
     `encoder -> metrics` or an evaluation Task); with `select` (a metric name, higher is better unless
     `select_mode="min"`) the best evaluated encoder is the one saved and returned. `time_limit`
     (seconds) stops training cleanly; the encoder of the last step (or the best one) is saved.
+    snapshots: steps at which the encoder is also saved, to `output/training/snapshots/step-N`.
     """
     from sentforge.encoder import Encoder
     from sentforge.loading import load
@@ -108,7 +110,8 @@ def run_recipe(method: str, model: str | os.PathLike | Any, data: Any, output: s
     best = None if select is None else KeepBest(evaluator, select, run.work, step=lambda: trainer.state.step,
                                                 encoder=result_encoder, mode=select_mode)
     trainer = Trainer(encoder, plan.objective, plan.examples, config, evaluator=best or evaluator,
-                      callbacks=callbacks, batch_sampler=plan.batch_sampler)
+                      callbacks=[*callbacks, *_snapshot_callbacks(snapshots, run.work, result_encoder)],
+                      batch_sampler=plan.batch_sampler)
     logger.info("%s: %d training examples, %s", recipe.name, len(plan.examples),
                 ", ".join(f"{k}={v}" for k, v in training.items() if k != "optimizer_options"))
     result = trainer.train()
@@ -128,6 +131,24 @@ def run_recipe(method: str, model: str | os.PathLike | Any, data: Any, output: s
     record_on_card(trained.card, summary)
     run.finish(trained.save, summary)
     return trained, summary
+
+
+def snapshot_dir(run_dir: str | os.PathLike, step: int) -> Path:
+    """Where `snapshots=` saves the encoder of `step` in the run directory `run_dir`."""
+    return Path(run_dir) / "training" / "snapshots" / f"step-{step:08d}"
+
+
+def _snapshot_callbacks(steps: Sequence[int], work: Path, encoder: Callable[[], Any]) -> list[Callable[[Any], None]]:
+    wanted = set(steps)
+    if not wanted:
+        return []
+
+    def snapshot(state: Any) -> None:
+        from sentforge.training import distributed
+
+        if state.step in wanted and distributed.is_main_process():
+            encoder().save(snapshot_dir(work.parent, state.step), overwrite=True)
+    return [snapshot]
 
 
 def _with_defaults(recipe: Recipe, training: dict[str, Any], device: str | None) -> dict[str, Any]:

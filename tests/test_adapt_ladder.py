@@ -1,0 +1,42 @@
+"""TSDAE then MNRL with the TSDAE length chosen after MNRL: the tsdae candidate saves the ladder's snapshots,
+tsdae+mnrl trains MNRL from each rung and keeps the best on dev; the commands reproduce the snapshots."""
+
+from __future__ import annotations
+
+import pytest
+
+import sentforge.adaptation.ladder as ladder
+from sentforge.recipes.api import snapshot_dir
+
+from test_adapt import domain, run  # noqa: F401 - the fixture and the fast adapt call
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
+
+def test_rungs_are_the_snapshots_reached_and_the_kept_checkpoint(tmp_path, monkeypatch):
+    monkeypatch.setattr(ladder, "LADDER_STEPS", (100, 300, 1000))
+    assert ladder.ladder_steps(1000) == [100, 300] and ladder.ladder_steps(50) == []
+    for step in (100, 300):
+        snapshot_dir(tmp_path, step).mkdir(parents=True)
+    tsdae = {"steps": 450, "best_step": 400, "model_path": "best-model"}
+    assert ladder.rungs(tsdae, tmp_path) == [(100, str(snapshot_dir(tmp_path, 100))),
+                                             (300, str(snapshot_dir(tmp_path, 300))), (400, "best-model")]
+    tsdae["best_step"] = 300  # the kept checkpoint is the 300-step snapshot: one rung
+    assert [steps for steps, _ in ladder.rungs(tsdae, tmp_path)] == [100, 300]
+
+
+def test_tsdae_then_mnrl_keeps_the_rung_best_after_mnrl(tiny_bert_dir, domain, tmp_path, monkeypatch):  # noqa: F811
+    monkeypatch.setattr(ladder, "LADDER_STEPS", (4, 6))
+    report = run(tiny_bert_dir, domain, tmp_path / "adapted", candidates=["tsdae", "mnrl", "tsdae+mnrl"])
+    key = tiny_bert_dir.name
+    tsdae, chained = report["candidates"][f"{key}.tsdae"], report["candidates"][f"{key}.tsdae+mnrl"]
+    assert tsdae["planned_steps"] == 10 and "--snapshot-steps 4,6" in tsdae["commands"][0]
+    for step in (4, 6):
+        assert snapshot_dir(tmp_path / "adapted" / "runs" / f"{key}.tsdae", step).is_dir()
+    rungs = [r["after_steps"] for r in chained["ladder"]]
+    assert rungs == sorted({4, 6, tsdae["best_step"]})  # the snapshots and the kept checkpoint
+    best = max(chained["ladder"], key=lambda r: r["dev"])
+    assert chained["dev"] == best["dev"] and chained["after_steps"] == best["after_steps"]
+    assert chained["model_path"].endswith(f"after-tsdae-{best['after_steps']}")
+    assert chained["chain_steps"] == best["after_steps"] + chained["steps"]
+    assert chained["commands"][0] == tsdae["commands"][0] and chained["start"] in chained["commands"][-1]
