@@ -10,7 +10,7 @@ Experiments (each one `sentforge.adapt` call into WORK/NAME, 60 minutes of budge
 - qatarliving-l6, qatarliving-l3: SemEval-2016 Task 3 subtask B question-question re-ranking from
   all-MiniLM-L6-v2 and from paraphrase-MiniLM-L3-v2; unlabelled = the 2015 and 2016 train part 1
   questions, labelled = TRAIN-BASE positive pairs, dev = VAL-BASE (MAP); no test file is used;
-- wikiqa: labelled = the train (question, correct answer) pairs, unlabelled = their distinct texts,
+- wikiqa (from paraphrase-MiniLM-L3-v2), wikiqa-l6 (from all-MiniLM-L6-v2): labelled = the train (question, correct answer) pairs, unlabelled = their distinct texts,
   dev = the dev split, test = the test split (reported);
 - twitterpara: unlabelled = TURL train tweets only; dev = PIT-2015 dev; test = PIT + TURL test (AP);
 - twitterpara-pause: the same with the TURL train pairs, 10% of their labels kept (PAUSE).
@@ -54,6 +54,7 @@ EXPERIMENTS = {
     "qatarliving-l6": Experiment(L6, "qatarliving/unlabelled.txt", "qatarliving/dev.jsonl", "qatarliving/labelled.jsonl"),
     "qatarliving-l3": Experiment(L3, "qatarliving/unlabelled.txt", "qatarliving/dev.jsonl", "qatarliving/labelled.jsonl"),
     "wikiqa": Experiment(L3, None, "wikiqa/dev.jsonl", "wikiqa/labelled.jsonl", "wikiqa/test.jsonl"),
+    "wikiqa-l6": Experiment(L6, None, "wikiqa/dev.jsonl", "wikiqa/labelled.jsonl", "wikiqa/test.jsonl"),
     "twitterpara": Experiment(L3, "twitterpara/unlabelled.txt", "twitterpara/dev.jsonl", test="twitterpara/test.jsonl",
                               eval_every=200),
     "twitterpara-pause": Experiment(L3, "twitterpara/unlabelled.txt", "twitterpara/dev.jsonl",
