@@ -62,3 +62,5 @@ def test_only_cut_candidates_no_other_started_from_are_extended_best_first():
     assert [c.name for c in cut_candidates(planned, results)] == ["m.simcse", "m.tsdae+mnrl"]
     del results["m.tsdae+mnrl"]
     assert [c.name for c in cut_candidates(planned, results)] == ["m.tsdae", "m.simcse"]
+    results["m.tsdae+mnrl"] = {"status": "skipped", "reason": "budget"}  # it never started from tsdae
+    assert [c.name for c in cut_candidates(planned, results)] == ["m.tsdae", "m.simcse"]

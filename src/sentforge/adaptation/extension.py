@@ -25,6 +25,7 @@ def was_cut(result: dict[str, Any]) -> bool:
 
 def cut_candidates(planned: list[Candidate], results: dict[str, dict[str, Any]]) -> list[Candidate]:
     """The cut candidates that may be extended, the most promising (highest dev score) first."""
-    started_from = {c.after for c in planned if c.after is not None and c.name in results}
+    started_from = {c.after for c in planned
+                    if c.after is not None and results.get(c.name, {}).get("status") == "done"}
     cut = [c for c in planned if c.name in results and was_cut(results[c.name]) and c.name not in started_from]
     return sorted(cut, key=lambda c: -results[c.name]["dev"])

@@ -37,6 +37,8 @@ from sentforge.errors import ConfigError, SentforgeError
 
 logger = logging.getLogger(__name__)
 
+META_RESERVE_SHARE = 0.25  # the most of the budget kept for the meta-embeddings while trained candidates wait
+
 
 def adapt(model: str | Sequence[str], unlabelled: str | os.PathLike, dev: str | os.PathLike,
           output: str | os.PathLike, *, labelled: str | os.PathLike | None = None, test: str | os.PathLike | None = None,
@@ -183,7 +185,10 @@ class _Runner:
     def _meta_reserve(self, costs: Costs) -> float:
         members = self.meta_members + len(self.members)
         pending = [c for c in self.planned if c.method.kind == "meta" and c.name not in self.state.results]
-        return len(pending) * costs.meta_estimate(members, min(len(self.inputs.texts), MAX_FIT_TEXTS))
+        reserve = len(pending) * costs.meta_estimate(members, min(len(self.inputs.texts), MAX_FIT_TEXTS))
+        # A meta-embedding combines trained candidates: it never takes more than its part from them; past
+        # that it runs only on the time they leave.
+        return reserve if reserve <= META_RESERVE_SHARE * self.budget.total_s else 0.0
 
     def _trained(self, candidate: Candidate, share: float | None = None, extend: bool = False,
                  start: str | None = None, options: dict[str, Any] | None = None) -> dict[str, Any]:
