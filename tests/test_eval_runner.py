@@ -142,7 +142,7 @@ def test_strict_missing_data_and_nothing_runnable(data_dir):
 
 def test_data_dir_from_environment(data_dir, monkeypatch, tmp_path):
     monkeypatch.delenv("SENTFORGE_DATA", raising=False)
-    with pytest.raises(ConfigError, match="pass --data-dir DIR or set SENTFORGE_DATA"):
+    with pytest.raises(ConfigError, match="pass data_dir= \\(--data-dir DIR\\) or set SENTFORGE_DATA"):
         resolve_data_dir(None)
     monkeypatch.setenv("SENTFORGE_DATA", str(data_dir))
     assert resolve_data_dir(None) == data_dir
