@@ -1,6 +1,7 @@
 """Read labelled sentence pairs for supervised training (MNRL, STS regression) from .tsv, .csv or .jsonl.
 
-Tables have a header row; JSON lines are objects. The fields are `sentence1`, `sentence2`, and
+Tables have a header row; JSON lines are objects. The fields are `sentence1`, `sentence2` (or
+sentence-transformers' names, `anchor` and `positive`), and
 optionally `score` (a number: STS regression needs it), `negative` (a hard negative for MNRL) and
 `label` (0/1: positive pairs are the rows labelled 1; the others are dropped, and the count logged).
 A `score` column in a file read as positive pairs is refused: a score is no positive/negative label.
@@ -24,6 +25,8 @@ logger = logging.getLogger(__name__)
 
 PAIR_SUFFIXES = (".tsv", ".csv", ".jsonl")
 TEXT_FIELDS = ("sentence1", "sentence2")
+# sentence-transformers' column names of a pair, read as the fields they stand for.
+ST_COLUMN_NAMES = {"anchor": "sentence1", "positive": "sentence2"}
 POSITIVE_LABELS = {"1", "1.0", "true"}
 NEGATIVE_LABELS = {"0", "0.0", "false"}
 
@@ -56,9 +59,14 @@ Row = tuple[str, dict[str, Any]]
 
 
 def file_rows(path: Path, columns: Mapping[str, str] | None = None) -> list[Row]:
-    """The rows of a pair file, each column renamed by `columns` (file column -> field) when it is mapped."""
-    return [(f"{path}:{line_no}", renamed(record, columns, f"{path}:{line_no}", InputFileError))
-            for line_no, record in _records(path)]
+    """The rows of a pair file, each column renamed by `columns` (file column -> field) when it is mapped;
+    without `columns`, sentence-transformers' `anchor` and `positive` name sentence1 and sentence2."""
+    rows = []
+    for line_no, record in _records(path):
+        mapping = columns or {name: field for name, field in ST_COLUMN_NAMES.items()
+                              if name in record and field not in record}
+        rows.append((f"{path}:{line_no}", renamed(record, mapping, f"{path}:{line_no}", InputFileError)))
+    return rows
 
 
 def renamed(record: dict[str, Any], columns: Mapping[str, str] | None, where: str,
