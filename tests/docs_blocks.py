@@ -1,6 +1,7 @@
 """The fenced code blocks of the user docs (README.md and docs/*.md) that the docs test executes.
 
-A block is a fence whose info string names python, bash, shell, console or sh. The line just before the
+A block is a fence whose info string names python, bash, shell, console or sh, or a fence without one
+whose first line is a command (`sentforge ...`, `python ...`, `pip ...`, `$ ...`). The line just before the
 fence may say `<!-- docs-test: skip (why) -->`: the block is collected but skipped, with that reason.
 Every other fence (text, json, yaml, none) is output or a listing and is not executed.
 """
@@ -14,6 +15,7 @@ from pathlib import Path
 LANGUAGES = {"python": "python", "py": "python", "bash": "shell", "shell": "shell", "sh": "shell",
              "console": "shell"}
 FENCE = re.compile(r"^(?P<indent> *)(?P<fence>`{3,}|~{3,})\s*(?P<info>[^`]*)$")
+COMMAND = re.compile(r"^\s*(\$ |(sentforge|python|python3|pip|OMP_NUM_THREADS=\S+ python)\s)")
 SKIP = re.compile(r"^\s*<!--\s*docs-test:\s*skip\s*(?:\((?P<reason>.*)\))?\s*-->\s*$")
 
 
@@ -50,11 +52,11 @@ def blocks_of(path: Path) -> list[Block]:
         end = i + 1
         while end < len(lines) and not re.match(rf"^ *{re.escape(fence[0])}{{{len(fence)},}}\s*$", lines[end]):
             end += 1
+        if not language and end > i + 1 and COMMAND.match(lines[i + 1]):
+            language = "bash"  # an unlabelled fence of commands is a shell block all the same
         if language in LANGUAGES:
             body = [line[indent:] if line[:indent].strip() == "" else line for line in lines[i + 1:end]]
-            previous = next((lines[j] for j in range(i - 1, -1, -1) if lines[j].strip()), "") if i else ""
             skip = SKIP.match(lines[i - 1]) if i else None
-            del previous
             blocks.append(Block(path, i + 1, LANGUAGES[language], "\n".join(body) + "\n",
                                 (skip["reason"] or "marked to skip") if skip else None))
         i = end + 1

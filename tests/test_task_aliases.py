@@ -35,8 +35,10 @@ def test_an_alias_whose_scores_differ_says_so(caplog):
 
 
 def test_a_misspelt_name_gets_did_you_mean():
-    with pytest.raises(ConfigError, match="did you mean SICK-R"):
+    with pytest.raises(ConfigError, match="did you mean SICKRelatedness or SICK-R"):
         resolve_tasks("SICKR")
+    with pytest.raises(ConfigError, match="did you mean STSBenchmark"):
+        resolve_tasks("STS-B")
     with pytest.raises(ConfigError, match="did you mean STSBenchmark"):
         resolve_tasks("STSBenchmrk")
 
@@ -44,5 +46,5 @@ def test_a_misspelt_name_gets_did_you_mean():
 def test_cli_unknown_task_is_one_error_line_before_the_model_loads(tmp_path, capsys):
     code, _, err = run_cli(["eval", "-m", tmp_path / "no-such-model", "--tasks", "SICKR", "--data-dir", tmp_path,
                             "-o", tmp_path / "r.json"], capsys)
-    assert_one_line_error(code, err, "unknown task 'SICKR'", "did you mean SICK-R")
+    assert_one_line_error(code, err, "unknown task 'SICKR'", "did you mean SICKRelatedness or SICK-R")
     assert sorted(p.name for p in tmp_path.iterdir()) == []

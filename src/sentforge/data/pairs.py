@@ -58,14 +58,21 @@ def _records(path: Path) -> list[tuple[int, dict[str, Any]]]:
 Row = tuple[str, dict[str, Any]]
 
 
-def file_rows(path: Path, columns: Mapping[str, str] | None = None) -> list[Row]:
+def file_rows(path: Path, columns: Mapping[str, str] | None = None, columns_argument: str = "columns") -> list[Row]:
     """The rows of a pair file, each column renamed by `columns` (file column -> field) when it is mapped;
-    without `columns`, sentence-transformers' `anchor` and `positive` name sentence1 and sentence2."""
+    sentence-transformers' `anchor` and `positive` name sentence1 and sentence2 unless `columns` gives
+    those fields. A column of `columns` that the file lacks is an error naming `columns_argument`."""
     rows = []
     for line_no, record in _records(path):
-        mapping = columns or {name: field for name, field in ST_COLUMN_NAMES.items()
-                              if name in record and field not in record}
-        rows.append((f"{path}:{line_no}", renamed(record, mapping, f"{path}:{line_no}", InputFileError)))
+        where = f"{path}:{line_no}"
+        absent = [name for name in (columns or {}) if name not in record]
+        if absent:
+            raise InputFileError(f"{where}: no column {', '.join(map(repr, absent))}, which {columns_argument} "
+                                 f"names (found: {', '.join(record)})")
+        mapped = set((columns or {}).values())
+        mapping = {name: field for name, field in ST_COLUMN_NAMES.items()
+                   if name in record and field not in record and field not in mapped} | dict(columns or {})
+        rows.append((where, renamed(record, mapping, where, InputFileError)))
     return rows
 
 
@@ -87,7 +94,8 @@ def read_pairs(path: str | Path, with_scores: bool = False, columns: Mapping[str
     `columns` renames the file's columns to these fields; `columns_argument` names the caller's option for
     it in the error about a missing field."""
     path = Path(path)
-    return pairs_from_rows(file_rows(path, columns), str(path), with_scores, InputFileError, columns_argument)
+    return pairs_from_rows(file_rows(path, columns, columns_argument or "columns"), str(path), with_scores,
+                           InputFileError, columns_argument)
 
 
 def pairs_from_rows(rows: list[Row], source: str, with_scores: bool, error: type[Exception] = InputFileError,

@@ -131,6 +131,11 @@ def resolve_tasks(selection: str | Sequence[str]) -> list[type[Task]]:
     return chosen
 
 
+# Names people use for a task in papers (suggested for a close unknown name, never selected silently).
+NICKNAMES = {"sts-b": "STSBenchmark", "stsb": "STSBenchmark", "sts-benchmark": "STSBenchmark", "sick": "SICKRelatedness",
+             "sickr": "SICKRelatedness", "sick-relatedness": "SICKRelatedness"}
+
+
 def _mteb_alias(name: str, tasks: dict[str, type[Task]]) -> type[Task]:
     """The task that an MTEB task name stands for; else an error with the closest names."""
     import difflib
@@ -146,8 +151,10 @@ def _mteb_alias(name: str, tasks: dict[str, type[Task]]) -> type[Task]:
                         "" if alias.same_metric else f" (the scores differ: {alias.note})")
             return task
     names = list(FAMILIES) + sorted(cls.metadata.name for cls in tasks.values())
-    candidates = {n.lower(): n for n in names} | {m.lower(): m for alias in TASK_ALIASES for m in alias.mteb}
-    close = [candidates[c] for c in difflib.get_close_matches(name.lower(), list(candidates), n=3, cutoff=0.6)]
+    candidates = ({n.lower(): n for n in names} | {m.lower(): m for alias in TASK_ALIASES for m in alias.mteb}
+                  | {nickname: task for nickname, task in NICKNAMES.items() if task.lower() in tasks})
+    close = list(dict.fromkeys(candidates[c] for c in difflib.get_close_matches(name.lower(), list(candidates), n=3,
+                                                                               cutoff=0.6)))
     hint = f"did you mean {' or '.join(close)}? " if close else ""
     raise ConfigError(f"unknown task {name!r}; {hint}valid families and tasks: {', '.join(names)} "
                       "(and their MTEB names, e.g. SICK-R)")
