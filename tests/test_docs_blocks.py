@@ -153,10 +153,11 @@ def test_the_collector_reads_fences_skip_marks_and_prompts(tmp_path):
     page = tmp_path / "page.md"
     page.write_text("text\n\n```python\nx = 1\n```\n\n<!-- docs-test: skip (needs real data) -->\n```bash\n"
                     "sentforge eval\n```\n\n```text\n$ not run\n```\n\n1. a list item:\n\n   ```console\n"
-                    "   $ echo a \\\n     b\n   a b\n   ```\n", encoding="utf-8")
+                    "   $ echo a \\\n     b\n   a b\n   ```\n\n```\nsentforge info x\n```\n\n```\nan output\n```\n",
+                    encoding="utf-8")
     blocks = blocks_of(page)
     assert [(b.line, b.language, b.skip) for b in blocks] == [(3, "python", None), (8, "shell", "needs real data"),
-                                                             (18, "shell", None)]
+                                                             (18, "shell", None), (24, "shell", None)]
     assert blocks[0].code == "x = 1\n"
     assert shell_commands(blocks[2].code) == "echo a \\\n  b\n"
 

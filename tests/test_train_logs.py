@@ -84,3 +84,12 @@ def test_dependencies_stay_quiet_at_every_sentforge_level(capsys):
     assert logging.getLogger("sentforge").isEnabledFor(logging.DEBUG)
     for name in ("urllib3", "filelock", "transformers", "torch", "datasets", "faiss"):
         assert not logging.getLogger(name).isEnabledFor(logging.INFO), name
+
+
+def test_a_bad_training_setting_fails_before_the_model_loads(tmp_path, capsys, data):
+    code, _, err = run_cli(["train", "mnrl", "-m", tmp_path / "no-such-model", "--corpus", data / "pairs.tsv",
+                            "-o", tmp_path / "out", "--lr", "-1", "--checkpoint-every", "2"], capsys)
+    from conftest import assert_one_line_error
+
+    assert_one_line_error(code, err, "lr (--lr) must be in (0, 1], got -1.0")
+    assert not (tmp_path / "out").exists()

@@ -52,6 +52,7 @@ def _onnx_graph(backbone: Transformer, folder: Path) -> Path:
         # The TorchScript exporter warns about how it lowers advanced indexing, which the check after the
         # export (the cosine to the source model) covers.
         warnings.filterwarnings("ignore", category=UserWarning, module=r"torch\.onnx")
+        warnings.filterwarnings("ignore", category=torch.jit.TracerWarning)
         torch.onnx.export(_HiddenStates(model), (example["input_ids"], example["attention_mask"]), str(path),
                           input_names=["input_ids", "attention_mask"], output_names=["token_embeddings"],
                           dynamic_axes={"input_ids": axes, "attention_mask": axes, "token_embeddings": axes},

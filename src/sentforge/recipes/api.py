@@ -88,6 +88,9 @@ def run_recipe(method: str, model: str | os.PathLike | Any, data: Any, output: s
     run = RunDirectory(output, resume=resume, overwrite=overwrite, model=None if given else spec,
                        inputs=[(data_option, path) for path in paths])
     run.check()
+    # The training settings are checked before any data is read or any model loads.
+    TrainingConfig(output_dir=run.work, **({"steps": steps} if steps is not None else {"epochs": epochs or 1}),
+                   **_with_defaults(recipe, dict(training), device))
     examples = read_examples(recipe.data, data, reading, columns, argument_names)
     set_seed(seed)  # before loading: parts the checkpoint lacks (e.g. a pooler layer) start from the seed
     encoder = model if given else load(spec, device=device)

@@ -108,7 +108,7 @@ class TrainingConfig:
                      "checkpoint_every", "keep_last", "early_stopping_patience"):
             value = getattr(self, name)
             if value is not None and value < 1:
-                raise ConfigError(f"{name} must be >= 1, got {value}")
+                raise ConfigError(f"{name} ({_flag(name)}) must be >= 1, got {value}")
         if self.mixed_precision not in MIXED_PRECISION:
             raise ConfigError(f"mixed_precision must be one of {', '.join(MIXED_PRECISION)}")
         if self.early_stopping_mode not in ("max", "min"):
@@ -130,7 +130,8 @@ class TrainingConfig:
         for name, (low, high, low_allowed) in ranges.items():
             value = getattr(self, name)
             if not ((low <= value if low_allowed else low < value) and value <= high):
-                raise ConfigError(f"{name} must be in {'[' if low_allowed else '('}{low:g}, {high:g}], got {value}")
+                raise ConfigError(f"{name} ({_flag(name)}) must be in {'[' if low_allowed else '('}{low:g}, {high:g}], "
+                                  f"got {value}")
         if self.warmup_steps < 0:
             raise ConfigError(f"warmup_steps must be >= 0, got {self.warmup_steps}")
         if not all(0.0 <= f < math.inf for f in self.schedule_factors):
@@ -520,3 +521,8 @@ def _progress_line(record: dict[str, Any], total_steps: int) -> str:
     if record.get("tokens_per_s"):
         parts.append(f"{record['tokens_per_s']:.0f} tokens/s")
     return ", ".join(parts)
+
+
+def _flag(name: str) -> str:
+    """The command-line option of a TrainingConfig field."""
+    return "--" + name.replace("_", "-")
