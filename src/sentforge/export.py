@@ -22,6 +22,7 @@ from torch import nn
 from sentforge.encoder import Encoder
 from sentforge.errors import ConfigError
 from sentforge.identity import PROBE_TEXT
+from sentforge.io import check_output_dir
 from sentforge.modules.backbone import Transformer
 from sentforge.modules.onnx_backbone import OnnxModel, OnnxTransformer
 
@@ -68,11 +69,17 @@ def _quantize(graph: Path, folder: Path) -> Path:
     return path
 
 
+def check_export(output: str | Path, format: str, overwrite: bool) -> None:
+    """The checks of an export that need no model: the format and the output directory."""
+    if format not in FORMATS:
+        raise ConfigError(f"format {format!r} (--format): choose one of {', '.join(FORMATS)}")
+    check_output_dir(output, overwrite)
+
+
 def export_encoder(encoder: Encoder, output: str | Path, format: str = "int8", overwrite: bool = False,
                    source: str | None = None) -> Path:
     """Write `encoder` with its backbone as an ONNX graph to the directory `output`; returns it."""
-    if format not in FORMATS:
-        raise ConfigError(f"--format {format!r}: choose one of {', '.join(FORMATS)}")
+    check_export(output, format, overwrite)
     backbone = encoder[0] if isinstance(encoder, Encoder) else None
     if type(backbone) is not Transformer:
         raise ConfigError(f"export needs an encoder whose backbone is a Hugging Face Transformer; "

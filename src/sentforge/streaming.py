@@ -214,7 +214,7 @@ def encode_file(model: Any, input: str | Path, output: str | Path, *, chunk_size
 
     input, output = check_text_file(input), Path(output)
     if precision not in PRECISIONS:
-        raise ConfigError(f"--precision {precision!r}: choose one of {', '.join(PRECISIONS)}")
+        raise ConfigError(f"precision {precision!r} (--precision): choose one of {', '.join(PRECISIONS)}")
     if chunk_size < 1 or batch_size < 1 or workers < 1:
         raise ConfigError("chunk_size, batch_size and workers must each be >= 1")
     if output.exists() and not overwrite:

@@ -76,7 +76,7 @@ def run_recipe(method: str, model: str | os.PathLike | Any, data: Any, output: s
     recipe = get_recipe(method)
     options, training = _split_settings(recipe, settings)
     if steps is not None and epochs is not None:
-        raise ConfigError("give --steps or --epochs, not both")
+        raise ConfigError("give steps or epochs (--steps, --epochs), not both")
     if select is not None and evaluator is None:
         raise ConfigError("selecting the best encoder (select=) needs an evaluator")
     if eval_every is not None and evaluator is None:
@@ -95,7 +95,7 @@ def run_recipe(method: str, model: str | os.PathLike | Any, data: Any, output: s
     set_seed(seed)  # before loading: parts the checkpoint lacks (e.g. a pooler layer) start from the seed
     encoder = model if given else load(spec, device=device)
     if not isinstance(encoder, Encoder):
-        raise ConfigError(f"--model {spec}: {type(encoder).__name__} is not trainable; give a Hugging Face "
+        raise ConfigError(f"model {spec} (--model): {type(encoder).__name__} is not trainable; give a Hugging Face "
                           "or sentence-transformers model")
     run.prepare(device)  # after the inputs are read: nothing of theirs can be removed before
 
