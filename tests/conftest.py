@@ -152,3 +152,16 @@ def assert_one_line_error(code, err, *fragments):
     assert len(lines) == 1, err
     for fragment in fragments:
         assert fragment in lines[0], lines[0]
+
+
+def pytest_terminal_summary(terminalreporter):
+    """How many documentation blocks ran, were skipped and failed (tests/test_docs_blocks.py)."""
+    counts = {}
+    for outcome in ("passed", "skipped", "failed", "error"):
+        for report in terminalreporter.stats.get(outcome, []):
+            nodeid = getattr(report, "nodeid", "")
+            if "test_docs_block_runs_as_written" in nodeid and getattr(report, "when", "call") in ("call", "setup"):
+                counts[outcome] = counts.get(outcome, 0) + 1
+    if counts:
+        terminalreporter.write_line(f"docs blocks: {counts.get('passed', 0)} ran, {counts.get('skipped', 0)} "
+                                    f"skipped, {counts.get('failed', 0) + counts.get('error', 0)} failed")

@@ -31,12 +31,11 @@ def test_encode_jsonl_and_csv_fields(tiny_bert_dir, tmp_path, capsys):
     np.testing.assert_allclose(np.load(tmp_path / "a.npy"), np.load(tmp_path / "b.npy"))
 
 
-def test_empty_file_writes_empty_array_and_warns(tiny_bert_dir, tmp_path, capsys, caplog):
+def test_an_empty_file_is_an_error_and_writes_nothing(tiny_bert_dir, tmp_path, capsys):
     (tmp_path / "empty.txt").write_bytes(b"")
-    code, _, _ = run_cli(["encode", tmp_path / "empty.txt", "-m", tiny_bert_dir, "-o", tmp_path / "v.npy"], capsys)
-    assert code == 0
-    assert any(r.levelname == "WARNING" and "no texts" in r.getMessage() for r in caplog.records)
-    assert np.load(tmp_path / "v.npy").shape == (0, 32)
+    code, _, err = run_cli(["encode", tmp_path / "empty.txt", "-m", tiny_bert_dir, "-o", tmp_path / "v.npy"], capsys)
+    assert_one_line_error(code, err, "empty.txt", "holds no texts")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["empty.txt"]
 
 
 def test_missing_file(tiny_bert_dir, tmp_path, capsys):

@@ -60,7 +60,7 @@ def test_resolve_families_names_and_errors():
     assert {"STS12", "STS16", "STS12-raw", "STSBenchmark", "STSBenchmark-raw", "SICKRelatedness"} <= set(names)
     assert [cls.metadata.name for cls in resolve_tasks(" stsbenchmark-RAW , geometry,STSBenchmark-raw")] == \
         ["STSBenchmark-raw", "AlignmentUniformity"]
-    with pytest.raises(ConfigError, match=r"unknown task 'STS17'; valid families and tasks: .*STS12.*STSBenchmark-raw"):
+    with pytest.raises(ConfigError, match=r"unknown task 'STS17'; did you mean STS16.*valid families and tasks: .*STS12.*STSBenchmark-raw"):
         resolve_tasks("sts,STS17")
     with pytest.raises(ConfigError, match="no tasks selected"):
         resolve_tasks(" , ")
@@ -142,7 +142,7 @@ def test_strict_missing_data_and_nothing_runnable(data_dir):
 
 def test_data_dir_from_environment(data_dir, monkeypatch, tmp_path):
     monkeypatch.delenv("SENTFORGE_DATA", raising=False)
-    with pytest.raises(ConfigError, match="pass --data-dir DIR or set SENTFORGE_DATA"):
+    with pytest.raises(ConfigError, match="pass data_dir= \\(--data-dir DIR\\) or set SENTFORGE_DATA"):
         resolve_data_dir(None)
     monkeypatch.setenv("SENTFORGE_DATA", str(data_dir))
     assert resolve_data_dir(None) == data_dir

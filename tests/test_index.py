@@ -95,7 +95,47 @@ def test_text_count_must_match_vectors(tmp_path):
 
 
 def test_bad_parameters_are_config_errors(tmp_path):
-    with pytest.raises(ConfigError, match="--pq-m 5 must divide"):
+    with pytest.raises(ConfigError, match=r"pq_m \(--pq-m\) 5 must divide"):
         build_index(random_vectors(50, 16), map(str, range(50)), tmp_path / "i", identity(16), IndexParams("ivfpq", pq_m=5))
     with pytest.raises(ConfigError, match="--kind"):
         build_index(random_vectors(50, 16), map(str, range(50)), tmp_path / "i", identity(16), IndexParams("lsh"))
+
+
+def test_an_invalid_kind_fails_before_any_model_loads_and_leaves_nothing(tmp_path, capsys):
+    import time
+
+    (tmp_path / "corpus.txt").write_text("\n".join(TEXTS) + "\n", encoding="utf-8")
+    start = time.perf_counter()
+    # The model does not exist: an error about it would mean the model was loaded before the option was checked.
+    code, _, err = run_cli(["index", "build", tmp_path / "corpus.txt", "-m", tmp_path / "no-such-model",
+                            "--kind", "lsh", "-o", tmp_path / "idx"], capsys)
+    assert time.perf_counter() - start < 5
+    assert_one_line_error(code, err, "--kind", "'lsh'", "flat, ivfpq, hnsw")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus.txt"]
+
+
+def test_output_and_dimension_checks_come_before_encoding(tiny_bert_dir, tmp_path, capsys, monkeypatch):
+    import sentforge.streaming
+
+    def no_encoding(*args, **kwargs):
+        raise AssertionError("encoded before the options were checked")
+
+    monkeypatch.setattr(sentforge.streaming, "encode_file", no_encoding)
+    (tmp_path / "corpus.txt").write_text("\n".join(TEXTS) + "\n", encoding="utf-8")
+    (tmp_path / "idx").mkdir()
+    (tmp_path / "idx" / "keep.txt").write_text("x", encoding="utf-8")
+    code, _, err = run_cli(["index", "build", tmp_path / "corpus.txt", "-m", tiny_bert_dir, "-o", tmp_path / "idx"],
+                           capsys)
+    assert_one_line_error(code, err, "not empty", "--overwrite")
+    code, _, err = run_cli(["index", "build", tmp_path / "corpus.txt", "-m", tiny_bert_dir, "--kind", "ivfpq",
+                            "--pq-m", "5", "-o", tmp_path / "idx2"], capsys)
+    assert_one_line_error(code, err, "--pq-m", "must divide the vector dimension 32")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus.txt", "idx"]
+
+
+def test_a_build_that_fails_after_encoding_leaves_no_temporary_folder(tiny_bert_dir, tmp_path, capsys):
+    (tmp_path / "corpus.txt").write_text("\n".join(TEXTS) + "\n", encoding="utf-8")
+    code, _, err = run_cli(["index", "build", tmp_path / "corpus.txt", "-m", tiny_bert_dir, "--kind", "ivfpq",
+                            "--nlist", "64", "--pq-m", "8", "-o", tmp_path / "idx"], capsys)
+    assert_one_line_error(code, err, "nlist", "needs at least that many vectors")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus.txt"]

@@ -262,7 +262,7 @@ def test_output_and_config_are_checked(tiny_bert_dir, tmp_path):
     encoder = build_encoder(tiny_bert_dir)
     objective = MaskedLanguageModeling(encoder)
     (tmp_path / "metrics.jsonl").write_text("{}\n")
-    with pytest.raises(OutputExistsError, match="--resume to continue it or --overwrite"):
+    with pytest.raises(OutputExistsError, match="resume=True \\(--resume\\) to continue it or overwrite=True"):
         Trainer(encoder, objective, CORPUS, TrainingConfig(steps=1, batch_size=4, output_dir=tmp_path)).train()
     with pytest.raises(ConfigError, match="exactly one of steps and epochs"):
         TrainingConfig()

@@ -10,7 +10,7 @@ import logging
 import pytest
 
 import sentforge
-from sentforge.errors import ConfigError
+from sentforge.errors import ConfigError, InputFileError
 from sentforge.recipes.data import read_examples
 
 from conftest import CORPUS, assert_one_line_error, run_cli
@@ -226,3 +226,27 @@ def test_reading_a_dataset_does_not_need_sentence_transformers_imported():
     import sys
 
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_a_missing_file_name_is_refused_not_trained_on_as_a_text(tmp_path):
+    from sentforge.recipes.data import data_paths
+
+    with pytest.raises(ConfigError, match=r"'corpus-missing.txt' \(item 0\) looks like a file name, but no such file"):
+        data_paths(["corpus-missing.txt"])
+    with pytest.raises(ConfigError, match="'data/pairs.tsv' \\(item 1\\)"):
+        data_paths(["a sentence about notes.txt", "data/pairs.tsv"])
+    assert data_paths(["a sentence about notes.txt", "another one"]) == []
+
+
+def test_sentence_transformers_column_names_in_a_file_are_the_pair_fields(tmp_path):
+    named = write_tsv(tmp_path / "named.tsv", ["anchor", "positive", "label"], ROWS)
+    plain = write_tsv(tmp_path / "plain.tsv", ["sentence1", "sentence2", "label"], ROWS)
+    assert read_examples("pairs", named) == read_examples("pairs", plain)
+    swapped = read_examples("pairs", named, columns={"positive": "sentence1", "anchor": "sentence2"})
+    assert swapped == [(b, a) for a, b in read_examples("pairs", plain)]
+
+
+def test_a_mapped_column_the_file_lacks_is_named(tmp_path):
+    path = write_tsv(tmp_path / "qa.tsv", ["question", "answer", "label"], ROWS)
+    with pytest.raises(InputFileError, match=r"qa.tsv:2: no column 'query', which columns names \(found: question"):
+        read_examples("pairs", path, columns={"query": "sentence1", "answer": "sentence2"})

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import tempfile
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +22,7 @@ from torch import nn
 from sentforge.encoder import Encoder
 from sentforge.errors import ConfigError
 from sentforge.identity import PROBE_TEXT
+from sentforge.io import check_output_dir
 from sentforge.modules.backbone import Transformer
 from sentforge.modules.onnx_backbone import OnnxModel, OnnxTransformer
 
@@ -47,7 +49,11 @@ def _onnx_graph(backbone: Transformer, folder: Path) -> Path:
     example = backbone.pad([[backbone.tokenizer.pad_token_id] * 8] * 2)
     axes = {0: "batch", 1: "tokens"}
     model = backbone.model.eval()
-    with torch.no_grad():
+    with torch.no_grad(), warnings.catch_warnings():
+        # The TorchScript exporter warns about how it lowers advanced indexing, which the check after the
+        # export (the cosine to the source model) covers.
+        warnings.filterwarnings("ignore", category=UserWarning, module=r"torch\.onnx")
+        warnings.filterwarnings("ignore", category=torch.jit.TracerWarning)
         torch.onnx.export(_HiddenStates(model), (example["input_ids"], example["attention_mask"]), str(path),
                           input_names=["input_ids", "attention_mask"], output_names=["token_embeddings"],
                           dynamic_axes={"input_ids": axes, "attention_mask": axes, "token_embeddings": axes},
@@ -63,11 +69,17 @@ def _quantize(graph: Path, folder: Path) -> Path:
     return path
 
 
+def check_export(output: str | Path, format: str, overwrite: bool) -> None:
+    """The checks of an export that need no model: the format and the output directory."""
+    if format not in FORMATS:
+        raise ConfigError(f"format {format!r} (--format): choose one of {', '.join(FORMATS)}")
+    check_output_dir(output, overwrite)
+
+
 def export_encoder(encoder: Encoder, output: str | Path, format: str = "int8", overwrite: bool = False,
                    source: str | None = None) -> Path:
     """Write `encoder` with its backbone as an ONNX graph to the directory `output`; returns it."""
-    if format not in FORMATS:
-        raise ConfigError(f"--format {format!r}: choose one of {', '.join(FORMATS)}")
+    check_export(output, format, overwrite)
     backbone = encoder[0] if isinstance(encoder, Encoder) else None
     if type(backbone) is not Transformer:
         raise ConfigError(f"export needs an encoder whose backbone is a Hugging Face Transformer; "

@@ -49,14 +49,15 @@ class IndexParams:
     ef_construction: int = 200
     ef_search: int = 128
 
-    def check(self, dim: int) -> None:
+    def check(self, dim: int | None = None) -> None:
+        """Refuse invalid parameters; the ones that depend on the vector dimension only when `dim` is given."""
         if self.kind not in KINDS:
-            raise ConfigError(f"--kind {self.kind!r}: choose one of {', '.join(KINDS)}")
-        if self.kind == "ivfpq" and dim % self.pq_m:
-            raise ConfigError(f"--pq-m {self.pq_m} must divide the vector dimension {dim}")
+            raise ConfigError(f"kind {self.kind!r} (--kind): choose one of {', '.join(KINDS)}")
         for name, value in asdict(self).items():
             if name != "kind" and value < 1:
-                raise ConfigError(f"--{name.replace('_', '-')} must be >= 1, got {value}")
+                raise ConfigError(f"{name} (--{name.replace('_', '-')}) must be >= 1, got {value}")
+        if dim is not None and self.kind == "ivfpq" and dim % self.pq_m:
+            raise ConfigError(f"pq_m (--pq-m) {self.pq_m} must divide the vector dimension {dim}")
 
 
 def _faiss():
@@ -244,21 +245,29 @@ def index_file(model: Any, input: str | Path, output: str | Path, texts: str | P
     from sentforge.data.texts import iter_texts
     from sentforge.streaming import encode_file
 
+    from sentforge.io import check_output_dir
+    from sentforge.loading import load
+
     input, output = Path(input), Path(output)
-    vectors_dir = None
+    # Every option and the output are checked before any model loads or any text is encoded.
+    params.check()
+    check_output_dir(output, overwrite)
     if not input.is_dir():
         if texts is not None:
-            raise ConfigError("--texts is for a directory of encoded vectors; a text file indexes its own texts")
-        texts, vectors_dir = input, output.with_name(f".{output.name}.vectors")
-        # An unfinished encode there resumes (same settings); a finished one may be stale, so it goes.
-        shutil.rmtree(vectors_dir, ignore_errors=True)
-        encode_file(model, input, vectors_dir, chunk_size=chunk_size, batch_size=batch_size, normalize=True,
-                    field=field, column=column)
-        input = vectors_dir
-    elif texts is None:
-        raise ConfigError(f"{input} holds vectors only: give the texts they were encoded from with --texts")
+            raise ConfigError("texts (--texts) is for a directory of encoded vectors; a text file indexes its own "
+                              "texts")
+        encoder = load(model) if isinstance(model, (str, Path)) else model
+        params.check(encoder.dim)
+        vectors_dir = output.with_name(f".{output.name}.vectors")
+        shutil.rmtree(vectors_dir, ignore_errors=True)  # a finished encode there may be stale
+        try:
+            encode_file(encoder, input, vectors_dir, chunk_size=chunk_size, batch_size=batch_size, normalize=True,
+                        field=field, column=column)
+            identity, blocks = shard_blocks(vectors_dir)
+            return build_index(blocks, iter_texts(input, field, column), output, identity, params, overwrite, seed)
+        finally:
+            shutil.rmtree(vectors_dir, ignore_errors=True)
+    if texts is None:
+        raise ConfigError(f"{input} holds vectors only: give the texts they were encoded from (texts=, --texts)")
     identity, blocks = shard_blocks(input)
-    path = build_index(blocks, iter_texts(texts, field, column), output, identity, params, overwrite, seed)
-    if vectors_dir is not None:
-        shutil.rmtree(vectors_dir, ignore_errors=True)
-    return path
+    return build_index(blocks, iter_texts(texts, field, column), output, identity, params, overwrite, seed)

@@ -68,13 +68,13 @@ def _publish(tmp: str | Path, path: Path, overwrite: bool) -> None:
         os.link(tmp, path)  # atomic, and fails if `path` exists
     except FileExistsError:
         raise OutputExistsError(f"output file {path} was created by someone else while this run wrote it; "
-                                "pass --overwrite to replace it") from None
+                                "pass overwrite=True (--overwrite) to replace it") from None
     except OSError as err:
         if err.errno not in (errno.EPERM, errno.ENOTSUP, errno.EXDEV, errno.EMLINK):
             raise
         # No hard links on this file system: check, then rename (a narrow race remains).
         if path.exists():
-            raise OutputExistsError(f"output file {path} already exists; pass --overwrite to replace it") from None
+            raise OutputExistsError(f"output file {path} already exists; pass overwrite=True (--overwrite) to replace it") from None
         os.replace(tmp, path)
         return
     os.unlink(tmp)
@@ -84,7 +84,7 @@ def check_output_file(path: str | os.PathLike, overwrite: bool) -> Path:
     """Refuse to replace an existing file unless `overwrite` is set."""
     path = Path(path)
     if path.exists() and not overwrite:
-        raise OutputExistsError(f"output file {path} already exists; pass --overwrite to replace it")
+        raise OutputExistsError(f"output file {path} already exists; pass overwrite=True (--overwrite) to replace it")
     if path.is_dir():
         raise OutputExistsError(f"output path {path} is a directory, expected a file")
     return path
@@ -96,7 +96,7 @@ def check_output_dir(path: str | os.PathLike, overwrite: bool) -> Path:
     if path.exists() and not path.is_dir():
         raise OutputExistsError(f"output path {path} exists and is not a directory")
     if path.is_dir() and any(path.iterdir()) and not overwrite:
-        raise OutputExistsError(f"output directory {path} is not empty; pass --overwrite to replace it")
+        raise OutputExistsError(f"output directory {path} is not empty; pass overwrite=True (--overwrite) to replace it")
     return path
 
 

@@ -100,7 +100,7 @@ class NpyWriter:
                 os.link(self.partial, self.output)
             except FileExistsError:
                 raise OutputExistsError(f"output {self.output} appeared while encoding; the vectors stay in "
-                                        f"{self.partial} (pass --overwrite to replace it)") from None
+                                        f"{self.partial} (pass overwrite=True (--overwrite) to replace it)") from None
             self.partial.unlink()
         self.state_file.unlink(missing_ok=True)
 
@@ -141,7 +141,7 @@ class ShardWriter:
         save_json(self.state_file, state)
         if self.output.exists() and not overwrite:
             raise OutputExistsError(f"output {self.output} appeared while encoding; the shards stay in "
-                                    f"{self.partial} (pass --overwrite to replace it)")
+                                    f"{self.partial} (pass overwrite=True (--overwrite) to replace it)")
         if self.output.exists():  # --overwrite: the old output goes only now that the new one is whole
             trash = _partial_path(self.output).with_suffix(".old")
             os.replace(self.output, trash)
@@ -166,7 +166,7 @@ def _same_job(state: dict[str, Any], job: dict[str, Any], output: Path, overwrit
         return False
     differ = sorted(k for k in set(job) | set(state.get("job", {})) if state.get("job", {}).get(k) != job.get(k))
     raise ConfigError(f"{output}: an unfinished encode with other settings ({', '.join(differ)}) is in progress "
-                      "there; rerun it with the same settings to resume, or pass --overwrite to start again")
+                      "there; rerun it with the same settings to resume, or pass overwrite=True (--overwrite) to start again")
 
 
 def _verified_prefix(folder: Path, shards: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -214,17 +214,17 @@ def encode_file(model: Any, input: str | Path, output: str | Path, *, chunk_size
 
     input, output = check_text_file(input), Path(output)
     if precision not in PRECISIONS:
-        raise ConfigError(f"--precision {precision!r}: choose one of {', '.join(PRECISIONS)}")
+        raise ConfigError(f"precision {precision!r} (--precision): choose one of {', '.join(PRECISIONS)}")
     if chunk_size < 1 or batch_size < 1 or workers < 1:
         raise ConfigError("chunk_size, batch_size and workers must each be >= 1")
     if output.exists() and not overwrite:
-        raise OutputExistsError(f"output {output} already exists; pass --overwrite to replace it")
+        raise OutputExistsError(f"output {output} already exists; pass overwrite=True (--overwrite) to replace it")
+    rows = sum(1 for _ in iter_texts(input, field, column))
+    if not rows:
+        raise InputFileError(f"{input}: holds no texts")
     spec = model if isinstance(model, str) else None
     encoder = load(model, device=device) if spec else model
     identity = ModelIdentity.of(encoder, spec)
-    rows = sum(1 for _ in iter_texts(input, field, column))
-    if not rows:
-        logger.warning("%s holds no texts: writing an empty output", input)
     encode_options = {"batch_size": batch_size, "normalize": normalize, "max_seq_length": max_seq_length}
     job = _jsonable({"input_sha256": file_sha256(input), "rows": rows, "model": identity.to_dict(),
                      "chunk_size": chunk_size, "precision": precision, "field": field, "column": column,

@@ -30,8 +30,18 @@ DeviceOpt = Annotated[Optional[str], typer.Option(help="torch device, e.g. cpu o
 OverwriteOpt = Annotated[bool, typer.Option(help="Replace existing output.")]
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from sentforge import __version__
+
+        typer.echo(f"sentforge {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
-def configure(log_level: Annotated[str, typer.Option(help="Logging level of sentforge's messages.")] = "INFO") -> None:
+def configure(log_level: Annotated[str, typer.Option(help="Logging level of sentforge's messages.")] = "INFO",
+              version: Annotated[bool, typer.Option("--version", callback=_print_version, is_eager=True,
+                                                    help="Print the version and exit.")] = False) -> None:
     level = getattr(logging, log_level.upper(), None)
     if not isinstance(level, int):
         raise ConfigError(f"--log-level: unknown level {log_level!r}; use DEBUG, INFO, WARNING or ERROR")

@@ -19,11 +19,10 @@ def export(
     seed: SeedOpt = 0,
 ) -> None:
     """Export a model's Transformer backbone to ONNX Runtime, optionally quantized to int8."""
-    from sentforge.export import export_encoder
+    from sentforge.export import check_export, export_encoder
     from sentforge.loading import load
-    from sentforge.io import check_output_dir
     from sentforge.seed import set_seed
 
     set_seed(seed)
-    check_output_dir(output, overwrite)
+    check_export(output, format, overwrite)  # before the model loads
     export_encoder(load(model), output, format, overwrite=overwrite, source=model)

@@ -55,7 +55,8 @@ def _common(
     keep_last: Annotated[int, typer.Option(min=1, help="Checkpoints to keep.")] = 2,
     log_every: Annotated[int, typer.Option(min=1)] = 10,
     dev: Annotated[Path | None, typer.Option(help="Dev set (any `sentforge eval --dataset` file): scored every "
-                                                  "--eval-every steps; the best-scoring encoder is the one saved.")] = None,
+                                                  "--eval-every steps (without it: before training and after), the best-scoring encoder "
+                                                  "is the one saved.")] = None,
     eval_every: Annotated[int | None, typer.Option(min=1, help="Score on --dev every N steps.")] = None,
     time_limit: Annotated[float | None, typer.Option(min=0.0, help="Stop cleanly after this many seconds; the "
                                                                    "last step's (or the best) encoder is saved.")] = None,
@@ -123,8 +124,8 @@ def _run(recipe: Recipe, *, output: Path, lr_boundaries: str | None, lr_factors:
     for spec in dataclasses.fields(recipe.options):
         if spec.metadata.get("parse"):
             settings[spec.name] = spec.metadata["parse"](settings[spec.name])
-    if (dev is None) != (eval_every is None):
-        raise ConfigError("--dev and --eval-every go together: the dev set is scored every --eval-every steps")
+    if eval_every is not None and dev is None:
+        raise ConfigError("--eval-every needs --dev: the dev set is scored every --eval-every steps")
     if dev is not None:
         from sentforge.evaluation import load_dataset
 

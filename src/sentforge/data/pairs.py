@@ -1,6 +1,7 @@
 """Read labelled sentence pairs for supervised training (MNRL, STS regression) from .tsv, .csv or .jsonl.
 
-Tables have a header row; JSON lines are objects. The fields are `sentence1`, `sentence2`, and
+Tables have a header row; JSON lines are objects. The fields are `sentence1`, `sentence2` (or
+sentence-transformers' names, `anchor` and `positive`), and
 optionally `score` (a number: STS regression needs it), `negative` (a hard negative for MNRL) and
 `label` (0/1: positive pairs are the rows labelled 1; the others are dropped, and the count logged).
 A `score` column in a file read as positive pairs is refused: a score is no positive/negative label.
@@ -24,6 +25,8 @@ logger = logging.getLogger(__name__)
 
 PAIR_SUFFIXES = (".tsv", ".csv", ".jsonl")
 TEXT_FIELDS = ("sentence1", "sentence2")
+# sentence-transformers' column names of a pair, read as the fields they stand for.
+ST_COLUMN_NAMES = {"anchor": "sentence1", "positive": "sentence2"}
 POSITIVE_LABELS = {"1", "1.0", "true"}
 NEGATIVE_LABELS = {"0", "0.0", "false"}
 
@@ -55,10 +58,22 @@ def _records(path: Path) -> list[tuple[int, dict[str, Any]]]:
 Row = tuple[str, dict[str, Any]]
 
 
-def file_rows(path: Path, columns: Mapping[str, str] | None = None) -> list[Row]:
-    """The rows of a pair file, each column renamed by `columns` (file column -> field) when it is mapped."""
-    return [(f"{path}:{line_no}", renamed(record, columns, f"{path}:{line_no}", InputFileError))
-            for line_no, record in _records(path)]
+def file_rows(path: Path, columns: Mapping[str, str] | None = None, columns_argument: str = "columns") -> list[Row]:
+    """The rows of a pair file, each column renamed by `columns` (file column -> field) when it is mapped;
+    sentence-transformers' `anchor` and `positive` name sentence1 and sentence2 unless `columns` gives
+    those fields. A column of `columns` that the file lacks is an error naming `columns_argument`."""
+    rows = []
+    for line_no, record in _records(path):
+        where = f"{path}:{line_no}"
+        absent = [name for name in (columns or {}) if name not in record]
+        if absent:
+            raise InputFileError(f"{where}: no column {', '.join(map(repr, absent))}, which {columns_argument} "
+                                 f"names (found: {', '.join(record)})")
+        mapped = set((columns or {}).values())
+        mapping = {name: field for name, field in ST_COLUMN_NAMES.items()
+                   if name in record and field not in record and field not in mapped} | dict(columns or {})
+        rows.append((where, renamed(record, mapping, where, InputFileError)))
+    return rows
 
 
 def renamed(record: dict[str, Any], columns: Mapping[str, str] | None, where: str,
@@ -79,7 +94,8 @@ def read_pairs(path: str | Path, with_scores: bool = False, columns: Mapping[str
     `columns` renames the file's columns to these fields; `columns_argument` names the caller's option for
     it in the error about a missing field."""
     path = Path(path)
-    return pairs_from_rows(file_rows(path, columns), str(path), with_scores, InputFileError, columns_argument)
+    return pairs_from_rows(file_rows(path, columns, columns_argument or "columns"), str(path), with_scores,
+                           InputFileError, columns_argument)
 
 
 def pairs_from_rows(rows: list[Row], source: str, with_scores: bool, error: type[Exception] = InputFileError,

@@ -8,6 +8,7 @@ A task reads its files from a data directory laid out as the standard distributi
 from __future__ import annotations
 
 import importlib
+import logging
 import pkgutil
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
@@ -19,6 +20,8 @@ import numpy as np
 
 from sentforge.encode_options import supported_keywords
 from sentforge.errors import ConfigError, DataNotFoundError
+
+logger = logging.getLogger(__name__)
 
 FAMILIES = ("sts", "transfer", "sentglue", "useb", "geometry", "own")  # own: a user's files (evaluation/own)
 # Every module of this package is imported on first use of the registry; its tasks register on import.
@@ -123,10 +126,38 @@ def resolve_tasks(selection: str | Sequence[str]) -> list[type[Task]]:
         elif key in tasks:
             matches = [tasks[key]]
         else:
-            valid = ", ".join(list(FAMILIES) + sorted(cls.metadata.name for cls in tasks.values()))
-            raise ConfigError(f"unknown task {name!r}; valid families and tasks: {valid}")
+            matches = [_mteb_alias(name, tasks)]
         chosen.extend(cls for cls in matches if cls not in chosen)
     return chosen
+
+
+# Names people use for a task in papers (suggested for a close unknown name, never selected silently).
+NICKNAMES = {"sts-b": "STSBenchmark", "stsb": "STSBenchmark", "sts-benchmark": "STSBenchmark", "sick": "SICKRelatedness",
+             "sickr": "SICKRelatedness", "sick-relatedness": "SICKRelatedness"}
+
+
+def _mteb_alias(name: str, tasks: dict[str, type[Task]]) -> type[Task]:
+    """The task that an MTEB task name stands for; else an error with the closest names."""
+    import difflib
+
+    # A table of names that imports nothing of sentforge's (read here so that MTEB's names are accepted).
+    from sentforge.integrations.task_names import TASK_ALIASES
+
+    for alias in TASK_ALIASES:
+        mteb = {m.lower(): m for m in alias.mteb}
+        if name.lower() in mteb and alias.sentforge.lower() in tasks:
+            task = tasks[alias.sentforge.lower()]
+            logger.info("task %s is MTEB's name of sentforge's %s%s", mteb[name.lower()], task.metadata.name,
+                        "" if alias.same_metric else f" (the scores differ: {alias.note})")
+            return task
+    names = list(FAMILIES) + sorted(cls.metadata.name for cls in tasks.values())
+    candidates = ({n.lower(): n for n in names} | {m.lower(): m for alias in TASK_ALIASES for m in alias.mteb}
+                  | {nickname: task for nickname, task in NICKNAMES.items() if task.lower() in tasks})
+    close = list(dict.fromkeys(candidates[c] for c in difflib.get_close_matches(name.lower(), list(candidates), n=3,
+                                                                               cutoff=0.6)))
+    hint = f"did you mean {' or '.join(close)}? " if close else ""
+    raise ConfigError(f"unknown task {name!r}; {hint}valid families and tasks: {', '.join(names)} "
+                      "(and their MTEB names, e.g. SICK-R)")
 
 
 class CachedEncoder:

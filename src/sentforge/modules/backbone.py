@@ -34,7 +34,7 @@ _T5_DEFAULT_MAX_LENGTH = 512
 
 @contextlib.contextmanager
 def _quiet_transformers() -> Iterator[None]:
-    """Silence transformers' own load report; sentforge logs the parts that matter."""
+    """Silence transformers' own load report and progress bars; sentforge logs the parts that matter."""
     previous = transformers.logging.get_verbosity()
     bars = transformers.logging.is_progress_bar_enabled()
     transformers.logging.set_verbosity_error()
@@ -176,8 +176,9 @@ class HFBackbone(InputModule):
 
     def save(self, path: Path) -> None:
         path.mkdir(parents=True, exist_ok=True)
-        self.model.save_pretrained(path, safe_serialization=True)
-        self.tokenizer.save_pretrained(path)
+        with _quiet_transformers():  # no progress bar of transformers' own per saved file
+            self.model.save_pretrained(path, safe_serialization=True)
+            self.tokenizer.save_pretrained(path)
         write_json(path / self.config_file, self.config())
 
     @staticmethod

@@ -59,7 +59,8 @@ def run_recipe(method: str, model: str | os.PathLike | Any, data: Any, output: s
     columns: the roles of the data's columns, {"column name": role} (roles: sentence1, sentence2, negative,
     score, label). argument_names: how errors name `data` and `columns` (the CLI gives its options). pooling: cls, mean, max or keep (default: the
     method's paper). evaluator / eval_every: run on the encoder every `eval_every` steps (a callable
-    `encoder -> metrics` or an evaluation Task); with `select` (a metric name, higher is better unless
+    `encoder -> metrics` or an evaluation Task; without eval_every, before the first step and after the
+    last); with `select` (a metric name, higher is better unless
     `select_mode="min"`) the best evaluated encoder is the one saved and returned. `time_limit`
     (seconds) stops training cleanly; the encoder of the last step (or the best one) is saved.
     snapshots: steps at which the encoder is also saved, to `output/training/snapshots/step-N`.
@@ -75,9 +76,11 @@ def run_recipe(method: str, model: str | os.PathLike | Any, data: Any, output: s
     recipe = get_recipe(method)
     options, training = _split_settings(recipe, settings)
     if steps is not None and epochs is not None:
-        raise ConfigError("give --steps or --epochs, not both")
-    if select is not None and (evaluator is None or not eval_every):
-        raise ConfigError("selecting the best encoder needs an evaluator and eval_every")
+        raise ConfigError("give steps or epochs (--steps, --epochs), not both")
+    if select is not None and evaluator is None:
+        raise ConfigError("selecting the best encoder (select=) needs an evaluator")
+    if eval_every is not None and evaluator is None:
+        raise ConfigError("eval_every (--eval-every) needs an evaluator (--dev)")
     given = isinstance(model, Encoder)
     spec = model.name if given else str(model)
     paths = data_paths(data)
@@ -85,11 +88,14 @@ def run_recipe(method: str, model: str | os.PathLike | Any, data: Any, output: s
     run = RunDirectory(output, resume=resume, overwrite=overwrite, model=None if given else spec,
                        inputs=[(data_option, path) for path in paths])
     run.check()
+    # The training settings are checked before any data is read or any model loads.
+    TrainingConfig(output_dir=run.work, **({"steps": steps} if steps is not None else {"epochs": epochs or 1}),
+                   **_with_defaults(recipe, dict(training), device))
     examples = read_examples(recipe.data, data, reading, columns, argument_names)
     set_seed(seed)  # before loading: parts the checkpoint lacks (e.g. a pooler layer) start from the seed
     encoder = model if given else load(spec, device=device)
     if not isinstance(encoder, Encoder):
-        raise ConfigError(f"--model {spec}: {type(encoder).__name__} is not trainable; give a Hugging Face "
+        raise ConfigError(f"model {spec} (--model): {type(encoder).__name__} is not trainable; give a Hugging Face "
                           "or sentence-transformers model")
     run.prepare(device)  # after the inputs are read: nothing of theirs can be removed before
 
@@ -102,10 +108,13 @@ def run_recipe(method: str, model: str | os.PathLike | Any, data: Any, output: s
     budget = {"steps": steps, "epochs": None if steps else (epochs or 1)}
     plan = recipe.build(encoder, examples, options, BuildContext(spec, seed, {**training, **budget}))
     training.update(plan.training)
+    # An evaluator without eval_every scores the start encoder and the trained one.
+    scored_at_ends = evaluator is not None and not eval_every
     config = TrainingConfig(output_dir=run.work, seed=seed, device=device, resume=resume, overwrite=True,
                             eval_every=eval_every,
                             # Hugging Face backbones carry a pooler layer that no sentence objective uses.
-                            find_unused_parameters=distributed.launched_distributed(), **budget, **training)
+                            find_unused_parameters=distributed.launched_distributed(), **budget,
+                            **{"eval_at_start": scored_at_ends, "eval_at_end": scored_at_ends, **training})
     result_encoder = plan.result or (lambda: encoder)
     best = None if select is None else KeepBest(evaluator, select, run.work, step=lambda: trainer.state.step,
                                                 encoder=result_encoder, mode=select_mode)
@@ -125,9 +134,13 @@ def run_recipe(method: str, model: str | os.PathLike | Any, data: Any, output: s
     if best is not None and best.best is not None:
         trained = best.load(trained.name) if distributed.is_main_process() else trained
         extra["best"] = best.best
+        if best.best["step"] == 0:
+            logger.warning("the start encoder scored best on the dev set (%s %.4f): it is the one saved",
+                           best.best["metric"], best.best["value"])
     summary = run_summary(recipe.name, spec, [str(p) for p in paths] or "in memory", len(plan.examples),
                           result.steps, result.losses[-1] if result.losses else None, config.to_json(),
                           dataclasses.asdict(options), **extra)
+    trained.name = str(output)  # the trained model is the output's: its card is titled after it
     record_on_card(trained.card, summary)
     run.finish(trained.save, summary)
     return trained, summary

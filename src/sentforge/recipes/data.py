@@ -75,7 +75,19 @@ def data_paths(data: Any) -> list[Path]:
             raise ConfigError(f"data: {existing[0]!r} (item {data.index(existing[0])}) is the path of an existing "
                               f"file, but {len(data) - len(existing)} other item(s) are not; give a list of paths "
                               "(pathlib.Path) or a list of texts")
+        missing = next((item for item in data if _looks_like_a_file_name(item)), None)
+        if missing is not None:
+            raise ConfigError(f"data: {missing!r} (item {data.index(missing)}) looks like a file name, but no such "
+                              f"file exists (from {Path.cwd()}); give the path of an existing file, or texts")
     return []
+
+
+DATA_SUFFIXES = (".txt", ".jsonl", ".json", ".tsv", ".csv", ".gz", ".zip", ".xml", ".toks")
+
+
+def _looks_like_a_file_name(text: str) -> bool:
+    """A string with no space that ends like a data file (`corpus.txt`, `data/pairs.tsv`): never a sentence."""
+    return not any(c.isspace() for c in text) and text.lower().endswith(DATA_SUFFIXES)
 
 
 def _names_file(text: str) -> bool:

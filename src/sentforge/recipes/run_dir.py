@@ -65,7 +65,7 @@ class RunDirectory:
     def check(self) -> None:
         """The checks that need no writing (run on every process, before any input is read)."""
         if self.resume and self.overwrite:
-            raise ConfigError("--resume and --overwrite exclude each other")
+            raise ConfigError("resume and overwrite (--resume, --overwrite) exclude each other")
         if self.resume:
             if self.output.exists() and not (self.output / TRAINING_DIR).is_dir():
                 raise OutputExistsError(f"--resume: {self.output} holds no {self.run_name} ({TRAINING_DIR}/ is missing)")

@@ -322,6 +322,7 @@ def train_sentence_t5(model: str | os.PathLike, data: Mapping[str, Sequence[Any]
         {"temperature": config.temperature, "symmetric": config.symmetric},
         pooling=variant_of(encoder), dim=encoder.dim, t5=is_t5(encoder), temperature=config.temperature,
         symmetric=config.symmetric, stages=[result.summary for result in results])
+    encoder.name = str(output)  # the trained model is the output's: its card is titled after it
     record_on_card(encoder.card, summary)
     run.finish(encoder.save, summary)
     return encoder, summary

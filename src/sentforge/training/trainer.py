@@ -87,6 +87,7 @@ class TrainingConfig:
     log_every: int = 10
     eval_every: int | None = None
     eval_at_start: bool = False
+    eval_at_end: bool = False  # also score the encoder after the last step (when eval_every did not just do it)
     checkpoint_every: int | None = None
     keep_last: int = 2
     resume: bool = False
@@ -107,7 +108,7 @@ class TrainingConfig:
                      "checkpoint_every", "keep_last", "early_stopping_patience"):
             value = getattr(self, name)
             if value is not None and value < 1:
-                raise ConfigError(f"{name} must be >= 1, got {value}")
+                raise ConfigError(f"{name} ({_flag(name)}) must be >= 1, got {value}")
         if self.mixed_precision not in MIXED_PRECISION:
             raise ConfigError(f"mixed_precision must be one of {', '.join(MIXED_PRECISION)}")
         if self.early_stopping_mode not in ("max", "min"):
@@ -129,7 +130,8 @@ class TrainingConfig:
         for name, (low, high, low_allowed) in ranges.items():
             value = getattr(self, name)
             if not ((low <= value if low_allowed else low < value) and value <= high):
-                raise ConfigError(f"{name} must be in {'[' if low_allowed else '('}{low:g}, {high:g}], got {value}")
+                raise ConfigError(f"{name} ({_flag(name)}) must be in {'[' if low_allowed else '('}{low:g}, {high:g}], "
+                                  f"got {value}")
         if self.warmup_steps < 0:
             raise ConfigError(f"warmup_steps must be >= 0, got {self.warmup_steps}")
         if not all(0.0 <= f < math.inf for f in self.schedule_factors):
@@ -224,7 +226,7 @@ class Trainer:
             return
         if not self.config.overwrite:
             raise OutputExistsError(f"{self.output_dir} already holds a training run (metrics.jsonl / checkpoints); "
-                                    "pass --resume to continue it or --overwrite to start again")
+                                    "pass resume=True (--resume) to continue it or overwrite=True (--overwrite) to start again")
         (self.output_dir / METRICS_FILE).unlink(missing_ok=True)
         shutil.rmtree(self.output_dir / CHECKPOINTS_DIR, ignore_errors=True)
 
@@ -350,15 +352,17 @@ class Trainer:
                 self.objective, device_ids=[device.index] if device.type == "cuda" else None,
                 find_unused_parameters=cfg.find_unused_parameters)
 
+        evaluations: list[dict[str, Any]] = []
         if not resumed:
             self._log({"step": 0, "event": "start", "config": cfg.to_json(), "world_size": world,
                        "total_steps": total_steps, "examples": len(self.data)})
             if cfg.eval_at_start:
-                self._evaluate()
+                metrics = self._evaluate()
+                if metrics is not None:
+                    evaluations.append({"step": 0, **metrics})
 
         started = time.monotonic()
         losses: list[float] = []
-        evaluations: list[dict[str, Any]] = []
         window: dict[str, float] = {}
         window_steps, window_start = 0, time.perf_counter()
         tokens_total, tokens_time = 0.0, 0.0
@@ -391,12 +395,16 @@ class Trainer:
                 if self.state.step % cfg.log_every == 0 or self.state.step == total_steps:
                     span = time.perf_counter() - window_start
                     record = {"step": self.state.step, "epoch": order.state.epoch, "lr": self.state.lr,
-                              "steps_per_s": window_steps / span if span > 0 else None}
+                              "steps_per_s": window_steps / span if span > 0 else None,
+                              "examples_per_s": window_steps * global_batch / span if span > 0 else None}
                     for key, value in window.items():
                         record[key] = value if key == "tokens" else value / window_steps
                     if "tokens" in window and span > 0:
                         record["tokens_per_s"] = window["tokens"] / span
                     self._log(record)
+                    if progress.disable and distributed.is_main_process():
+                        # No progress bar (not a terminal, e.g. piped to a file): the log carries the progress.
+                        logger.info("%s", _progress_line(record, total_steps))
                     window, window_steps, window_start = {}, 0, time.perf_counter()
                 if cfg.eval_every and self.state.step % cfg.eval_every == 0:
                     metrics = self._evaluate()
@@ -410,6 +418,10 @@ class Trainer:
                     callback(self.state)
         finally:
             progress.close()
+        if cfg.eval_at_end and not (evaluations and evaluations[-1]["step"] == self.state.step):
+            metrics = self._evaluate()
+            if metrics is not None:
+                evaluations.append({"step": self.state.step, **metrics})
         self._log({"step": self.state.step, "event": "end", "stopped_early": self.state.should_stop})
         return TrainResult(steps=self.state.step, losses=losses, evaluations=evaluations,
                            stopped_early=self.state.should_stop,
@@ -496,3 +508,21 @@ class Trainer:
         logger.info("resumed from %s (step %d)", path, self.state.step)
         self._log({"step": self.state.step, "event": "resume", "path": str(path)})
         return True
+
+
+def _progress_line(record: dict[str, Any], total_steps: int) -> str:
+    """One log line of a training window: step, loss, rate and throughput."""
+    parts = [f"step {record['step']}/{total_steps}"]
+    if "loss" in record:
+        parts.append(f"loss {record['loss']:.4f}")
+    parts.append(f"lr {record['lr']:.3g}")
+    if record.get("steps_per_s"):
+        parts.append(f"{record['steps_per_s']:.2f} steps/s ({record['examples_per_s']:.1f} examples/s)")
+    if record.get("tokens_per_s"):
+        parts.append(f"{record['tokens_per_s']:.0f} tokens/s")
+    return ", ".join(parts)
+
+
+def _flag(name: str) -> str:
+    """The command-line option of a TrainingConfig field."""
+    return "--" + name.replace("_", "-")

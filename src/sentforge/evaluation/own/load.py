@@ -55,9 +55,13 @@ def detect_kind(path: str | os.PathLike) -> str:
     if set(PAIR_FIELDS) <= fields and ("score" in fields) != ("label" in fields):
         return "scored-pairs" if "score" in fields else "labelled-pairs"
     present = ", ".join(first) or "none"
-    if set(PAIR_FIELDS) <= fields:
+    if set(PAIR_FIELDS) <= fields and "score" in fields:
         raise InputFileError(f"{path}:{line_no}: has both 'score' and 'label'; give the kind, e.g. "
                              f"scored-pairs:{path}")
+    if set(PAIR_FIELDS) <= fields:
+        raise InputFileError(f"{path}:{line_no}: pairs without a 'score' or 'label' column: evaluation compares "
+                             "the model's similarities with a gold score (scored-pairs, Spearman) or a 0/1 label "
+                             "(labelled-pairs, average precision); add one of these columns")
     raise InputFileError(f"{path}:{line_no}: cannot tell the kind of data from the columns ({present}); expected "
                          f"{', '.join(RERANKING_FIELDS)} (reranking), or sentence1, sentence2 and score "
                          "(scored-pairs) or label (labelled-pairs)")
@@ -69,6 +73,37 @@ def load_dataset(path: str | os.PathLike, kind: str | None = None, dev: str | os
     `dev` is a labelled-pairs file whose best thresholds the labelled-pairs metrics use. The data is read
     and checked now, so bad input fails before any model loads. The task is named `name` or the path."""
     path = Path(path)
+    try:
+        return _load_dataset(path, kind, dev, name, seed)
+    except InputFileError as err:
+        tasks = builtin_tasks_of(path)
+        if not tasks:
+            raise
+        raise InputFileError(f"{err}; {path.name} is a data file of the built-in task {' or '.join(tasks)}: "
+                             f"evaluate it with --tasks {tasks[0]} (tasks= in Python) and the data directory "
+                             "that holds it") from None
+
+
+_GENERIC_STEMS = {"train", "dev", "test", "valid", "validation", "data", "corpus"}
+
+
+def builtin_tasks_of(path: Path) -> list[str]:
+    """The built-in tasks that read a file of this name (its folder too, where the name alone is common)."""
+    from sentforge.evaluation.task import registered_tasks
+
+    tail = Path(path).resolve().parts[-2:]
+    by_folder, by_name = [], []
+    for cls in registered_tasks().values():
+        files = [Path(f).parts for f in cls.metadata.files]
+        if any(f[-2:] == tail for f in files):
+            by_folder.append(cls.metadata.name)
+        elif Path(path).stem.lower() not in _GENERIC_STEMS and any(f[-1] == tail[-1] for f in files):
+            by_name.append(cls.metadata.name)
+    return by_folder or by_name
+
+
+def _load_dataset(path: Path, kind: str | None, dev: str | os.PathLike | None, name: str | None,
+                  seed: int) -> OwnDataTask:
     if kind is None:
         kind = detect_kind(path)
     elif kind not in DATASET_KINDS:
@@ -92,7 +127,11 @@ def load_own_datasets(specs: list[str], dev: str | os.PathLike | None = None, se
     tasks = []
     for spec in specs:
         kind, path = parse_dataset_spec(spec)
-        kind = kind or detect_kind(path)
+        if kind is None:
+            try:
+                kind = detect_kind(path)
+            except InputFileError:
+                load_dataset(path)  # raises the error, with a hint where the file belongs to a built-in task
         tasks.append(load_dataset(path, kind, dev if kind == "labelled-pairs" else None, name=spec, seed=seed))
     if dev is not None and not any(t.metadata.extra["kind"] == "labelled-pairs" for t in tasks):
         raise ConfigError(f"--dev {dev}: it sets labelled-pairs thresholds, but no --dataset is labelled-pairs")
