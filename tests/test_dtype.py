@@ -38,13 +38,15 @@ def test_other_dtypes_are_refused(value):
 def test_bfloat16_encode_on_the_cpu_is_close_to_float32(tiny_bert_dir):
     encoder = build_encoder(tiny_bert_dir)
     reference = encoder.encode(CORPUS)
+    weights = {name: p.detach().clone() for name, p in encoder.named_parameters()}
     for dtype in ("bfloat16", torch.bfloat16):
         vectors = encoder.encode(CORPUS, dtype=dtype)
         assert vectors.dtype == np.float32 and vectors.shape == reference.shape
         assert not np.array_equal(vectors, reference)  # the forward pass did run in bfloat16
         assert _cosine(vectors, reference).min() >= 0.999
     np.testing.assert_array_equal(encoder.encode(CORPUS, dtype="float32"), reference)
-    assert next(encoder.parameters()).dtype == torch.float32  # the weights are untouched
+    for name, param in encoder.named_parameters():  # the float32 weights are back, untouched
+        assert param.dtype == torch.float32 and torch.equal(param, weights[name]), name
 
 
 def test_float16_encode_on_the_cpu_is_refused(tiny_bert_dir):
@@ -63,7 +65,9 @@ def test_load_takes_the_sentence_transformers_torch_dtype(tiny_bert_dir, tmp_pat
         assert ours.dtype == np.float32
     theirs = st.SentenceTransformer(path, device="cpu", model_kwargs={"torch_dtype": torch.bfloat16}).encode(
         CORPUS, convert_to_numpy=True)
-    assert _cosine(ours, theirs.astype(np.float32)).min() >= 0.999
+    assert _cosine(ours, theirs.astype(np.float32)).min() >= 0.9999
+    per_call = sentforge.load(path).encode(CORPUS, dtype=torch.bfloat16)  # the same weights, cast for the call
+    assert _cosine(per_call, theirs.astype(np.float32)).min() >= 0.9999
     auto = sentforge.load(path, model_kwargs={"torch_dtype": "auto"})  # the checkpoint's own: float32
     assert {p.dtype for p in auto.parameters()} == {torch.float32}
     with pytest.raises(ConfigError, match="attn_implementation.*torch_dtype"):

@@ -1,6 +1,8 @@
 """Compute precisions of inference: `encode(dtype=...)`, `sentforge encode --dtype` and
 `sentforge.load(..., model_kwargs={"torch_dtype": ...})` (the sentence-transformers spelling).
 
+The forward pass runs with the weights cast to that precision (LayerNorm included, as in
+sentence-transformers' half-precision models); the vectors are returned as float32.
 float16 and bfloat16 halve the memory traffic of the forward pass; on a GPU they run on its tensor
 cores. On the CPU only bfloat16 is offered to `encode`: CPUs compute float16 slowly (no hardware
 support on most of them) and with a narrower exponent range than bfloat16, so it would be slower
@@ -9,6 +11,8 @@ than float32 and less accurate than bfloat16 at once.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 from sentforge.errors import ConfigError
@@ -47,14 +51,20 @@ def check_device_dtype(dtype, device) -> None:
                           "faster there and keeps float32's range")
 
 
-def autocast(dtype, device):
-    """A context that runs the forward pass in `dtype` on `device` (nothing for None or float32).
-    The weights stay as loaded; matrix products run in `dtype`, normalisations in float32."""
-    import contextlib
-
-    import torch
-
-    if dtype is None or dtype == torch.float32:
-        return contextlib.nullcontext()
+@contextlib.contextmanager
+def weights_in(module, dtype, device) -> Iterator[None]:
+    """Run the block with `module`'s floating-point parameters in `dtype` (nothing to do for None or the
+    dtype they have). The cast copies are made once per call, as sentence-transformers' half-precision
+    models hold them; the original tensors are put back afterwards, untouched."""
+    if dtype is None:
+        yield
+        return
     check_device_dtype(dtype, device)
-    return torch.autocast(device.type, dtype=dtype)
+    originals = [(p, p.data) for p in module.parameters() if p.is_floating_point() and p.dtype != dtype]
+    try:
+        for param, data in originals:
+            param.data = data.to(dtype)
+        yield
+    finally:
+        for param, data in originals:
+            param.data = data

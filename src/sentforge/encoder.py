@@ -15,7 +15,7 @@ from tqdm.auto import tqdm
 
 from sentforge import __version__
 from sentforge.device import to_device_all
-from sentforge.dtypes import autocast
+from sentforge.dtypes import weights_in
 from sentforge.encode_options import EncodeOptions, check_finite, encode_options, finish, resolve_prompt, shape_vectors
 from sentforge.errors import ConfigError, ModelFormatError
 from sentforge.io import atomic_dir
@@ -159,8 +159,9 @@ class Encoder(SentenceTransformerInterface, nn.Sequential):
         `truncate_dim`, `precision` (float32, int8, uint8, binary, ubinary), `convert_to_tensor`,
         `convert_to_numpy`. Non-finite vectors raise ModelFormatError.
         `dtype` (torch.float16 / torch.bfloat16 or "float16" / "bfloat16" / "float32") runs the forward
-        pass in that precision under autocast (float16 on GPUs only; see `sentforge.dtypes`); the
-        returned vectors are float32 either way (`precision` is what they are converted to).
+        pass with the weights in that precision for this call (float16 on GPUs only; see
+        `sentforge.dtypes`); the returned vectors are float32 either way (`precision` is what they are
+        converted to).
         """
         opts = encode_options(options, batch_size=batch_size, normalize=normalize, show_progress=show_progress,
                               max_seq_length=max_seq_length, device=device)
@@ -201,7 +202,7 @@ class Encoder(SentenceTransformerInterface, nn.Sequential):
                 done.clear()
 
         try:
-            with torch.inference_mode(), autocast(opts.dtype, target):
+            with torch.inference_mode(), weights_in(self, opts.dtype, target):
                 for start in tqdm(starts, desc="encode", unit="batch",
                                   disable=progress_enabled(opts.show_progress, len(starts))):
                     rows = order[start:start + opts.batch_size]
