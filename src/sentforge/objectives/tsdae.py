@@ -467,7 +467,11 @@ class TSDAE(nn.Module):
         backbone, device = self.encoder[0], self.encoder.device
         features = to_device_all(backbone.pad(noisy_ids), device)
         input_ids, labels, real = self.decoder.padded_batch(target_ids, device)
-        with _sparse_lookups((backbone, self.decoder), self.decoder.projection_weight):
+        # Sparse lookup gradients save the CPU a vocabulary-sized fill per lookup; on accelerators that
+        # fill is cheap and the sparse bookkeeping is not.
+        sparse = _sparse_lookups((backbone, self.decoder), self.decoder.projection_weight) \
+            if device.type == "cpu" else contextlib.nullcontext()
+        with sparse:
             vectors = self.encoder(features)["sentence_embedding"]
             # No self-attention mask: the causal mask alone keeps real positions from seeing the
             # right padding, and lets attention take its fused causal path.
