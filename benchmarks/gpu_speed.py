@@ -59,6 +59,12 @@ BATCH = {"tsdae": 8, "mnrl": 64, "simcse": 64, "ct": 16, "mlm": 8}
 POOLING = {"tsdae": "cls", "mnrl": "mean", "simcse": "cls", "ct": "mean", "mlm": "mean"}
 
 
+def fail(message: str) -> None:
+    """Bad input: one `error:` line and exit code 2."""
+    print(f"error: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
 def tokenizer_dir(given: Path | None) -> Path:
     if given is not None:
         return given
@@ -86,7 +92,7 @@ def build_model(tokenizer: Path, out: Path, seed: int) -> Path:
 def read_texts(path: Path) -> list[str]:
     texts = [line.strip() for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     if len(texts) < 2:
-        sys.exit(f"error: {path}: needs at least 2 non-empty lines")
+        fail(f"{path}: needs at least 2 non-empty lines")
     return texts
 
 
@@ -244,7 +250,10 @@ def st_encode(model: Path, texts: list[str], dtype: str | None, args) -> float:
 
 # -- the run ------------------------------------------------------------------------------------------
 
-def measurements(args, model: Path, texts: list[str], work: Path) -> list[tuple[str, str, dict[str, Callable[[], float]]]]:
+Row = tuple[str, str, dict[str, Callable[[], float]]]
+
+
+def measurements(args, model: Path, texts: list[str], work: Path) -> list[Row]:
     """(row name, unit, {side: measurement}) in table order."""
     half = "float16" if args.device.startswith("cuda") else "bfloat16"
     rows = []
@@ -298,9 +307,9 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
     if not args.texts.is_file():
-        sys.exit(f"error: --texts {args.texts}: no such file")
+        fail(f"--texts {args.texts}: no such file")
     if min(args.steps, args.warmup, args.encode_texts, args.rounds) < 1:
-        sys.exit("error: --steps, --warmup, --encode-texts and --rounds must be >= 1")
+        fail("--steps, --warmup, --encode-texts and --rounds must be >= 1")
 
     import logging
 
@@ -312,7 +321,7 @@ def main() -> None:
     transformers.logging.set_verbosity_error()
     datasets.disable_progress_bars()
     if args.device == "cuda" and not torch.cuda.is_available():
-        sys.exit("error: --device cuda: no CUDA device on this machine")
+        fail("--device cuda: no CUDA device on this machine")
     if args.threads:
         torch.set_num_threads(args.threads)
     texts = read_texts(args.texts)
@@ -332,7 +341,8 @@ def main() -> None:
                     print(f"round {round_index + 1} {name} {side}: {value:.3f} {unit}", file=sys.stderr, flush=True)
 
     info = versions()
-    print(f"device: {args.device} ({info['device']}); " + ", ".join(f"{k} {v}" for k, v in info.items() if k != "device"))
+    others = ", ".join(f"{k} {v}" for k, v in info.items() if k != "device")
+    print(f"device: {args.device} ({info['device']}); {others}")
     print(f"\n| {args.device} | unit | " + " | ".join(args.sides) + (" | ratio |" if len(args.sides) == 2 else ""))
     print("|---|---|" + "---|" * len(args.sides) + ("---|" if len(args.sides) == 2 else ""))
     table = {}

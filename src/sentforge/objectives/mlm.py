@@ -87,8 +87,8 @@ class MaskedLanguageModeling(MaskedTokenObjective):
                                         self.mlm_probability, self.mask_ratio, self.random_ratio, generator)
         chosen = torch.nonzero(labels.reshape(-1) != IGNORE_INDEX).squeeze(1)
         device = self.encoder.device
-        return {"input_ids": to_device(corrupted, device), "attention_mask": to_device(features["attention_mask"], device),
-                "labels": to_device(labels, device), "chosen": to_device(chosen, device),
+        return {"input_ids": to_device(corrupted, device),
+                "attention_mask": to_device(features["attention_mask"], device), "labels": to_device(labels, device), "chosen": to_device(chosen, device),
                 "chosen_labels": to_device(labels.reshape(-1)[chosen], device),
                 "tokens": features["attention_mask"].sum()}
 

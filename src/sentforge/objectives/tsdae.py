@@ -250,8 +250,8 @@ class _Decoder(nn.Module):
             inputs[row, :len(x)] = x
             labels[row, :len(y)] = y
         real = np.flatnonzero(labels.reshape(-1) != IGNORE_INDEX)
-        return (to_device(torch.from_numpy(inputs), device), to_device(torch.from_numpy(labels.reshape(-1)[real]), device),
-                to_device(torch.from_numpy(real), device))
+        return (to_device(torch.from_numpy(inputs), device),
+                to_device(torch.from_numpy(labels.reshape(-1)[real]), device), to_device(torch.from_numpy(real), device))
 
 
 class BertLikeDecoder(_Decoder):
