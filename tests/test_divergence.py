@@ -89,3 +89,19 @@ def test_cli_refuses_an_absurd_learning_rate(tiny_bert_dir, tmp_path, capsys, lr
                             "--output", tmp_path / "out", "--steps", "1", "--lr", lr], capsys)
     assert_one_line_error(code, err, "lr")
     assert not (tmp_path / "out").exists()
+
+
+def test_accelerator_reads_catch_a_non_finite_loss_late_and_save_nothing_after_it(tiny_bert_dir, tmp_path,
+                                                                                 monkeypatch):
+    """On accelerators the loss is read only at logging/evaluation/checkpoint steps (forced here on the
+    CPU): a NaN at step 5 is found at the checkpoint step 6, named by its own step, and nothing is saved."""
+    monkeypatch.setattr(Trainer, "_reads_every_step", staticmethod(lambda device: False))
+    torch.manual_seed(0)
+    encoder = build_encoder(tiny_bert_dir)
+    objective = ExplodesAt(encoder, step=5, value=math.nan)
+    config = TrainingConfig(output_dir=tmp_path, steps=8, batch_size=4, lr=1e-3, checkpoint_every=3,
+                            log_every=10, show_progress=False)
+    with pytest.raises(TrainingDivergedError, match=r"step 5: loss is nan \(read at step 6\)"):
+        Trainer(encoder, objective, PAIRS, config).train()
+    checkpoint = latest_checkpoint(tmp_path / "checkpoints")
+    assert checkpoint is not None and checkpoint.name == "step-00000003"

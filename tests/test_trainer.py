@@ -283,3 +283,48 @@ def test_output_and_config_are_checked(tiny_bert_dir, tmp_path):
         Trainer(encoder, NotScalar(encoder), CORPUS, TrainingConfig(steps=1, batch_size=4, show_progress=False)).train()
     epochs = Trainer(encoder, objective, CORPUS, TrainingConfig(epochs=2, batch_size=16, show_progress=False)).train()
     assert epochs.steps == 2 * (len(CORPUS) // 16)
+
+
+class _CountingStats(nn.Module):
+    """Pair regression that reports a device-tensor statistic and a host float."""
+
+    def __init__(self, encoder):
+        super().__init__()
+        self.inner = PairRegression(encoder)
+
+    def forward(self, batch):
+        loss = self.inner(batch)
+        self.last_stats = {"doubled": loss.detach() * 2, "tokens": float(len(batch))}
+        return loss
+
+
+def test_reads_deferred_to_logging_steps_give_the_same_run(tiny_bert_dir, tmp_path, monkeypatch):
+    """Accelerators read the per-step numbers only at logging steps (forced here on the CPU): the
+    losses, the logged means and the weights equal those of a run that reads every step."""
+    pairs = [(CORPUS[i], CORPUS[i + 1], (i % 5) / 4) for i in range(12)]
+
+    def run(output, deferred):
+        monkeypatch.setattr(Trainer, "_reads_every_step", staticmethod(lambda device: not deferred))
+        torch.manual_seed(0)
+        encoder = build_encoder(tiny_bert_dir)
+        reads = []
+        config = TrainingConfig(output_dir=output, steps=7, batch_size=4, lr=1e-3, log_every=3, show_progress=False)
+        trainer = Trainer(encoder, _CountingStats(encoder), pairs, config,
+                          callbacks=[lambda state: reads.append(state.loss)])
+        result = trainer.train()
+        records = [json.loads(line) for line in (output / "metrics.jsonl").read_text().splitlines()]
+        logged = [{k: v for k, v in r.items() if k not in ("steps_per_s", "tokens_per_s")}
+                  for r in records if "loss" in r]
+        return result, logged, reads, encoder.state_dict()
+
+    eager, eager_log, eager_reads, eager_weights = run(tmp_path / "a", deferred=False)
+    deferred, deferred_log, deferred_reads, deferred_weights = run(tmp_path / "b", deferred=True)
+    assert deferred.losses == eager.losses and len(eager.losses) == 7
+    assert deferred_log == eager_log and [r["step"] for r in eager_log] == [3, 6, 7]
+    for record in eager_log:
+        assert record["doubled"] == pytest.approx(2 * record["loss"], rel=1e-6)
+    assert eager_reads == eager.losses  # the CPU reads every step
+    assert np.isnan(deferred_reads[:2]).all() and deferred_reads[2:5] == [eager.losses[2]] * 3  # stale between logs
+    for name, value in eager_weights.items():
+        torch.testing.assert_close(deferred_weights[name], value, atol=0, rtol=0, msg=name)
+    assert deferred.tokens_per_second is not None

@@ -26,3 +26,20 @@ def parse_device(spec: str):
     if device.index is not None and device.index >= count:
         raise ConfigError(f"--device {spec!r}: this machine has {count} {device.type} device(s)")
     return device
+
+
+def to_device(tensor, device):
+    """`tensor` (built on the host) on `device`. To a CUDA device it goes through pinned memory with a
+    non-blocking copy, so the host goes on preparing the next batch while the copy runs; elsewhere
+    it is an ordinary `.to(device)` (a no-op on the CPU)."""
+    import torch
+
+    device = torch.device(device)
+    if tensor.device == device or device.type != "cuda" or tensor.device.type != "cpu":
+        return tensor.to(device)
+    return tensor.pin_memory().to(device, non_blocking=True)
+
+
+def to_device_all(features: dict, device) -> dict:
+    """Every tensor of a features dict on `device` (see `to_device`)."""
+    return {key: to_device(value, device) for key, value in features.items()}

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from sentforge.dtypes import parse_dtype
 from sentforge.errors import ConfigError, ModelFormatError
 from sentforge.quantization import check_precision, quantize_embeddings
 
@@ -35,8 +36,10 @@ class EncodeOptions:
     precision: str = "float32"
     convert_to_numpy: bool = True
     convert_to_tensor: bool = False
+    dtype: str | torch.dtype | None = None  # compute precision of the forward pass (sentforge.dtypes)
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "dtype", parse_dtype(self.dtype))
         if not isinstance(self.batch_size, int) or self.batch_size < 1:
             raise ConfigError(f"batch_size must be an integer >= 1, got {self.batch_size!r}")
         if self.truncate_dim is not None and (not isinstance(self.truncate_dim, int) or self.truncate_dim < 1):

@@ -14,6 +14,8 @@ from torch import nn
 from tqdm.auto import tqdm
 
 from sentforge import __version__
+from sentforge.device import to_device_all
+from sentforge.dtypes import weights_in
 from sentforge.encode_options import EncodeOptions, check_finite, encode_options, finish, resolve_prompt, shape_vectors
 from sentforge.errors import ConfigError, ModelFormatError
 from sentforge.io import atomic_dir
@@ -30,6 +32,8 @@ MODULES_FILE = "modules.json"
 ST_CONFIG_FILE = "config_sentence_transformers.json"
 # Progress bars only for jobs long enough to watch.
 _PROGRESS_MIN_BATCHES = 20
+# Rows of vectors kept on an accelerator before one copy to the host.
+_FLUSH_ROWS = 8192
 
 
 @runtime_checkable
@@ -140,7 +144,7 @@ class Encoder(SentenceTransformerInterface, nn.Sequential):
 
     def embed(self, texts: Sequence[str]) -> torch.Tensor:
         """Sentence vectors with gradients (training path): tokenize, move to device, forward."""
-        features = {k: v.to(self.device) for k, v in self.tokenize(texts).items()}
+        features = to_device_all(self.tokenize(texts), self.device)
         return self(features)["sentence_embedding"]
 
     def encode(self, texts: Sequence[str] | str, batch_size: int = 32, normalize: bool = False,
@@ -154,6 +158,10 @@ class Encoder(SentenceTransformerInterface, nn.Sequential):
         `show_progress_bar`, `normalize_embeddings`, `prompt`, `prompt_name` (a key of `prompts`),
         `truncate_dim`, `precision` (float32, int8, uint8, binary, ubinary), `convert_to_tensor`,
         `convert_to_numpy`. Non-finite vectors raise ModelFormatError.
+        `dtype` (torch.float16 / torch.bfloat16 or "float16" / "bfloat16" / "float32") runs the forward
+        pass with the weights in that precision for this call (float16 on GPUs only; see
+        `sentforge.dtypes`); the returned vectors are float32 either way (`precision` is what they are
+        converted to).
         """
         opts = encode_options(options, batch_size=batch_size, normalize=normalize, show_progress=show_progress,
                               max_seq_length=max_seq_length, device=device)
@@ -183,15 +191,26 @@ class Encoder(SentenceTransformerInterface, nn.Sequential):
         was_training = self.training
         self.eval()
         starts = range(0, len(texts), opts.batch_size)
+        # Vectors stay on the device until a few batches are done: the host pads and copies the next
+        # batches meanwhile instead of waiting for each one.
+        done: list[tuple[np.ndarray, torch.Tensor]] = []
+
+        def flush() -> None:
+            if done:
+                vectors = torch.cat([v for _, v in done]).cpu().numpy()
+                output[np.concatenate([rows for rows, _ in done])] = vectors
+                done.clear()
+
         try:
-            with torch.inference_mode():
+            with torch.inference_mode(), weights_in(self, opts.dtype, target):
                 for start in tqdm(starts, desc="encode", unit="batch",
                                   disable=progress_enabled(opts.show_progress, len(starts))):
                     rows = order[start:start + opts.batch_size]
-                    features = self.input_module.pad([ids[i] for i in rows])
-                    features = {k: v.to(target, non_blocking=True) for k, v in features.items()}
-                    vectors = shape_vectors(self(features)["sentence_embedding"], opts)
-                    output[rows] = vectors.float().cpu().numpy()
+                    features = to_device_all(self.input_module.pad([ids[i] for i in rows]), target)
+                    done.append((rows, shape_vectors(self(features)["sentence_embedding"], opts).float()))
+                    if target.type == "cpu" or len(done) * opts.batch_size >= _FLUSH_ROWS:
+                        flush()
+                flush()
         finally:
             self.train(was_training)
 

@@ -7,7 +7,7 @@ import importlib
 import logging
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sentforge.encoder import Encoder
 from sentforge.errors import ConfigError, ModelFormatError, ModelNotFoundError
@@ -63,7 +63,8 @@ ACCEPTED_SPECS = ("a sentence-transformers, sentforge or Hugging Face model dire
                   f"(sentforge meta fit); 'glove:FILE' (GloVe text format); a short name ({', '.join(SHORT_NAMES)}); "
                   f"'{LEXICAL_SPEC}' (lexical baseline, evaluation only); or a Hugging Face hub id when the hub "
                   "is reachable")
-def load(spec: str | Path, device: str | None = None, allow_lexical: bool = False) -> Model:
+def load(spec: str | Path, device: str | None = None, allow_lexical: bool = False,
+         model_kwargs: dict[str, Any] | None = None) -> Model:
     """Resolve a model spec.
 
     Accepted: a directory saved by sentforge or sentence-transformers (modules.json); a MetaEncoder
@@ -72,6 +73,10 @@ def load(spec: str | Path, device: str | None = None, allow_lexical: bool = Fals
     for word vectors in GloVe text format; a short name (`all-MiniLM-L6-v2`, `glove-6B-50d`,
     `use-multilingual-v3`); or a hub id, downloaded when the hub is reachable. With `allow_lexical`
     (evaluation), also `bm25`: the lexical baseline, which scores texts but has no vectors.
+
+    `model_kwargs` takes the sentence-transformers spelling of the weights' precision:
+    `{"torch_dtype": torch.float16}` (or "float16", "bfloat16", "float32", "auto": the dtype the
+    checkpoint's config.json names; `dtype` is accepted as the key too) casts the encoder's weights.
     """
     spec = str(spec)
     logger.info("loading model %s", spec)
@@ -82,10 +87,48 @@ def load(spec: str | Path, device: str | None = None, allow_lexical: bool = Fals
         from sentforge.baselines.bm25 import load_bm25
 
         return load_bm25()
+    dtype = _weights_dtype(model_kwargs, spec)
     model = _resolve(spec, device)
     if device is not None and isinstance(model, Encoder):
         model.to(device)
+    if model_kwargs:
+        if not isinstance(model, Encoder):
+            raise ConfigError(f"model_kwargs apply to a single encoder; {spec!r} is a {type(model).__name__}")
+        if dtype == "auto":
+            dtype = _checkpoint_dtype(model)
+        if dtype is not None:
+            model.to(dtype)
     return model
+
+
+def _weights_dtype(model_kwargs: dict[str, Any] | None, spec: str):
+    """The dtype that `model_kwargs` asks for ("auto", a torch dtype, or None); other keys are refused."""
+    if not model_kwargs:
+        return None
+    from sentforge.dtypes import parse_dtype
+
+    unknown = sorted(set(model_kwargs) - {"torch_dtype", "dtype"})
+    if unknown:
+        raise ConfigError(f"model_kwargs {unknown} are not supported when loading {spec!r}; "
+                          "accepted: torch_dtype (or dtype)")
+    if len(model_kwargs) > 1:
+        raise ConfigError("model_kwargs: give torch_dtype or dtype, not both")
+    value = next(iter(model_kwargs.values()))
+    if isinstance(value, str) and value.strip().lower() == "auto":
+        return "auto"
+    return parse_dtype(value, "model_kwargs torch_dtype")
+
+
+def _checkpoint_dtype(encoder: Encoder):
+    """The dtype the backbone checkpoint was saved in (config.json's torch_dtype / dtype); None if unknown."""
+    from sentforge.dtypes import parse_dtype
+
+    config = getattr(getattr(encoder[0], "model", None), "config", None)
+    name = getattr(config, "dtype", None) or getattr(config, "torch_dtype", None)
+    try:
+        return parse_dtype(name)
+    except ConfigError:
+        return None
 
 
 def _resolve(spec: str, device: str | None) -> Model:

@@ -204,17 +204,21 @@ def encode_file(model: Any, input: str | Path, output: str | Path, *, chunk_size
                 batch_size: int = 32, normalize: bool = False, max_seq_length: int | None = None,
                 precision: str = "float32", field: str | None = None, column: str | None = None,
                 overwrite: bool = False, engine: str = "local", workers: int = 1, device: str | None = None,
-                show_progress: bool | None = None) -> Path:
+                show_progress: bool | None = None, dtype: str | None = None) -> Path:
     """Encode a text file into `output` (.npy file or shard directory), resuming an unfinished run.
 
     `model` is a model spec or an encoder (the "ray" engine needs a spec: each worker loads it).
+    `dtype` is the compute precision of the forward pass (`encode(dtype=...)`); `precision` the
+    format of the rows written.
     Returns the output path.
     """
+    from sentforge.dtypes import parse_dtype
     from sentforge.loading import load
 
     input, output = check_text_file(input), Path(output)
     if precision not in PRECISIONS:
         raise ConfigError(f"precision {precision!r} (--precision): choose one of {', '.join(PRECISIONS)}")
+    compute_dtype = None if dtype is None else str(parse_dtype(dtype, "dtype (--dtype)")).removeprefix("torch.")
     if chunk_size < 1 or batch_size < 1 or workers < 1:
         raise ConfigError("chunk_size, batch_size and workers must each be >= 1")
     if output.exists() and not overwrite:
@@ -226,6 +230,8 @@ def encode_file(model: Any, input: str | Path, output: str | Path, *, chunk_size
     encoder = load(model, device=device) if spec else model
     identity = ModelIdentity.of(encoder, spec)
     encode_options = {"batch_size": batch_size, "normalize": normalize, "max_seq_length": max_seq_length}
+    if compute_dtype is not None:  # part of the job (a resumed run must use the same), absent when not given
+        encode_options["dtype"] = compute_dtype
     job = _jsonable({"input_sha256": file_sha256(input), "rows": rows, "model": identity.to_dict(),
                      "chunk_size": chunk_size, "precision": precision, "field": field, "column": column,
                      **encode_options})

@@ -32,6 +32,9 @@ def encode(
     normalize: Annotated[bool, typer.Option(help="L2-normalise the vectors.")] = False,
     max_seq_length: Annotated[Optional[int], typer.Option(min=1, help="Truncate texts to this many tokens.")] = None,
     device: DeviceOpt = None,
+    dtype: Annotated[Optional[str], typer.Option(help="Compute precision of the model: float32 (default), "
+                                                 "bfloat16, or float16 (GPU only). The output format is --precision.")]
+    = None,
     overwrite: OverwriteOpt = False,
     seed: SeedOpt = 0,
 ) -> None:
@@ -46,7 +49,7 @@ def encode(
     logger.info("encoding %s with %s", input, model)
     encode_file(model, input, output, chunk_size=chunk_size, batch_size=batch_size, normalize=normalize,
                 max_seq_length=max_seq_length, precision=precision, field=field, column=column,
-                overwrite=overwrite, engine=engine, workers=workers, device=device)
+                overwrite=overwrite, engine=engine, workers=workers, device=device, dtype=dtype)
 
 
 @app.command()

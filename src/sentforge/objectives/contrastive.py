@@ -81,6 +81,7 @@ class ContrastiveLoss(nn.Module):
         if reverse is not None:
             loss = (loss + F.cross_entropy(reverse, targets)) / 2
         with torch.no_grad():
-            self.last_stats = {"accuracy": (logits.argmax(dim=1) == targets).float().mean().item(),
+            # A device tensor: the Trainer reads it with the loss, without a sync per step.
+            self.last_stats = {"accuracy": (logits.argmax(dim=1) == targets).float().mean(),
                                "candidates": float(logits.shape[1])}
         return loss

@@ -52,6 +52,6 @@ class ContrastiveTension(nn.Module):
             raise ConfigError("Contrastive Tension needs batches of at least 2 sentences")
         first, second, labels = self.pairs(batch)
         scores = (self.first.embed(first) * self.encoder.embed(second)).sum(dim=-1)
-        labels = labels.to(scores.device)
-        self.last_stats = {"positives": float(labels.sum())}
+        self.last_stats = {"positives": float(labels.sum())}  # on the host, before the copy
+        labels = labels.to(scores.device, non_blocking=True)
         return F.binary_cross_entropy_with_logits(scores.float(), labels)

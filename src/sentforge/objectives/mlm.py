@@ -15,6 +15,7 @@ import torch.nn.functional as F
 from torch import nn
 from transformers import AutoModelForMaskedLM
 
+from sentforge.device import to_device
 from sentforge.errors import ConfigError, ModelFormatError
 from sentforge.objectives.masking import IGNORE_INDEX, MaskedTokenObjective
 
@@ -78,36 +79,39 @@ class MaskedLanguageModeling(MaskedTokenObjective):
         self._head = heads[0] if len(heads) == 1 else None
 
     def _corrupt(self, texts: Sequence[str], generator: torch.Generator | None = None) -> dict[str, torch.Tensor]:
+        # Masked on the host: the chosen positions are then known without waiting for the device.
         features = self.encoder.tokenize(list(texts), self.max_seq_length)
-        device = self.encoder.device
-        input_ids = features["input_ids"].to(device)
-        special = torch.isin(input_ids, self.special_ids.to(device))
+        input_ids = features["input_ids"]
+        special = torch.isin(input_ids, self.special_ids)
         corrupted, labels = mask_tokens(input_ids, special, self.mask_token_id, self.vocab_size,
                                         self.mlm_probability, self.mask_ratio, self.random_ratio, generator)
-        return {"input_ids": corrupted, "attention_mask": features["attention_mask"].to(device), "labels": labels}
+        chosen = torch.nonzero(labels.reshape(-1) != IGNORE_INDEX).squeeze(1)
+        device = self.encoder.device
+        return {"input_ids": to_device(corrupted, device),
+                "attention_mask": to_device(features["attention_mask"], device), "labels": to_device(labels, device), "chosen": to_device(chosen, device),
+                "chosen_labels": to_device(labels.reshape(-1)[chosen], device),
+                "tokens": features["attention_mask"].sum()}
 
     def _logits_and_labels(self, inputs: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
-        labels = inputs["labels"]
+        chosen, labels = inputs["chosen"], inputs["chosen_labels"]  # flat positions, row-major
         if self._head is None:
             logits = self.lm(input_ids=inputs["input_ids"], attention_mask=inputs["attention_mask"]).logits
-            chosen = labels != IGNORE_INDEX
-            return logits[chosen], labels[chosen]
+            return logits.reshape(-1, logits.shape[-1]).index_select(0, chosen), labels
         hidden = self.encoder[0]({"input_ids": inputs["input_ids"],
                                   "attention_mask": inputs["attention_mask"]})["token_embeddings"]
-        chosen = labels != IGNORE_INDEX
-        return self._head(hidden[chosen]), labels[chosen]
+        return self._head(hidden.reshape(-1, hidden.shape[-1]).index_select(0, chosen)), labels
 
     def forward(self, batch: Sequence[str]) -> torch.Tensor:
         inputs = self._corrupt(batch)
         logits, labels = self._logits_and_labels(inputs)
         # A batch where no token was chosen (tiny texts) contributes a zero loss with a graph.
         loss = F.cross_entropy(logits.float(), labels) if len(labels) else logits.sum() * 0.0
-        self.last_stats = {"tokens": float(inputs["attention_mask"].sum())}
+        self.last_stats = {"tokens": float(inputs["tokens"])}  # counted on the host
         return loss
 
     def evaluate(self, texts: Sequence[str], batch_size: int = 64, seed: int = 0) -> dict[str, float]:
         """Held-out masked-token loss and accuracy with a fixed masking (own generator: the training
         random state is left alone), so that two models are compared on the same masked tokens."""
-        generator = torch.Generator(device=self.encoder.device).manual_seed(seed)
+        generator = torch.Generator().manual_seed(seed)  # masks are drawn on the host
         loss, accuracy, count = self._heldout_scores(texts, batch_size, generator)
         return {"mlm_loss": loss, "mlm_accuracy": accuracy, "masked_tokens": count}

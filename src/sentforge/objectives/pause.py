@@ -65,6 +65,8 @@ def pu_loss(logits: torch.Tensor, positives: torch.Tensor, unlabelled: torch.Ten
 
     logits (n, K); positives (n, K) bool: pair i is labelled with class k; unlabelled (n,) bool.
     Classes without labelled pairs in the batch, and batches without unlabelled pairs, add no term.
+    The masks may stay on the host while `logits` is on an accelerator: the choice of terms then
+    needs no device sync.
     """
     terms = [nn_pu_risk(logits[positives[:, k], k], logits[unlabelled, k], priors[k])
              for k in range(logits.shape[1]) if positives[:, k].any() and unlabelled.any()]
@@ -166,9 +168,10 @@ class PAUSE(nn.Module):
     def supervised_loss(self, logits: torch.Tensor, membership: torch.Tensor, labelled: torch.Tensor) -> torch.Tensor:
         if len(self.classes) == 1 or not labelled.any():
             return logits.sum() * 0.0
+        targets = membership[labelled]  # host masks index the device logits without a sync
         if self.multi_label:
-            return F.binary_cross_entropy_with_logits(logits[labelled], membership[labelled].float())
-        return F.cross_entropy(logits[labelled], membership[labelled].float().argmax(dim=1))
+            return F.binary_cross_entropy_with_logits(logits[labelled], targets.float().to(logits.device))
+        return F.cross_entropy(logits[labelled], targets.float().argmax(dim=1).to(logits.device))
 
     def forward(self, batch: Sequence) -> torch.Tensor:
         # ProportionalBatches used as the Trainer's data gives a list of mini-batches (batch size 1).
@@ -179,12 +182,13 @@ class PAUSE(nn.Module):
         first, second, labels = zip(*batch)
         logits = self.logits(first, second)
         membership, unlabelled = self._targets(labels)
-        membership, unlabelled = membership.to(logits.device), unlabelled.to(logits.device)
+        labelled_share = float((~unlabelled).float().mean())  # the masks stay on the host
         supervised = self.supervised_loss(logits, membership, ~unlabelled)
         pu = pu_loss(logits, membership, unlabelled, self.priors)
         weight = self.pu_weight
         if self.training and torch.is_grad_enabled():
             self.forwards += 1
-        self.last_stats = {"supervised": supervised.item(), "pu": pu.item(), "pu_weight": weight,
-                           "labelled_share": float((~unlabelled).float().mean())}
+        # Device tensors: the Trainer reads them with the loss, without a sync per step.
+        self.last_stats = {"supervised": supervised.detach(), "pu": pu.detach(), "pu_weight": weight,
+                           "labelled_share": labelled_share}
         return supervised + weight * pu

@@ -12,6 +12,7 @@ import torch
 from torch import nn
 from transformers import T5ForConditionalGeneration
 
+from sentforge.device import to_device
 from sentforge.errors import ConfigError, ModelFormatError
 from sentforge.modules.backbone import T5_FAMILY
 from sentforge.modules.base import pad_ids
@@ -111,8 +112,9 @@ class SpanCorruption(MaskedTokenObjective):
         features = pad_ids(inputs, self.pad_id)
         labels = pad_ids(targets, self.pad_id)
         label_ids = labels["input_ids"].masked_fill(labels["attention_mask"] == 0, IGNORE_INDEX)
-        return {"input_ids": features["input_ids"].to(device), "attention_mask": features["attention_mask"].to(device),
-                "labels": label_ids.to(device)}
+        self._tokens = sum(map(len, inputs)) + sum(map(len, targets))  # counted on the host
+        return {"input_ids": to_device(features["input_ids"], device),
+                "attention_mask": to_device(features["attention_mask"], device), "labels": to_device(label_ids, device)}
 
     def _logits_and_labels(self, inputs: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
         logits = self.lm(**inputs, use_cache=False).logits
@@ -122,7 +124,7 @@ class SpanCorruption(MaskedTokenObjective):
     def forward(self, batch: Sequence[str]) -> torch.Tensor:
         inputs = self._corrupt(batch)
         loss = self.lm(**inputs, use_cache=False).loss
-        self.last_stats = {"tokens": float(inputs["attention_mask"].sum() + (inputs["labels"] != IGNORE_INDEX).sum())}
+        self.last_stats = {"tokens": float(self._tokens)}
         return loss
 
     def evaluate(self, texts: Sequence[str], batch_size: int = 64, seed: int = 0) -> dict[str, float]:

@@ -21,6 +21,12 @@ padded batch with no work spent on padding. The noisy and original sentences are
 call and their token embeddings looked up at once, and the backward of that lookup builds the tied
 matrix's whole gradient (see _TiedGradient) instead of autograd filling, copying and adding
 vocabulary-sized gradients per use. Other families run the padded batch.
+
+Packing is a CPU optimisation. On an accelerator the block-diagonal masks of one long packed
+sequence select the slow general ("math") attention kernel, while the padded batch runs the fused
+kernels: the decoder's self-attention is plainly causal (no mask at all) and its cross-attention
+has one key per sentence. So by default a batch runs packed on the CPU and padded elsewhere;
+`TSDAE.packs(device)` is the one place that decides. Both compute the same loss and gradients.
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ from torch import nn
 from transformers import AutoModelForCausalLM
 
 from sentforge.data.noise import WordNoise
+from sentforge.device import to_device, to_device_all
 from sentforge.errors import ConfigError
 from sentforge.modules.backbone import T5_FAMILY, _quiet_transformers
 from sentforge.modules.base import Features
@@ -103,11 +110,11 @@ class _Packed:
 
     def __init__(self, ids: Sequence[list[int]], device: torch.device) -> None:
         lengths = np.array([len(x) for x in ids])
-        self.ids = torch.from_numpy(np.concatenate(ids).astype(np.int64)).to(device)
+        self.ids = to_device(torch.from_numpy(np.concatenate(ids).astype(np.int64)), device)
         sentence = np.repeat(np.arange(len(ids)), lengths)
         position = np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-        self.sentence = torch.from_numpy(sentence).to(device)
-        self.position = torch.from_numpy(position).to(device)
+        self.sentence = to_device(torch.from_numpy(sentence), device)
+        self.position = to_device(torch.from_numpy(position), device)
         self.lengths = lengths
 
     def self_attention_mask(self, config, causal: bool, dtype: torch.dtype) -> torch.Tensor:
@@ -230,8 +237,11 @@ class _Decoder(nn.Module):
         return self.body(input_ids=input_ids, encoder_hidden_states=sentence_vectors, use_cache=False,
                          **inputs).last_hidden_state
 
-    def padded_batch(self, ids: Sequence[list[int]], device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
-        """Right-padded decoder inputs and targets (IGNORE_INDEX at the padding)."""
+    def padded_batch(self, ids: Sequence[list[int]],
+                     device: torch.device) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Right-padded decoder inputs (sentences, width), the targets at the real positions, and
+        those positions as flat indices into (sentences * width): all built on the host, so that
+        picking the real positions on the device needs no host synchronisation."""
         pairs = [self.shift(seq) for seq in ids]
         width = max(1, max(len(inputs) for inputs, _ in pairs))
         inputs = np.full((len(pairs), width), self.pad_id, dtype=np.int64)
@@ -239,7 +249,9 @@ class _Decoder(nn.Module):
         for row, (x, y) in enumerate(pairs):
             inputs[row, :len(x)] = x
             labels[row, :len(y)] = y
-        return torch.from_numpy(inputs).to(device), torch.from_numpy(labels).to(device)
+        real = np.flatnonzero(labels.reshape(-1) != IGNORE_INDEX)
+        return (to_device(torch.from_numpy(inputs), device),
+                to_device(torch.from_numpy(labels.reshape(-1)[real]), device), to_device(torch.from_numpy(real), device))
 
 
 class BertLikeDecoder(_Decoder):
@@ -372,7 +384,8 @@ class TSDAE(nn.Module):
     callable `(text, rng) -> text` such as a `WordNoise`.
     tie: share the encoder's weights with the decoder (paper default); False gives the decoder its
     own copy, initialised from the encoder.
-    packed: run batches padding-free (default: wherever the family supports it, see above).
+    packed: run batches padding-free (True), padded (False), or decide by device (None, the
+    default: packed on the CPU where the family supports it, padded on accelerators; see above).
     """
 
     def __init__(self, encoder: nn.Module, noise: str | WordNoise = "delete", noise_ratio: float = 0.6,
@@ -395,7 +408,7 @@ class TSDAE(nn.Module):
         self.position_start = position_start(model.config)
         if packed and self.position_start is None:
             raise ConfigError(f"packed TSDAE batches are not supported for model type {model.config.model_type!r}")
-        self.packed = self.position_start is not None if packed is None else packed
+        self.packed = packed
         self.noise = noise if callable(noise) else self._noise(noise, noise_ratio, tokenizer)
         self.tie = tie
         self.max_seq_length = max_seq_length
@@ -414,6 +427,13 @@ class TSDAE(nn.Module):
         vocabulary = _word_vocabulary(tokenizer) if kind in ("replace", "add") else ()
         return WordNoise(kind, ratio, mask_token=mask_token or "", vocabulary=vocabulary)
 
+    def packs(self, device: torch.device) -> bool:
+        """Whether a batch on `device` runs packed (block-diagonal masks over one sequence) rather than
+        padded: the setting given, else packed on the CPU only (see the module docstring)."""
+        if self.packed is not None:
+            return self.packed
+        return self.position_start is not None and device.type == "cpu"
+
     def _rng(self) -> np.random.Generator:
         draw = int(self.noise_draws)
         self.noise_draws += 1
@@ -426,8 +446,11 @@ class TSDAE(nn.Module):
         noisy = [self.noise(text, rng) for text in batch]
         ids, _ = self.encoder[0].token_ids(noisy + list(batch), self.max_seq_length)
         noisy_ids, target_ids = ids[:len(batch)], ids[len(batch):]
-        loss, tokens = (self._packed_loss if self.packed else self._padded_loss)(noisy_ids, target_ids)
-        self.last_stats = {"tokens": float(tokens)}
+        packed = self.packs(self.encoder.device)
+        loss = (self._packed_loss if packed else self._padded_loss)(noisy_ids, target_ids)
+        # Counted on the host from the token lists (the same count either way): no device sync.
+        targets = sum(len(self.decoder.shift(ids)[1]) for ids in target_ids)
+        self.last_stats = {"tokens": float(sum(map(len, noisy_ids)) + targets)}
         return loss
 
     def _pool(self, features: Features) -> torch.Tensor:
@@ -436,31 +459,38 @@ class TSDAE(nn.Module):
             features = module(features)
         return features["sentence_embedding"]
 
-    def _padded_loss(self, noisy_ids: list[list[int]], target_ids: list[list[int]]) -> tuple[torch.Tensor, int]:
+    @property
+    def _t5(self) -> bool:
+        return self.encoder[0].model.config.model_type in T5_FAMILY
+
+    def _padded_loss(self, noisy_ids: list[list[int]], target_ids: list[list[int]]) -> torch.Tensor:
         backbone, device = self.encoder[0], self.encoder.device
-        features = {k: v.to(device) for k, v in backbone.pad(noisy_ids).items()}
-        input_ids, labels = self.decoder.padded_batch(target_ids, device)
-        with _sparse_lookups((backbone, self.decoder), self.decoder.projection_weight):
+        features = to_device_all(backbone.pad(noisy_ids), device)
+        input_ids, labels, real = self.decoder.padded_batch(target_ids, device)
+        # Sparse lookup gradients save the CPU a vocabulary-sized fill per lookup; on accelerators that
+        # fill is cheap and the sparse bookkeeping is not.
+        sparse = _sparse_lookups((backbone, self.decoder), self.decoder.projection_weight) \
+            if device.type == "cpu" else contextlib.nullcontext()
+        with sparse:
             vectors = self.encoder(features)["sentence_embedding"]
             # No self-attention mask: the causal mask alone keeps real positions from seeing the
             # right padding, and lets attention take its fused causal path.
             hidden = self.decoder.hidden_states(vectors[:, None, :], input_ids)
-        real = labels != IGNORE_INDEX
-        loss = F.cross_entropy(self.decoder.logits(hidden[real]).float(), labels[real])
-        return loss, int(features["attention_mask"].sum() + real.sum())
+        hidden = hidden.reshape(-1, hidden.shape[-1]).index_select(0, real)
+        return F.cross_entropy(self.decoder.logits(hidden).float(), labels)
 
     def _positions(self, packed: _Packed) -> dict[str, torch.Tensor]:
-        if self.encoder[0].model.config.model_type in T5_FAMILY:
+        if self._t5:
             return {}  # relative positions: within a sentence they are what they are unpacked
         return {"position_ids": (packed.position + self.position_start)[None]}
 
-    def _packed_loss(self, noisy_ids: list[list[int]], target_ids: list[list[int]]) -> tuple[torch.Tensor, int]:
+    def _packed_loss(self, noisy_ids: list[list[int]], target_ids: list[list[int]]) -> torch.Tensor:
         device = self.encoder.device
         model = self.encoder[0].model
         shifted = [self.decoder.shift(seq) for seq in target_ids]
         source = _Packed(noisy_ids, device)
         target = _Packed([inputs for inputs, _ in shifted], device)
-        labels = torch.from_numpy(np.concatenate([labels for _, labels in shifted]).astype(np.int64)).to(device)
+        labels = to_device(torch.from_numpy(np.concatenate([labels for _, labels in shifted]).astype(np.int64)), device)
 
         encoder_lookup = model.get_input_embeddings()
         decoder_weight = self.decoder.projection_weight
@@ -486,5 +516,4 @@ class TSDAE(nn.Module):
             attention_mask=target.self_attention_mask(body.config, True, target_embeds.dtype),
             encoder_attention_mask=target.cross_attention_mask(body.config, target_embeds.dtype),
             **self._positions(target))[0]
-        loss = F.cross_entropy(self.decoder.logits(hidden, tied).float(), labels)
-        return loss, len(source.ids) + len(target.ids)
+        return F.cross_entropy(self.decoder.logits(hidden, tied).float(), labels)

@@ -13,7 +13,12 @@ Contracts
   takes its slice of the same global batch (see training/batch_order.py).
 - `evaluator` is any callable `encoder -> dict of metrics`, or an evaluation `Task` (its `evaluate`),
   run every `eval_every` steps on the main process.
-- `callbacks` are called after every optimizer step with the `TrainerState`.
+- `callbacks` are called after every optimizer step with the `TrainerState` (its `loss` is the latest
+  one read: every step's on the CPU; on accelerators the numbers are read at logging, evaluation and
+  checkpoint steps only, see training/step_values.py).
+- On accelerators the loss and statistics stay on the device between those reads, so a non-finite
+  loss is detected at the next read; the weights are then not saved (the last checkpoint stays whole).
+  On the CPU it is detected before its step is applied.
 - `batch_sampler` (optional) gives fixed batches of example indices instead of a random permutation
   (see training/batch_order.py: `BatchSampler`); the epoch order of those batches is still seeded.
 - `time_limit` (seconds of this call) stops the loop cleanly after the step that crosses it; the
@@ -49,6 +54,7 @@ from sentforge.training import distributed
 from sentforge.training.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
 from sentforge.training.batch_order import BatchOrder, BatchSampler, DataState, process_slice
 from sentforge.training.optim import build_optimizer, build_scheduler, parameter_groups, schedule_from_config
+from sentforge.training.step_values import StepRecord, StepValues
 
 logger = logging.getLogger(__name__)
 
@@ -159,7 +165,7 @@ class TrainerState:
     step: int = 0
     total_steps: int = 0
     epoch: int = 0
-    loss: float = math.nan
+    loss: float = math.nan  # the latest loss read (see the module docstring)
     lr: float = 0.0
     best_metric: float | None = None
     evals_without_improvement: int = 0
@@ -206,6 +212,11 @@ class Trainer:
         if choice == "auto":
             return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
         return torch.bfloat16 if choice == "bf16" else torch.float16
+
+    @staticmethod
+    def _reads_every_step(device: torch.device) -> bool:
+        """Reading a number from an accelerator waits for its queue: there, read only when needed."""
+        return device.type == "cpu"
 
     def _lengths(self) -> list[int] | None:
         if not self.config.group_by_length:
@@ -362,38 +373,40 @@ class Trainer:
                     evaluations.append({"step": 0, **metrics})
 
         started = time.monotonic()
-        losses: list[float] = []
-        window: dict[str, float] = {}
-        window_steps, window_start = 0, time.perf_counter()
-        tokens_total, tokens_time = 0.0, 0.0
+        self._losses: list[float] = []
+        self._window: dict[str, float] = {}
+        self._window_steps, window_start = 0, time.perf_counter()
+        self._tokens = [0.0, 0.0]  # tokens, seconds
+        values = StepValues()
+        read_every_step = self._reads_every_step(device)
         self.objective.train()
         progress = tqdm(total=total_steps, initial=self.state.step, desc="train", unit="step",
                         disable=(not distributed.is_main_process()) or (
                             None if cfg.show_progress is None else not cfg.show_progress), dynamic_ncols=True)
+        segment_start = time.perf_counter()
         try:
             while self.state.step < total_steps and not self.state.should_stop:
-                step_start = time.perf_counter()
                 loss, stats = self._optimizer_step(model, order, optimizer, scheduler, scaler, autocast_dtype,
-                                                   rank, world, device)
+                                                   rank, world, device, check_now=read_every_step)
                 self.state.step += 1
                 self.state.epoch = order.state.epoch
-                self.state.loss = loss
                 self.state.lr = scheduler.get_last_lr()[0]
-                losses.append(loss)
+                values.add(self.state.step, loss, stats)
                 if cfg.time_limit is not None:
                     self._check_time_limit(time.monotonic() - started)
-                elapsed = time.perf_counter() - step_start
-                if "tokens" in stats:
-                    tokens_total += stats["tokens"]
-                    tokens_time += elapsed
-                for key, value in {"loss": loss, **stats}.items():
-                    window[key] = window.get(key, 0.0) + value
-                window_steps += 1
                 progress.update(1)
-                progress.set_postfix(loss=f"{loss:.4f}", refresh=False)
 
-                if self.state.step % cfg.log_every == 0 or self.state.step == total_steps:
+                log_now = self.state.step % cfg.log_every == 0 or self.state.step == total_steps
+                eval_now = bool(cfg.eval_every and self.state.step % cfg.eval_every == 0)
+                save_now = checkpoints is not None and bool(cfg.checkpoint_every) and (
+                    self.state.step % cfg.checkpoint_every == 0 or self.state.step == total_steps
+                    or self.state.should_stop)
+                read_now = read_every_step or log_now or eval_now or save_now or self.state.should_stop
+                if read_now:
+                    self._absorb(values.read(), time.perf_counter() - segment_start, progress)
+                if log_now:
                     span = time.perf_counter() - window_start
+                    window, window_steps = self._window, self._window_steps
                     record = {"step": self.state.step, "epoch": order.state.epoch, "lr": self.state.lr,
                               "steps_per_s": window_steps / span if span > 0 else None,
                               "examples_per_s": window_steps * global_batch / span if span > 0 else None}
@@ -405,17 +418,18 @@ class Trainer:
                     if progress.disable and distributed.is_main_process():
                         # No progress bar (not a terminal, e.g. piped to a file): the log carries the progress.
                         logger.info("%s", _progress_line(record, total_steps))
-                    window, window_steps, window_start = {}, 0, time.perf_counter()
-                if cfg.eval_every and self.state.step % cfg.eval_every == 0:
+                    self._window, self._window_steps, window_start = {}, 0, time.perf_counter()
+                if eval_now:
                     metrics = self._evaluate()
                     if metrics is not None:
                         evaluations.append({"step": self.state.step, **metrics})
-                if checkpoints is not None and cfg.checkpoint_every and (
-                        self.state.step % cfg.checkpoint_every == 0 or self.state.step == total_steps
-                        or self.state.should_stop):
+                if save_now:
                     self._save(checkpoints, optimizer, scheduler, scaler, order, global_batch)
                 for callback in self.callbacks:
                     callback(self.state)
+                if read_now:
+                    segment_start = time.perf_counter()
+            self._absorb(values.read(), time.perf_counter() - segment_start, progress)
         finally:
             progress.close()
         if cfg.eval_at_end and not (evaluations and evaluations[-1]["step"] == self.state.step):
@@ -423,13 +437,37 @@ class Trainer:
             if metrics is not None:
                 evaluations.append({"step": self.state.step, **metrics})
         self._log({"step": self.state.step, "event": "end", "stopped_early": self.state.should_stop})
-        return TrainResult(steps=self.state.step, losses=losses, evaluations=evaluations,
+        tokens, seconds = self._tokens
+        return TrainResult(steps=self.state.step, losses=self._losses, evaluations=evaluations,
                            stopped_early=self.state.should_stop,
-                           tokens_per_second=tokens_total / tokens_time if tokens_time > 0 else None)
+                           tokens_per_second=tokens / seconds if seconds > 0 else None)
+
+    def _absorb(self, records: list[StepRecord], elapsed: float, progress: Any) -> None:
+        """Take read step numbers into the losses, the log window and the throughput; a non-finite
+        loss found here (accelerators: up to a logging interval late) stops training unsaved."""
+        if not records:
+            return
+        for record in records:
+            if not math.isfinite(record.loss):
+                raise TrainingDivergedError(
+                    f"training diverged at step {record.step}: loss is {record.loss} (read at step "
+                    f"{self.state.step}); these weights were not saved (the last checkpoint, if any, is intact); "
+                    "lower --lr or keep gradient clipping on")
+            self._losses.append(record.loss)
+            for key, value in {"loss": record.loss, **record.stats}.items():
+                self._window[key] = self._window.get(key, 0.0) + value
+            self._window_steps += 1
+        if any("tokens" in record.stats for record in records):
+            self._tokens[0] += sum(record.stats.get("tokens", 0.0) for record in records)
+            self._tokens[1] += elapsed
+        self.state.loss = records[-1].loss
+        progress.set_postfix(loss=f"{self.state.loss:.4f}", refresh=False)
 
     def _optimizer_step(self, model: nn.Module, order: BatchOrder, optimizer: torch.optim.Optimizer, scheduler: Any,
                         scaler: Any, autocast_dtype: torch.dtype | None, rank: int, world: int,
-                        device: torch.device) -> tuple[float, dict[str, float]]:
+                        device: torch.device, check_now: bool = True) -> tuple[torch.Tensor, dict[str, Any]]:
+        """One optimizer step; returns its global loss and summed statistics, left on the device.
+        With `check_now` the loss is read here and a non-finite one stops before the step is applied."""
         cfg = self.config
         accumulation = cfg.gradient_accumulation
         total_loss = torch.zeros((), device=device)
@@ -450,9 +488,11 @@ class Trainer:
                 (scaler.scale(scaled) if scaler is not None else scaled).backward()
             total_loss += scaled.detach().float()
             for key, value in (getattr(self.objective, "last_stats", None) or {}).items():
-                stats[key] = stats.get(key, 0.0) + float(value) / (1 if key == "tokens" else accumulation)
-        loss_value = float(distributed.mean_across_processes(total_loss).item())
-        if not math.isfinite(loss_value):
+                value = value.detach().float() if isinstance(value, torch.Tensor) else float(value)
+                stats[key] = stats.get(key, 0.0) + value / (1 if key == "tokens" else accumulation)
+        loss = distributed.mean_across_processes(total_loss)
+        loss_value = float(loss.item()) if check_now else math.nan
+        if check_now and not math.isfinite(loss_value):
             raise TrainingDivergedError(
                 f"training diverged at step {self.state.step + 1}: loss is {loss_value}; the weights of that step "
                 "were not applied (the last checkpoint, if any, is intact); lower --lr or keep gradient clipping on")
@@ -468,10 +508,10 @@ class Trainer:
         scheduler.step()
         optimizer.zero_grad(set_to_none=True)
         if "tokens" in stats and distributed.is_distributed():
-            tokens = torch.tensor([stats["tokens"]], dtype=torch.float64)
+            tokens = torch.tensor([float(stats["tokens"])], dtype=torch.float64)
             torch.distributed.all_reduce(tokens)
             stats["tokens"] = float(tokens.item())
-        return loss_value, stats
+        return (loss_value if check_now else loss), stats
 
     # -- checkpoints -----------------------------------------------------------------------------
 
