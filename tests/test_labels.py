@@ -116,7 +116,8 @@ def test_answer_on_points_computed_by_hand():
     assert result["labels"] == 100 and result["measured"] == pytest.approx(80.0)
     assert result["at_2x"]["labels"] == 200 and result["at_2x"]["score"] == pytest.approx(82.9289, abs=1e-3)
     assert result["at_5x"]["score"] == pytest.approx(85.5279, abs=1e-3)
-    assert result["target"]["status"] == "predicted" and result["target"]["fitted_labels"] == pytest.approx(400, rel=1e-4)
+    assert result["target"]["status"] == "predicted"
+    assert result["target"]["fitted_labels"] == pytest.approx(400, rel=1e-4)
     assert not result["flattened"]  # 5x adds 5.53 points
     assert answer(fit, means, target=95.0)["target"]["status"] == "not reached"  # above the ceiling a = 90
     reached = answer(fit, means, target=70.0)["target"]  # 90 - 100/sqrt(16) = 65 < 70 <= 90 - 100/5 = 70
@@ -147,7 +148,8 @@ def domain(tmp_path) -> Path:
     n = len(SENTENCES)
     write_jsonl(data / "labelled.jsonl", [{"sentence1": SENTENCES[i], "sentence2": f"{SENTENCES[i]} and "
                                            f"{SENTENCES[(i + 1) % n]}"} for i in range(n)])
-    write_jsonl(data / "dev.jsonl", [{"query": SENTENCES[i], "positive": [f"{SENTENCES[i]} and {SENTENCES[(i + 2) % n]}"],
+    write_jsonl(data / "dev.jsonl", [{"query": SENTENCES[i],
+                                      "positive": [f"{SENTENCES[i]} and {SENTENCES[(i + 2) % n]}"],
                                       "negative": [SENTENCES[(i + 3) % n], SENTENCES[(i + 5) % n]]} for i in range(8)])
     return data
 

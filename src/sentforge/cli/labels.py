@@ -40,6 +40,8 @@ def labels(
     epochs: Annotated[int, typer.Option(min=1, help="Epochs of each subset when --steps is not given.")] = 1,
     batch_size: Annotated[Optional[int], typer.Option(min=1, help="Batch size (default: the method's, at most the "
                                                                   "subset's size).")] = None,
+    max_seq_length: Annotated[Optional[int], typer.Option(min=1, help="Tokens per text, in training and in dev "
+                                                                      "scoring (default: the model's).")] = None,
     flat_points: Annotated[float, typer.Option(min=0.0, help="The curve has flattened when 5× the labels add "
                                                              "fewer dev points than this.")] = 1.0,
     device: DeviceOpt = None,
@@ -52,7 +54,8 @@ def labels(
 
     report = run_labels(model, labelled, dev, output, method=method, fractions=_fractions(fractions),
                         repeats=repeats, budget_minutes=budget_minutes, target=target, steps=steps, epochs=epochs,
-                        batch_size=batch_size, flat_points=flat_points, seed=seed, device=device)
+                        batch_size=batch_size, max_seq_length=max_seq_length, flat_points=flat_points, seed=seed,
+                        device=device)
     result = report["answer"]
     summary = (f"with 2x the labels: dev {report['metric']} {result['at_2x']['score']:.2f}" if result
                else "no curve fitted")

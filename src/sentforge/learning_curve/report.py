@@ -131,7 +131,8 @@ def markdown(report: dict[str, Any]) -> str:
              "## Per size", "",
              "Spread: the standard deviation over the repeats. Gain: the mean dev gain over the start model; "
              "above 0: the runs whose 95 % paired bootstrap interval (resampling the dev units) lies above 0.", "",
-             f"| labels | runs | dev {metric} mean | spread | gain | above 0 | skipped |", "|---:|---:|---:|---:|---:|---:|---:|"]
+             f"| labels | runs | dev {metric} mean | spread | gain | above 0 | skipped |",
+             "|---:|---:|---:|---:|---:|---:|---:|"]
     for row in report["sizes"]:
         gain = "-" if row["gain"] is None else f"{row['gain']:+.2f}"
         lines.append(f"| {row['labels']} | {row['runs']} | {_n(row['mean'])} | {_n(row['spread'])} | {gain} | "

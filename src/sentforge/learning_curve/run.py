@@ -44,7 +44,8 @@ def run_name(size: int, repeat: int) -> str:
 def labels(model: str, labelled: str | os.PathLike, dev: str | os.PathLike, output: str | os.PathLike, *,
            method: str | None = None, fractions: Sequence[float] = DEFAULT_FRACTIONS, repeats: int = 3,
            budget_minutes: float = 60.0, target: float | None = None, steps: int | None = None,
-           epochs: int = 1, batch_size: int | None = None, flat_points: float | None = None, seed: int = 0,
+           epochs: int = 1, batch_size: int | None = None, max_seq_length: int | None = None,
+           flat_points: float | None = None, seed: int = 0,
            device: str | None = None, show_progress: bool | None = None,
            callbacks: Sequence[Callable[[Any], None]] = ()) -> dict[str, Any]:
     """Train `model` on nested subsets of `labelled` (`repeats` seeded orders × `fractions` percent),
@@ -54,13 +55,16 @@ def labels(model: str, labelled: str | os.PathLike, dev: str | os.PathLike, outp
     method: mnrl (positive pairs), pause (pairs with some labels empty) or sts (scored pairs); default:
     decided by the file. steps: optimizer steps of every run (the same training for every size); default:
     `epochs` epochs of each subset. batch_size: default the recipe's, at most the subset's size.
+    max_seq_length: tokens per text in training and in dev scoring, the start model's too (default: the
+    model's). The time left is shared by the runs
+    still to do in proportion to their planned steps; a run the time limit stops is marked in the report.
     target: a dev score; the report says how many labels reach it. flat_points: the curve has flattened
     when 5× the labels add fewer dev points (default 1). A rerun of the same call resumes.
     """
     from sentforge.evaluation import load_dataset
     from sentforge.learning_curve.answer import FLAT_POINTS
 
-    _check(repeats, budget_minutes, steps, epochs, batch_size)
+    _check(repeats, budget_minutes, steps, epochs, batch_size, max_seq_length)
     data = read_label_data(labelled, method)
     sizes = sizes_of(len(data.units), fractions)
     task = load_dataset(dev, name=f"dev:{Path(dev).name}")
@@ -69,9 +73,12 @@ def labels(model: str, labelled: str | os.PathLike, dev: str | os.PathLike, outp
     from sentforge.loading import load
 
     encoder = load(str(model), device=device)  # a bad --model fails before anything is written
+    if max_seq_length:  # the start model is scored at the length the runs train and are scored at
+        encoder.max_seq_length = max_seq_length
     settings = {"model": str(model), "labelled": _file(labelled), "dev": _file(dev), "method": data.method,
                 "sizes": sizes, "fractions": [float(f) for f in fractions], "repeats": repeats, "steps": steps,
-                "epochs": epochs, "batch_size": batch_size, "seed": seed, "budget_minutes": budget_minutes,
+                "epochs": epochs, "batch_size": batch_size, "max_seq_length": max_seq_length, "seed": seed,
+                "budget_minutes": budget_minutes,
                 "device": device}
     state = LabelsState(output, settings)
     if state.open():
@@ -84,7 +91,7 @@ def labels(model: str, labelled: str | os.PathLike, dev: str | os.PathLike, outp
     progress = tqdm(planned, desc="labels", unit="run", disable=show_progress is False, dynamic_ncols=True)
     for size, repeat in progress:
         progress.set_postfix_str(run_name(size, repeat), refresh=True)
-        runner.run(size, repeat, sum(run_name(s, r) not in state.results for s, r in planned))
+        runner.run(size, repeat, [s for s, r in planned if run_name(s, r) not in state.results])
     progress.close()
     from sentforge.learning_curve.report import build_report, write_report
 
@@ -115,7 +122,8 @@ class _Runner:
                                   "wall_s": round(seconds, 2)})
         logger.info("start model: dev %s %.2f", metric_of(self.task), items.score())
 
-    def run(self, size: int, repeat: int, left: int) -> None:
+    def run(self, size: int, repeat: int, pending: list[int]) -> None:
+        """Train and score one run; `pending`: the sizes of the runs still to do (this one among them)."""
         name = run_name(size, repeat)
         if name in self.state.results:
             logger.info("%s: recorded earlier, reused", name)
@@ -125,13 +133,15 @@ class _Runner:
         prior = self.state.prior_elapsed(name)
         available = self.budget.remaining()
         if available < 2 * dev_s or available <= 0:
-            self.state.record(name, base | {"status": "skipped", "reason": f"{max(available, 0):.0f} s of the budget "
-                                                                            f"left; a run needs at least {2 * dev_s:.0f} s "
-                                                                            "(two dev evaluations of the start model)"})
+            why = (f"{max(available, 0):.0f} s of the budget left; a run needs at least {2 * dev_s:.0f} s (two dev "
+                   "evaluations of the start model)")
+            self.state.record(name, base | {"status": "skipped", "reason": why})
             logger.info("%s: skipped (budget)", name)
             return
-        # This run's share of the time left, less its dev evaluation; the run continues its own clock.
-        time_limit = max(available / left - dev_s, 1.0)
+        # The time left after the pending runs' dev evaluations, shared in proportion to their planned steps.
+        steps = {s: self._values(self._examples(s))["steps"] for s in set(pending)}
+        share = (available - len(pending) * dev_s) * steps[size] / sum(steps[s] for s in pending)
+        time_limit = max(share, 1.0)
         started = time.monotonic()
 
         def beat(_trainer_state: Any) -> None:
@@ -159,7 +169,7 @@ class _Runner:
         data_file = self.state.output / SUBSETS_DIR / f"{name}.jsonl"
         if not data_file.is_file():
             write_rows(data_file, self.data.method, rows)
-        values = self._values(len(rows), size)
+        values = self._values(len(rows))
         run_dir = self.state.output / RUNS_DIR / name
         seed = settings["seed"] + repeat
         if not (run_dir / SUMMARY_FILE).is_file():
@@ -176,14 +186,19 @@ class _Runner:
                 "steps": summary["steps"], "planned_steps": values["steps"], "stopped": summary.get("stopped"),
                 "time_limit_s": round(time_limit, 1), "command": command}
 
-    def _values(self, examples: int, size: int) -> dict[str, Any]:
-        """The recipe's steps and batch size for a subset of `examples` training rows."""
+    def _examples(self, size: int) -> int:
+        """Training rows of a subset of `size` units (PAUSE keeps every pair, labelled or not)."""
+        return len(self.data.rows) if self.data.method == "pause" else size
+
+    def _values(self, examples: int) -> dict[str, Any]:
+        """The recipe's steps, batch size (and maximum sequence length) for `examples` training rows."""
         from sentforge.recipes import get_recipe
 
         settings = self.state.settings
         batch = min(settings["batch_size"] or get_recipe(self.data.recipe).training["batch_size"], examples)
         steps = settings["steps"] or settings["epochs"] * max(examples // batch, 1)
-        return {"steps": steps, "batch_size": batch}
+        length = {"max_seq_length": settings["max_seq_length"]} if settings["max_seq_length"] else {}
+        return {"steps": steps, "batch_size": batch, **length}
 
 
 def _command(data: LabelData, model: str, data_file: Path, run_dir: Path, values: dict[str, Any], seed: int,
@@ -195,16 +210,20 @@ def _command(data: LabelData, model: str, data_file: Path, run_dir: Path, values
     option = DATA_OPTIONS[get_recipe(data.recipe).data][0]
     parts = ["sentforge", "train", data.recipe, "--model", model, f"--{option}", str(data_file), "--output",
              str(run_dir), "--pooling", "keep", "--steps", str(values["steps"]), "--batch-size",
-             str(values["batch_size"]), "--seed", str(seed), *(["--device", device] if device else [])]
+             str(values["batch_size"]), *(["--max-seq-length", str(values["max_seq_length"])]
+                                         if "max_seq_length" in values else []),
+             "--seed", str(seed), *(["--device", device] if device else [])]
     return shlex.join(parts)
 
 
-def _check(repeats: int, budget_minutes: float, steps: int | None, epochs: int, batch_size: int | None) -> None:
+def _check(repeats: int, budget_minutes: float, steps: int | None, epochs: int, batch_size: int | None,
+           max_seq_length: int | None) -> None:
     if not isinstance(repeats, int) or repeats < 1:
         raise ConfigError(f"--repeats must be a positive whole number, got {repeats}")
     if not budget_minutes > 0:
         raise ConfigError(f"--budget-minutes must be positive, got {budget_minutes}")
-    for option, value in (("--steps", steps), ("--epochs", epochs), ("--batch-size", batch_size)):
+    for option, value in (("--steps", steps), ("--epochs", epochs), ("--batch-size", batch_size),
+                          ("--max-seq-length", max_seq_length)):
         if value is not None and (not isinstance(value, int) or value < 1):
             raise ConfigError(f"{option} must be a positive whole number, got {value}")
 
