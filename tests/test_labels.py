@@ -235,3 +235,15 @@ def test_cli_errors_exit_2_with_one_line(tiny_bert_dir, domain, tmp_path, capsys
     assert_one_line_error(*run_cli(missing, capsys)[::2], "none.jsonl")
     assert_one_line_error(*run_cli([*base, "--repeats", "0"], capsys)[::2], "--repeats")
     assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.usefixtures("one_torch_thread")
+def test_cli_calls_the_library_function(tiny_bert_dir, domain, tmp_path, capsys):
+    out = tmp_path / "o"
+    code, stdout, _ = run_cli(["labels", "--model", tiny_bert_dir, "--labelled", domain / "labelled.jsonl", "--dev",
+                               domain / "dev.jsonl", "--output", out, "--fractions", "50,100", "--repeats", "1",
+                               "--budget-minutes", "0.000001", "--max-seq-length", "16", "--seed", "3"], capsys)
+    assert code == 0 and "no curve fitted" in stdout
+    report = json.loads((out / "report.json").read_text())
+    assert report["settings"]["seed"] == 3 and report["settings"]["max_seq_length"] == 16
+    assert report["settings"]["sizes"] == [6, 12] and report["skipped"] == ["n6-r0", "n12-r0"]
