@@ -138,9 +138,10 @@ class _Runner:
             self.state.record(name, base | {"status": "skipped", "reason": why})
             logger.info("%s: skipped (budget)", name)
             return
-        # The time left after the pending runs' dev evaluations, shared in proportion to their planned steps.
+        # The time left after the pending runs' dev evaluations and model loading and saving (about as long
+        # again, on the start model's measure), shared in proportion to their planned steps.
         steps = {s: self._values(self._examples(s))["steps"] for s in set(pending)}
-        share = (available - len(pending) * dev_s) * steps[size] / sum(steps[s] for s in pending)
+        share = (available - 2 * len(pending) * dev_s) * steps[size] / sum(steps[s] for s in pending)
         time_limit = max(share, 1.0)
         started = time.monotonic()
 
