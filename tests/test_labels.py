@@ -211,6 +211,7 @@ def test_end_to_end_report_and_resume_without_retraining(tiny_bert_dir, domain, 
     # A rerun of the finished command trains nothing and gives the same report.
     again = StopAt()
     assert sentforge.labels(*args, callbacks=[again], **FAST)["runs"] == runs and again.steps == 0
+    assert sentforge.labels(*args, callbacks=[again], target=50.0, **FAST)["runs"] == runs and again.steps == 0
     with pytest.raises(ConfigError, match="different command"):
         sentforge.labels(*args, **{**FAST, "steps": 3})
 

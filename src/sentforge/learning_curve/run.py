@@ -59,10 +59,12 @@ def labels(model: str, labelled: str | os.PathLike, dev: str | os.PathLike, outp
     model's). The time left is shared by the runs
     still to do in proportion to their planned steps; a run the time limit stops is marked in the report.
     target: a dev score; the report says how many labels reach it. flat_points: the curve has flattened
-    when 5× the labels add fewer dev points (default 1). A rerun of the same call resumes.
+    when 5× the labels add fewer dev points (default 1). A rerun of the same call resumes; `target` and
+    `flat_points` only shape the answer, so a rerun with other values answers again without training.
     """
     from sentforge.evaluation import load_dataset
     from sentforge.learning_curve.answer import FLAT_POINTS
+    from sentforge.loading import load
 
     _check(repeats, budget_minutes, steps, epochs, batch_size, max_seq_length)
     data = read_label_data(labelled, method)
@@ -70,16 +72,13 @@ def labels(model: str, labelled: str | os.PathLike, dev: str | os.PathLike, outp
     task = load_dataset(dev, name=f"dev:{Path(dev).name}")
     output = Path(output)
     _refuse_inside(output, [labelled, dev, model])
-    from sentforge.loading import load
-
     encoder = load(str(model), device=device)  # a bad --model fails before anything is written
     if max_seq_length:  # the start model is scored at the length the runs train and are scored at
         encoder.max_seq_length = max_seq_length
     settings = {"model": str(model), "labelled": _file(labelled), "dev": _file(dev), "method": data.method,
                 "sizes": sizes, "fractions": [float(f) for f in fractions], "repeats": repeats, "steps": steps,
                 "epochs": epochs, "batch_size": batch_size, "max_seq_length": max_seq_length, "seed": seed,
-                "budget_minutes": budget_minutes,
-                "device": device}
+                "budget_minutes": budget_minutes, "device": device}
     state = LabelsState(output, settings)
     if state.open():
         logger.info("resuming the labels run in %s (%d runs recorded)", output, len(state.results))
