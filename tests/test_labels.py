@@ -16,6 +16,7 @@ from sentforge.evaluation.paired import paired_bootstrap
 from sentforge.learning_curve.answer import answer, holdout
 from sentforge.learning_curve.curve import fit_curve, saturating
 from sentforge.learning_curve.data import read_label_data
+from sentforge.learning_curve.run import time_for_run
 from sentforge.learning_curve.subsets import nested_subsets, repeat_order, sizes_of
 
 from conftest import CORPUS, assert_one_line_error, run_cli
@@ -223,6 +224,16 @@ def test_budget_skips_runs_and_says_which_sizes(tiny_bert_dir, domain, tmp_path)
     assert report["skipped"] == ["n6-r0", "n12-r0", "n6-r1", "n12-r1"] and report["sizes_without_runs"] == [6, 12]
     assert "budget" in report["runs"]["n6-r0"]["reason"]
     assert "sizes without any run: 6, 12" in (tmp_path / "c" / "report.md").read_text()
+
+
+def test_a_run_starts_only_when_its_steps_fit_in_the_time_left():
+    finished = [{"wall_s": 30.0, "steps": 10}, {"wall_s": 70.0, "steps": 30}]  # (30-10 + 70-10) / 40 = 2 s a step
+    assert time_for_run(500.0, 10.0, 50, 0.0, []) == (490.0, "")  # nothing measured yet: it runs
+    assert time_for_run(111.0, 10.0, 50, 0.0, finished) == (101.0, "")  # 50 * 2 + 10 = 110 s needed
+    limit, why = time_for_run(109.0, 10.0, 50, 0.0, finished)
+    assert limit is None and "need about 110 s" in why and "2.00 s a step" in why
+    assert time_for_run(109.0, 10.0, 50, 5.0, finished)[0] == 99.0  # 5 s of it ran before an interruption
+    assert time_for_run(10.5, 10.0, 1, 0.0, [])[0] is None  # not even the overhead fits
 
 
 def test_cli_errors_exit_2_with_one_line(tiny_bert_dir, domain, tmp_path, capsys):

@@ -56,8 +56,7 @@ def labels(model: str, labelled: str | os.PathLike, dev: str | os.PathLike, outp
     decided by the file. steps: optimizer steps of every run (the same training for every size); default:
     `epochs` epochs of each subset. batch_size: default the recipe's, at most the subset's size.
     max_seq_length: tokens per text in training and in dev scoring, the start model's too (default: the
-    model's). The time left is shared by the runs
-    still to do in proportion to their planned steps; a run the time limit stops is marked in the report.
+    model's). Runs go repeat by repeat; one whose steps are not expected to fit in the time left is skipped.
     target: a dev score; the report says how many labels reach it. flat_points: the curve has flattened
     when 5× the labels add fewer dev points (default 1). A rerun of the same call resumes; `target` and
     `flat_points` only shape the answer, so a rerun with other values answers again without training.
@@ -90,7 +89,7 @@ def labels(model: str, labelled: str | os.PathLike, dev: str | os.PathLike, outp
     progress = tqdm(planned, desc="labels", unit="run", disable=show_progress is False, dynamic_ncols=True)
     for size, repeat in progress:
         progress.set_postfix_str(run_name(size, repeat), refresh=True)
-        runner.run(size, repeat, [s for s, r in planned if run_name(s, r) not in state.results])
+        runner.run(size, repeat)
     progress.close()
     from sentforge.learning_curve.report import build_report, write_report
 
@@ -121,8 +120,7 @@ class _Runner:
                                   "wall_s": round(seconds, 2)})
         logger.info("start model: dev %s %.2f", metric_of(self.task), items.score())
 
-    def run(self, size: int, repeat: int, pending: list[int]) -> None:
-        """Train and score one run; `pending`: the sizes of the runs still to do (this one among them)."""
+    def run(self, size: int, repeat: int) -> None:
         name = run_name(size, repeat)
         if name in self.state.results:
             logger.info("%s: recorded earlier, reused", name)
@@ -130,18 +128,13 @@ class _Runner:
         base = {"size": size, "repeat": repeat}
         dev_s = self.state.results[START]["dev_s"]
         prior = self.state.prior_elapsed(name)
-        available = self.budget.remaining()
-        if available < 2 * dev_s or available <= 0:
-            why = (f"{max(available, 0):.0f} s of the budget left; a run needs at least {2 * dev_s:.0f} s (two dev "
-                   "evaluations of the start model)")
+        planned = self._values(self._examples(size))["steps"]
+        time_limit, why = time_for_run(self.budget.remaining(), 2 * dev_s, planned, prior,
+                                       [r for r in self.state.results.values() if r.get("steps")])
+        if time_limit is None:
             self.state.record(name, base | {"status": "skipped", "reason": why})
-            logger.info("%s: skipped (budget)", name)
+            logger.info("%s: skipped (%s)", name, why)
             return
-        # The time left after the pending runs' dev evaluations and model loading and saving (about as long
-        # again, on the start model's measure), shared in proportion to their planned steps.
-        steps = {s: self._values(self._examples(s))["steps"] for s in set(pending)}
-        share = (available - 2 * len(pending) * dev_s) * steps[size] / sum(steps[s] for s in pending)
-        time_limit = max(share, 1.0)
         started = time.monotonic()
 
         def beat(_trainer_state: Any) -> None:
@@ -199,6 +192,27 @@ class _Runner:
         steps = settings["steps"] or settings["epochs"] * max(examples // batch, 1)
         length = {"max_seq_length": settings["max_seq_length"]} if settings["max_seq_length"] else {}
         return {"steps": steps, "batch_size": batch, **length}
+
+
+def time_for_run(available: float, overhead: float, planned_steps: int, prior: float,
+                 finished: list[dict[str, Any]]) -> tuple[float | None, str]:
+    """(the time limit of the next run, or None when it is skipped; why).
+
+    overhead: seconds a run spends outside its steps (its dev evaluation, loading and saving models).
+    The seconds per step are measured on the finished runs (`wall_s`, `steps`); a run starts only when its
+    planned steps are expected to fit in the time left (less what it ran before an interruption), so that
+    the curve holds whole runs; its time limit, the time left, stops it cleanly should the estimate be short.
+    """
+    if available < overhead + 1.0:
+        return None, f"{max(available, 0):.0f} s of the budget left; a run needs more than {overhead:.0f} s"
+    steps = sum(r["steps"] for r in finished)
+    if steps:
+        per_step = sum(max(r["wall_s"] - overhead, 0.0) for r in finished) / steps
+        needed = planned_steps * per_step + overhead - prior
+        if needed > available:
+            return None, (f"{max(available, 0):.0f} s of the budget left; its {planned_steps} steps need about "
+                          f"{needed:.0f} s ({per_step:.2f} s a step in the finished runs)")
+    return available - overhead, ""
 
 
 def _command(data: LabelData, model: str, data_file: Path, run_dir: Path, values: dict[str, Any], seed: int,
