@@ -186,7 +186,7 @@ def plot(path: Path, report: dict[str, Any]) -> None:
             p = report["answer"][f"at_{multiple}x"]
             error = None if p["low"] is None else [[p["score"] - p["low"]], [p["high"] - p["score"]]]
             axes.errorbar([p["labels"]], [p["score"]], yerr=error, fmt="s", color="C1", capsize=4, mfc="white",
-                          label=f"expected with {multiple}× the labels" if multiple == 2 else None)
+                          label="expected with 2× and 5× the labels (95 % interval)" if multiple == 2 else None)
     check = report["holdout"]
     if check["status"] == "done":
         fit = check["fit"]
@@ -195,6 +195,7 @@ def plot(path: Path, report: dict[str, Any]) -> None:
                   label=f"fit without {check['labels']} (predicts {check['predicted']['score']:.1f})")
     if rows:  # (without a finished run only the start model is drawn)
         axes.set_xscale("log")
+    axes.ticklabel_format(axis="y", useOffset=False)
     axes.set_xlabel("labelled units (log scale)")
     axes.set_ylabel(f"dev {report['metric']}")
     axes.legend(fontsize=7)
