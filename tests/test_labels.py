@@ -120,12 +120,18 @@ def test_answer_on_points_computed_by_hand():
     assert result["target"]["status"] == "predicted"
     assert result["target"]["fitted_labels"] == pytest.approx(400, rel=1e-4)
     assert not result["flattened"]  # 5x adds 5.53 points
+    assert result["per_doubling"] == pytest.approx(2.9289, abs=1e-3) and not result["log_linear"]
     assert answer(fit, means, target=95.0)["target"]["status"] == "not reached"  # above the ceiling a = 90
     reached = answer(fit, means, target=70.0)["target"]  # 90 - 100/sqrt(16) = 65 < 70 <= 90 - 100/5 = 70
     assert reached["status"] == "reached" and reached["measured_labels"] == 25
     # A nearly flat curve: 5x adds 2*(1/sqrt(100) - 1/sqrt(500)) = 0.1106 points.
     flat = fit_curve(n, saturating(n, 60.0, 2.0, 0.5))
     assert answer(flat, {100: 59.8}, flat_points=1.0)["flattened"]
+    # Scores that grow by the same 1.5 points per doubling, without saturation: c goes to its lower bound.
+    line = fit_curve(n, 70 + 1.5 * np.log2(n))
+    straight = answer(line, {100: 70 + 1.5 * np.log2(100)})
+    assert straight["log_linear"] and straight["per_doubling"] == pytest.approx(1.5, abs=0.01)
+    assert straight["at_2x"]["score"] == pytest.approx(70 + 1.5 * np.log2(200), abs=0.02)
 
 
 def test_holdout_predicts_the_largest_size_from_the_smaller_ones():

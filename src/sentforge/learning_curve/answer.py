@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from sentforge.errors import ConfigError
-from sentforge.learning_curve.curve import MIN_SIZES, Z95, CurveFit, fit_curve
+from sentforge.learning_curve.curve import C_BOUNDS, MIN_SIZES, Z95, CurveFit, fit_curve
 
 MULTIPLES = (2, 5)
 FLAT_POINTS = 1.0  # the curve has flattened when 5× the labels add fewer dev points than this
@@ -34,6 +34,9 @@ def answer(fit: CurveFit, means: dict[int, float], target: float | None = None,
     result["gain_5x"] = gain
     result["flattened"] = bool(gain < flat_points)
     result["flat_points"] = flat_points
+    result["per_doubling"] = fit.predict(2 * largest)[0] - fit.predict(largest)[0]
+    # c at its lower bound: a − b·n^(−c) ≈ (a − b) + b·c·ln n, a straight line in log n with no ceiling in sight.
+    result["log_linear"] = bool(fit.c <= C_BOUNDS[0] * 1.001)
     result["ceiling"] = {"score": fit.a, "error": fit.to_json()["a_err"]}
     if target is not None:
         result["target"] = target_answer(fit, means, target)

@@ -86,12 +86,21 @@ def answer_lines(report: dict[str, Any]) -> list[str]:
         p = result[f"at_{multiple}x"]
         lines.append(f"- {multiple}× the labels ({p['labels']}): expected dev {metric} {p['score']:.2f} "
                      f"[95 % interval {_n(p['low'])}, {_n(p['high'])}].")
+    ceiling = result["ceiling"]
+    if result["log_linear"]:
+        lines.append(f"- No saturation within the measured sizes: the fit's c is at its lower bound, where "
+                     f"a − b·n^(−c) is a straight line in log n; its ceiling a ({ceiling['score']:.2f}) means "
+                     f"nothing. The score grows by about {result['per_doubling']:+.2f} points per doubling of the "
+                     "labels, and the predictions extrapolate that line.")
+    else:
+        lines.append(f"- The fitted ceiling is {ceiling['score']:.2f} ± {_n(ceiling['error'])}; doubling the labels "
+                     f"adds {result['per_doubling']:+.2f} points.")
     if result["flattened"]:
         lines.append(f"- The curve has flattened: 5× the labels add {result['gain_5x']:+.2f} points (less than "
-                     f"{result['flat_points']:g}); the fitted ceiling is {result['ceiling']['score']:.2f}.")
+                     f"{result['flat_points']:g}).")
     else:
-        lines.append(f"- 5× the labels add {result['gain_5x']:+.2f} points; the fitted ceiling is "
-                     f"{result['ceiling']['score']:.2f}.")
+        lines.append(f"- The curve has not flattened: 5× the labels add {result['gain_5x']:+.2f} points (at least "
+                     f"{result['flat_points']:g}).")
     target = result.get("target")
     if target is not None:
         if target["status"] == "reached":
@@ -102,7 +111,7 @@ def answer_lines(report: dict[str, Any]) -> list[str]:
                                     if target["fitted_labels"] > 5 * result["labels"] else "") + ".")
         else:
             lines.append(f"- Target {target['score']:g}: not reached by any number of labels; it lies above the "
-                         f"fitted ceiling {result['ceiling']['score']:.2f}.")
+                         f"fitted ceiling {ceiling['score']:.2f}.")
     return lines
 
 
