@@ -190,7 +190,7 @@ def plot(path: Path, report: dict[str, Any]) -> None:
         fit = report["fit"]
         grid = np.geomspace(min(row["labels"] for row in rows), 5 * largest, 200)
         axes.plot(grid, saturating(grid, fit["a"], fit["b"], fit["c"]), color="C1",
-                  label=f"fit {fit['a']:.1f} − {fit['b']:.3g}·n^(−{fit['c']:.2f})")
+                  label=f"fit {fit['a']:.1f} − {fit['b']:.3g}·n^(−{fit['c']:.3g})")
         for multiple in (2, 5):
             p = report["answer"][f"at_{multiple}x"]
             error = None if p["low"] is None else [[p["score"] - p["low"]], [p["high"] - p["score"]]]
