@@ -15,7 +15,7 @@ from sentforge.errors import ConfigError
 from sentforge.evaluation.paired import paired_bootstrap
 from sentforge.learning_curve.answer import answer, holdout
 from sentforge.learning_curve.curve import fit_curve, saturating
-from sentforge.learning_curve.data import read_label_data
+from sentforge.learning_curve.data import read_label_data, write_rows
 from sentforge.learning_curve.run import time_for_run
 from sentforge.learning_curve.subsets import nested_subsets, repeat_order, sizes_of
 
@@ -65,6 +65,18 @@ def test_pause_subsets_keep_every_pair_and_only_the_chosen_labels(tmp_path):
     assert len(kept) == 12
     assert [i for i, row in enumerate(kept) if row[2] is not None] == [1, 4]
     assert kept[1] == ("a1", "b1", "1") and kept[4] == ("a4", "b4", "0")
+
+
+@pytest.mark.parametrize("rows", [
+    [{"sentence1": f"a{i}", "sentence2": f"b{i}", "negative": f"c{i}"} for i in range(6)],
+    [{"sentence1": f"a{i}", "sentence2": f"b{i}", "score": i / 5} for i in range(6)],
+    [{"sentence1": f"a{i}", "sentence2": f"b{i}", "label": [0, 1, None][i % 3]} for i in range(6)]])
+def test_a_subset_file_reads_back_as_the_subset(tmp_path, rows):
+    data = read_label_data(write_jsonl(tmp_path / "all.jsonl", rows))
+    subset = data.subset_rows([0, 2])
+    write_rows(tmp_path / "subset.jsonl", data.method, subset)
+    again = read_label_data(tmp_path / "subset.jsonl", data.method)
+    assert again.rows == subset and len(again.units) == 2
 
 
 def test_method_is_decided_by_the_file_and_checked(tmp_path):
