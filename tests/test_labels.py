@@ -133,12 +133,15 @@ def test_answer_on_points_computed_by_hand():
     assert result["target"]["fitted_labels"] == pytest.approx(400, rel=1e-4)
     assert not result["flattened"]  # 5x adds 5.53 points
     assert result["per_doubling"] == pytest.approx(2.9289, abs=1e-3) and not result["log_linear"]
+    assert result["rising"]
     assert answer(fit, means, target=95.0)["target"]["status"] == "not reached"  # above the ceiling a = 90
     reached = answer(fit, means, target=70.0)["target"]  # 90 - 100/sqrt(16) = 65 < 70 <= 90 - 100/5 = 70
     assert reached["status"] == "reached" and reached["measured_labels"] == 25
     # A nearly flat curve: 5x adds 2*(1/sqrt(100) - 1/sqrt(500)) = 0.1106 points.
     flat = fit_curve(n, saturating(n, 60.0, 2.0, 0.5))
     assert answer(flat, {100: 59.8}, flat_points=1.0)["flattened"]
+    falling = fit_curve(n, saturating(n, 60.0, -20.0, 0.5))  # scores that fall towards 60 as labels grow
+    assert not answer(falling, {100: 58.0})["rising"]
     # Scores that grow by the same 1.5 points per doubling, without saturation: c goes to its lower bound.
     line = fit_curve(n, 70 + 1.5 * np.log2(n))
     straight = answer(line, {100: 70 + 1.5 * np.log2(100)})

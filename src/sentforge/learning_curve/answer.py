@@ -37,6 +37,7 @@ def answer(fit: CurveFit, means: dict[int, float], target: float | None = None,
     result["per_doubling"] = fit.predict(2 * largest)[0] - fit.predict(largest)[0]
     # c at its lower bound: a − b·n^(−c) ≈ (a − b) + b·c·ln n, a straight line in log n with no ceiling in sight.
     result["log_linear"] = bool(fit.c <= C_BOUNDS[0] * 1.001)
+    result["rising"] = bool(fit.b > 0)  # b ≤ 0: the fitted scores do not grow with the labels
     result["ceiling"] = {"score": fit.a, "error": fit.to_json()["a_err"]}
     if target is not None:
         result["target"] = target_answer(fit, means, target)

@@ -87,7 +87,11 @@ def answer_lines(report: dict[str, Any]) -> list[str]:
         lines.append(f"- {multiple}× the labels ({p['labels']}): expected dev {metric} {p['score']:.2f} "
                      f"[95 % interval {_n(p['low'])}, {_n(p['high'])}].")
     ceiling = result["ceiling"]
-    if result["log_linear"]:
+    if not result["rising"]:
+        lines.append(f"- The fitted curve does not rise with the labels (b ≤ 0): within the measured sizes more labels "
+                     f"did not raise the dev score; the fit levels off at {ceiling['score']:.2f} ± "
+                     f"{_n(ceiling['error'])}.")
+    elif result["log_linear"]:
         lines.append(f"- No saturation within the measured sizes: the fit's c is at its lower bound, where "
                      f"a − b·n^(−c) is a straight line in log n; its ceiling a ({ceiling['score']:.2f}) means "
                      f"nothing. The score grows by about {result['per_doubling']:+.2f} points per doubling of the "
@@ -177,7 +181,7 @@ def plot(path: Path, report: dict[str, Any]) -> None:
     except ImportError:
         logger.info("matplotlib is not installed (the `plots` extra): %s not drawn", path.name)
         return
-    figure, axes = plt.subplots(figsize=(7, 4.5))
+    figure, axes = plt.subplots(figsize=(9.5, 4.5))
     done = [r for r in report["runs"].values() if r["status"] == "done"]
     axes.scatter([r["size"] for r in done], [r["dev"] for r in done], s=12, color="C0", alpha=0.4, label="runs")
     rows = [row for row in report["sizes"] if row["mean"] is not None]
@@ -207,7 +211,7 @@ def plot(path: Path, report: dict[str, Any]) -> None:
     axes.ticklabel_format(axis="y", useOffset=False)
     axes.set_xlabel("labelled units (log scale)")
     axes.set_ylabel(f"dev {report['metric']}")
-    axes.legend(fontsize=7)
+    axes.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # beside the plot, off the points
     figure.tight_layout()
     with atomic_file(path, "wb") as handle:
         figure.savefig(handle, format="png", dpi=110)
