@@ -5,6 +5,9 @@ command-line errors."""
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -19,9 +22,11 @@ from sentforge.learning_curve.data import read_label_data, write_rows
 from sentforge.learning_curve.run import time_for_run
 from sentforge.learning_curve.subsets import nested_subsets, repeat_order, sizes_of
 
+import labels_worker
 from conftest import CORPUS, assert_one_line_error, run_cli
 
 SENTENCES = sorted(set(CORPUS))
+WORKER = Path(__file__).with_name("labels_worker.py")
 
 
 def write_jsonl(path: Path, rows: list[dict]) -> Path:
@@ -236,6 +241,25 @@ def test_end_to_end_report_and_resume_without_retraining(tiny_bert_dir, domain, 
     assert sentforge.labels(*args, callbacks=[again], target=50.0, **FAST)["runs"] == runs and again.steps == 0
     with pytest.raises(ConfigError, match="different command"):
         sentforge.labels(*args, **{**FAST, "steps": 3})
+
+
+@pytest.mark.usefixtures("one_torch_thread")
+def test_resume_after_sigkill_reuses_finished_runs_and_continues_the_interrupted(tiny_bert_dir, domain, tmp_path):
+    straight = labels_worker.run(tiny_bert_dir, domain, tmp_path / "straight")
+    out = tmp_path / "killed"
+    killed = subprocess.run([sys.executable, str(WORKER), str(tiny_bert_dir), str(domain), str(out),
+                             "--kill-in-run", "3", "--kill-at-step", "2"], capture_output=True, text=True)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    state = json.loads((out / "labels.json").read_text())
+    assert set(state["results"]) == {"start", "n6-r0", "n12-r0"} and state["running"]["name"] == "n6-r1"
+    first = {name: (out / "runs" / name / "train.json").stat().st_mtime_ns for name in ("n6-r0", "n12-r0")}
+    resumed = labels_worker.run(tiny_bert_dir, domain, out)
+    assert {name: (out / "runs" / name / "train.json").stat().st_mtime_ns for name in first} == first  # not retrained
+    events = [json.loads(line) for line in (out / "runs/n6-r1/training/metrics.jsonl").read_text().splitlines()]
+    assert any(e.get("event") == "resume" and e["step"] == 2 for e in events)
+    for name, expected in straight["runs"].items():  # the same scores as a run never killed
+        assert resumed["runs"][name]["dev"] == expected["dev"] and resumed["runs"][name]["steps"] == 4
+    assert resumed["runs"]["n6-r1"]["wall_s"] >= state["running"]["elapsed_s"]  # its time before the kill counts
 
 
 @pytest.mark.usefixtures("one_torch_thread")
