@@ -1,0 +1,62 @@
+"""`sentforge labels`: a learning curve over the number of labelled pairs (sentforge.labels)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from sentforge.cli.app import DeviceOpt, ModelOpt, SeedOpt, app
+from sentforge.errors import ConfigError
+
+
+def _fractions(text: str) -> list[float]:
+    try:
+        return [float(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise ConfigError(f"--fractions: expected comma-separated percentages such as 5,10,25,50,100, got "
+                          f"{text!r}") from None
+
+
+@app.command("labels")
+def labels(
+    model: ModelOpt,
+    labelled: Annotated[Path, typer.Option(help="Positive pairs (sentence1, sentence2[, negative]), pairs with a "
+                                                "label column some rows empty (PAUSE), or scored pairs (sts).")],
+    dev: Annotated[Path, typer.Option(help="Dev set that scores every run: scored pairs, labelled pairs, "
+                                           "re-ranking .jsonl or a BEIR folder (see sentforge eval --dataset).")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Directory for report.md, report.json, "
+                                                                 "learning-curve.png and the runs.")],
+    method: Annotated[Optional[str], typer.Option(help="mnrl, pause or sts (default: decided by the "
+                                                       "--labelled file).")] = None,
+    fractions: Annotated[str, typer.Option(help="Comma-separated percentages of the labelled units.")
+                         ] = "5,10,25,50,100",
+    repeats: Annotated[int, typer.Option(min=1, help="Seeded nested subsets per size.")] = 3,
+    budget_minutes: Annotated[float, typer.Option(min=0.0, help="Wall-clock budget of the whole run.")] = 60.0,
+    target: Annotated[Optional[float], typer.Option(help="A dev score: how many labels reach it?")] = None,
+    steps: Annotated[Optional[int], typer.Option(min=1, help="Optimizer steps of every run (default: --epochs "
+                                                             "epochs of each subset).")] = None,
+    epochs: Annotated[int, typer.Option(min=1, help="Epochs of each subset when --steps is not given.")] = 1,
+    batch_size: Annotated[Optional[int], typer.Option(min=1, help="Batch size (default: the method's, at most the "
+                                                                  "subset's size).")] = None,
+    max_seq_length: Annotated[Optional[int], typer.Option(min=1, help="Tokens per text, in training and in dev "
+                                                                      "scoring (default: the model's).")] = None,
+    flat_points: Annotated[float, typer.Option(min=0.0, help="The curve has flattened when 5× the labels add "
+                                                             "fewer dev points than this.")] = 1.0,
+    device: DeviceOpt = None,
+    seed: SeedOpt = 0,
+) -> None:
+    """How many labels do I need? Train on nested subsets of the labelled pairs, score each on dev, fit
+    a − b·n^(−c) and report the expected dev score with 2× and 5× the labels, the labels a --target needs,
+    and a check that predicts the largest size from the smaller ones. Rerun the same command to resume."""
+    from sentforge.learning_curve import labels as run_labels
+
+    report = run_labels(model, labelled, dev, output, method=method, fractions=_fractions(fractions),
+                        repeats=repeats, budget_minutes=budget_minutes, target=target, steps=steps, epochs=epochs,
+                        batch_size=batch_size, max_seq_length=max_seq_length, flat_points=flat_points, seed=seed,
+                        device=device)
+    result = report["answer"]
+    summary = (f"with 2x the labels: dev {report['metric']} {result['at_2x']['score']:.2f}" if result
+               else "no curve fitted")
+    typer.echo(f"{summary}; wrote {output}/report.md, {output}/report.json")

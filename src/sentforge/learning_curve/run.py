@@ -1,0 +1,253 @@
+"""`sentforge.labels`: how the dev score grows with the number of labelled pairs, and what more would buy.
+
+    import sentforge
+    report = sentforge.labels("all-MiniLM-L6-v2", "pairs.jsonl", "dev.jsonl", "curve", target=60.0)
+    report["answer"]["at_2x"]["score"], report["answer"]["target"]
+
+For each repeat (a seeded order of the labelled units) and each size (a share of them, nested: the first
+n of that order), the start model is trained on the subset and scored on dev; then a − b·n^(−c) is fitted
+to the scores. See docs/labels.md.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shlex
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from tqdm.auto import tqdm
+
+from sentforge.adaptation.budget import Budget
+from sentforge.adaptation.inputs import file_digest
+from sentforge.adaptation.intervals import dev_gains, items_path, load_items, save_items
+from sentforge.adaptation.scoring import metric_of
+from sentforge.errors import ConfigError, SentforgeError
+from sentforge.learning_curve.data import LabelData, read_label_data, write_rows
+from sentforge.learning_curve.subsets import DEFAULT_FRACTIONS, nested_subsets, sizes_of
+from sentforge.learning_curve.state import LabelsState
+
+logger = logging.getLogger(__name__)
+
+START = "start"
+RUNS_DIR, SUBSETS_DIR = "runs", "subsets"
+SUMMARY_FILE = "train.json"
+
+
+def run_name(size: int, repeat: int) -> str:
+    return f"n{size}-r{repeat}"
+
+
+def labels(model: str, labelled: str | os.PathLike, dev: str | os.PathLike, output: str | os.PathLike, *,
+           method: str | None = None, fractions: Sequence[float] = DEFAULT_FRACTIONS, repeats: int = 3,
+           budget_minutes: float = 60.0, target: float | None = None, steps: int | None = None,
+           epochs: int = 1, batch_size: int | None = None, max_seq_length: int | None = None,
+           flat_points: float | None = None, seed: int = 0,
+           device: str | None = None, show_progress: bool | None = None,
+           callbacks: Sequence[Callable[[Any], None]] = ()) -> dict[str, Any]:
+    """Train `model` on nested subsets of `labelled` (`repeats` seeded orders × `fractions` percent),
+    score each on `dev`, fit the learning curve; write OUTPUT (report.md, report.json, learning-curve.png,
+    runs/, subsets/, labels.json) and return the report (what report.json holds).
+
+    method: mnrl (positive pairs), pause (pairs with some labels empty) or sts (scored pairs); default:
+    decided by the file. steps: optimizer steps of every run (the same training for every size); default:
+    `epochs` epochs of each subset. batch_size: default the recipe's, at most the subset's size.
+    max_seq_length: tokens per text in training and in dev scoring, the start model's too (default: the
+    model's). Runs go repeat by repeat; one whose steps are not expected to fit in the time left is skipped.
+    target: a dev score; the report says how many labels reach it. flat_points: the curve has flattened
+    when 5× the labels add fewer dev points (default 1). A rerun of the same call resumes; `target` and
+    `flat_points` only shape the answer, so a rerun with other values answers again without training.
+    """
+    from sentforge.evaluation import load_dataset
+    from sentforge.learning_curve.answer import FLAT_POINTS
+    from sentforge.loading import load
+
+    _check(repeats, budget_minutes, steps, epochs, batch_size, max_seq_length)
+    data = read_label_data(labelled, method)
+    sizes = sizes_of(len(data.units), fractions)
+    task = load_dataset(dev, name=f"dev:{Path(dev).name}")
+    output = Path(output)
+    _refuse_inside(output, [labelled, dev, model])
+    encoder = load(str(model), device=device)  # a bad --model fails before anything is written
+    if max_seq_length:  # the start model is scored at the length the runs train and are scored at
+        encoder.max_seq_length = max_seq_length
+    settings = {"model": str(model), "labelled": _file(labelled), "dev": _file(dev), "method": data.method,
+                "sizes": sizes, "fractions": [float(f) for f in fractions], "repeats": repeats, "steps": steps,
+                "epochs": epochs, "batch_size": batch_size, "max_seq_length": max_seq_length, "seed": seed,
+                "budget_minutes": budget_minutes, "device": device}
+    state = LabelsState(output, settings)
+    if state.open():
+        logger.info("resuming the labels run in %s (%d runs recorded)", output, len(state.results))
+    budget = Budget(budget_minutes * 60.0, state.spent())
+    runner = _Runner(state, data, task, str(model), budget, device, show_progress, list(callbacks))
+    runner.start(encoder)
+    del encoder
+    planned = [(size, repeat) for repeat in range(repeats) for size in sizes]
+    progress = tqdm(planned, desc="labels", unit="run", disable=show_progress is False, dynamic_ncols=True)
+    for size, repeat in progress:
+        progress.set_postfix_str(run_name(size, repeat), refresh=True)
+        runner.run(size, repeat)
+    progress.close()
+    from sentforge.learning_curve.report import build_report, write_report
+
+    names = [run_name(size, repeat) for size, repeat in planned]
+    done = [name for name in names if state.results[name]["status"] == "done"]
+    gains = dev_gains(output, done, START, seed)
+    report = build_report(state, names, gains, metric_of(task), task.name, target,
+                          FLAT_POINTS if flat_points is None else flat_points, budget)
+    write_report(output, report)
+    return report
+
+
+class _Runner:
+    def __init__(self, state: LabelsState, data: LabelData, task: Any, model: str, budget: Budget,
+                 device: str | None, show_progress: bool | None, callbacks: list) -> None:
+        self.state, self.data, self.task, self.model, self.budget = state, data, task, model, budget
+        self.device, self.show_progress, self.callbacks = device, show_progress, callbacks
+
+    def start(self, encoder: Any) -> None:
+        """Score the start model on dev (its per-unit scores are every run's reference)."""
+        if START in self.state.results:
+            return
+        started = time.monotonic()
+        items = self.task.item_scores(encoder)
+        save_items(self.state.output, START, items)
+        seconds = time.monotonic() - started
+        self.state.record(START, {"status": "done", "dev": items.score(), "dev_s": round(seconds, 2),
+                                  "wall_s": round(seconds, 2)})
+        logger.info("start model: dev %s %.2f", metric_of(self.task), items.score())
+
+    def run(self, size: int, repeat: int) -> None:
+        name = run_name(size, repeat)
+        if name in self.state.results:
+            logger.info("%s: recorded earlier, reused", name)
+            return
+        base = {"size": size, "repeat": repeat}
+        dev_s = self.state.results[START]["dev_s"]
+        prior = self.state.prior_elapsed(name)
+        planned = self._values(self._examples(size))["steps"]
+        time_limit, why = time_for_run(self.budget.remaining(), 2 * dev_s, planned, prior,
+                                       [r for r in self.state.results.values() if r.get("steps")])
+        if time_limit is None:
+            self.state.record(name, base | {"status": "skipped", "reason": why})
+            logger.info("%s: skipped (%s)", name, why)
+            return
+        started = time.monotonic()
+
+        def beat(_trainer_state: Any) -> None:
+            self.state.beat(name, prior + time.monotonic() - started)
+
+        self.state.beat(name, prior, force=True)
+        try:
+            result = self._train(name, size, repeat, time_limit, [beat, *self.callbacks])
+        except SentforgeError as err:  # e.g. a subset the recipe cannot train on: the other runs still go
+            logger.warning("%s failed: %s", name, err)
+            result = {"status": "failed", "reason": str(err)}
+        self.state.record(name, base | result | {"wall_s": round(prior + time.monotonic() - started, 2)})
+        if result["status"] == "done":
+            logger.info("%s: dev %s %.2f", name, metric_of(self.task), result["dev"])
+
+    def _train(self, name: str, size: int, repeat: int, time_limit: float, callbacks: list) -> dict[str, Any]:
+        import json
+
+        from sentforge.loading import load
+        from sentforge.recipes.api import run_recipe
+
+        settings = self.state.settings
+        subset = nested_subsets(len(self.data.units), settings["sizes"], settings["seed"], repeat)[size]
+        rows = self.data.subset_rows(subset)
+        data_file = self.state.output / SUBSETS_DIR / f"{name}.jsonl"
+        if not data_file.is_file():
+            write_rows(data_file, self.data.method, rows)
+        values = self._values(len(rows))
+        run_dir = self.state.output / RUNS_DIR / name
+        seed = settings["seed"] + repeat
+        if not (run_dir / SUMMARY_FILE).is_file():
+            run_recipe(self.data.recipe, self.model, data_file, run_dir, pooling="keep", time_limit=time_limit,
+                       checkpoint_every=max(values["steps"] // 4, 1), keep_last=1,
+                       resume=(run_dir / "training").is_dir(), device=self.device, seed=seed,
+                       show_progress=self.show_progress, callbacks=callbacks, **values)
+        summary = json.loads((run_dir / SUMMARY_FILE).read_text(encoding="utf-8"))
+        if not items_path(self.state.output, name).is_file():
+            save_items(self.state.output, name, self.task.item_scores(load(str(run_dir), device=self.device)))
+        items = load_items(self.state.output, name)
+        command = _command(self.data, self.model, data_file, run_dir, values, seed, self.device)
+        return {"status": "done", "dev": items.score(), "labels": size, "examples": len(rows),
+                "steps": summary["steps"], "planned_steps": values["steps"], "stopped": summary.get("stopped"),
+                "time_limit_s": round(time_limit, 1), "command": command}
+
+    def _examples(self, size: int) -> int:
+        """Training rows of a subset of `size` units (PAUSE keeps every pair, labelled or not)."""
+        return len(self.data.rows) if self.data.method == "pause" else size
+
+    def _values(self, examples: int) -> dict[str, Any]:
+        """The recipe's steps, batch size (and maximum sequence length) for `examples` training rows."""
+        from sentforge.recipes import get_recipe
+
+        settings = self.state.settings
+        batch = min(settings["batch_size"] or get_recipe(self.data.recipe).training["batch_size"], examples)
+        steps = settings["steps"] or settings["epochs"] * max(examples // batch, 1)
+        length = {"max_seq_length": settings["max_seq_length"]} if settings["max_seq_length"] else {}
+        return {"steps": steps, "batch_size": batch, **length}
+
+
+def time_for_run(available: float, overhead: float, planned_steps: int, prior: float,
+                 finished: list[dict[str, Any]]) -> tuple[float | None, str]:
+    """(the time limit of the next run, or None when it is skipped; why).
+
+    overhead: seconds a run spends outside its steps (its dev evaluation, loading and saving models).
+    The seconds per step are measured on the finished runs (`wall_s`, `steps`); a run starts only when its
+    planned steps are expected to fit in the time left (less what it ran before an interruption), so that
+    the curve holds whole runs; its time limit, the time left, stops it cleanly should the estimate be short.
+    """
+    if available < overhead + 1.0:
+        return None, f"{max(available, 0):.0f} s of the budget left; a run needs more than {overhead:.0f} s"
+    steps = sum(r["steps"] for r in finished)
+    if steps:
+        per_step = sum(max(r["wall_s"] - overhead, 0.0) for r in finished) / steps
+        needed = planned_steps * per_step + overhead - prior
+        if needed > available:
+            return None, (f"{max(available, 0):.0f} s of the budget left; its {planned_steps} steps need about "
+                          f"{needed:.0f} s ({per_step:.2f} s a step in the finished runs)")
+    return available - overhead, ""
+
+
+def _command(data: LabelData, model: str, data_file: Path, run_dir: Path, values: dict[str, Any], seed: int,
+             device: str | None) -> str:
+    """The `sentforge train` line that trains this run again."""
+    from sentforge.recipes import get_recipe
+    from sentforge.recipes.registry import DATA_OPTIONS
+
+    option = DATA_OPTIONS[get_recipe(data.recipe).data][0]
+    parts = ["sentforge", "train", data.recipe, "--model", model, f"--{option}", str(data_file), "--output",
+             str(run_dir), "--pooling", "keep", "--steps", str(values["steps"]), "--batch-size",
+             str(values["batch_size"]), *(["--max-seq-length", str(values["max_seq_length"])]
+                                         if "max_seq_length" in values else []),
+             "--seed", str(seed), *(["--device", device] if device else [])]
+    return shlex.join(parts)
+
+
+def _check(repeats: int, budget_minutes: float, steps: int | None, epochs: int, batch_size: int | None,
+           max_seq_length: int | None) -> None:
+    if not isinstance(repeats, int) or repeats < 1:
+        raise ConfigError(f"--repeats must be a positive whole number, got {repeats}")
+    if not budget_minutes > 0:
+        raise ConfigError(f"--budget-minutes must be positive, got {budget_minutes}")
+    for option, value in (("--steps", steps), ("--epochs", epochs), ("--batch-size", batch_size),
+                          ("--max-seq-length", max_seq_length)):
+        if value is not None and (not isinstance(value, int) or value < 1):
+            raise ConfigError(f"{option} must be a positive whole number, got {value}")
+
+
+def _file(path: str | os.PathLike) -> dict[str, str]:
+    return {"path": str(path), "sha256": file_digest(path)}
+
+
+def _refuse_inside(output: Path, paths: list) -> None:
+    resolved = output.resolve()
+    for path in paths:
+        if Path(path).exists() and (resolved == Path(path).resolve() or resolved in Path(path).resolve().parents):
+            raise ConfigError(f"{path} lies inside --output {output}; move it out of the output directory first")

@@ -1,0 +1,48 @@
+"""A labels run for tests/test_labels.py, run as a subprocess that may be SIGKILLed.
+
+usage: labels_worker.py MODEL_DIR DATA_DIR OUTPUT [--kill-in-run N --kill-at-step S]
+Kills itself (SIGKILL) at step S of the N-th run it trains (1-based), after that step's checkpoint.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+from pathlib import Path
+
+import torch
+
+import sentforge
+
+# Two sizes, two repeats, four steps each (a checkpoint after every step).
+FAST = {"fractions": [50, 100], "repeats": 2, "steps": 4, "batch_size": 4, "show_progress": False}
+
+
+def run(model_dir: str | Path, data: str | Path, output: str | Path, callbacks=()) -> dict:
+    data = Path(data)
+    return sentforge.labels(str(model_dir), data / "labelled.jsonl", data / "dev.jsonl", output,
+                            callbacks=callbacks, **FAST)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    for name in ("model_dir", "data", "output"):
+        parser.add_argument(name)
+    parser.add_argument("--kill-in-run", type=int)
+    parser.add_argument("--kill-at-step", type=int)
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    started = [0]
+
+    def kill(state) -> None:
+        if state.step == 1:
+            started[0] += 1
+        if started[0] == args.kill_in_run and state.step == args.kill_at_step:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    run(args.model_dir, args.data, args.output, [kill] if args.kill_in_run else [])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,306 @@
+"""`sentforge labels`: nested seeded subsets, the saturating fit against known parameters, the report's
+answer against values computed by hand, a tiny end-to-end run that resumes without retraining, and
+command-line errors."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import sentforge
+from sentforge.errors import ConfigError
+from sentforge.evaluation.paired import paired_bootstrap
+from sentforge.learning_curve.answer import answer, holdout
+from sentforge.learning_curve.curve import fit_curve, saturating
+from sentforge.learning_curve.data import read_label_data, write_rows
+from sentforge.learning_curve.run import time_for_run
+from sentforge.learning_curve.subsets import nested_subsets, repeat_order, sizes_of
+
+import labels_worker
+from conftest import CORPUS, assert_one_line_error, run_cli
+
+SENTENCES = sorted(set(CORPUS))
+WORKER = Path(__file__).with_name("labels_worker.py")
+
+
+def write_jsonl(path: Path, rows: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return path
+
+
+# --- subsets -------------------------------------------------------------------------------------------
+
+def test_sizes_are_shares_of_the_units_rounded_up_distinct_and_at_least_two():
+    assert sizes_of(200, [5, 10, 25, 50, 100]) == [10, 20, 50, 100, 200]
+    assert sizes_of(30, [1, 5, 10, 100]) == [2, 3, 30]  # 0.3 and 1.5 -> 2, 3 -> 3
+    with pytest.raises(ConfigError, match="--fractions"):
+        sizes_of(30, [0, 50])
+    with pytest.raises(ConfigError, match="--fractions"):
+        sizes_of(30, [150])
+
+
+def test_subsets_are_nested_within_a_repeat_and_seeded():
+    sizes = sizes_of(100, [5, 10, 25, 50, 100])
+    first = nested_subsets(100, sizes, seed=7, repeat=0)
+    for small, large in zip(sizes, sizes[1:]):
+        assert set(first[small]) < set(first[large])
+        assert len(first[small]) == small
+    assert sorted(first[100]) == list(range(100))
+    again = nested_subsets(100, sizes, seed=7, repeat=0)
+    assert all(np.array_equal(first[s], again[s]) for s in sizes)  # same seed and repeat: same subsets
+    second = nested_subsets(100, sizes, seed=7, repeat=1)
+    assert not np.array_equal(first[5], second[5]) and not np.array_equal(first[25], second[25])
+    other_seed = nested_subsets(100, sizes, seed=8, repeat=0)
+    assert not np.array_equal(first[10], other_seed[10])
+    # The order is numpy's seeded permutation: an independent reference.
+    assert np.array_equal(repeat_order(100, 7, 1), np.random.default_rng([7, 1]).permutation(100))
+
+
+def test_pause_subsets_keep_every_pair_and_only_the_chosen_labels(tmp_path):
+    rows = [{"sentence1": f"a{i}", "sentence2": f"b{i}", "label": (i % 2) if i % 3 else None} for i in range(12)]
+    data = read_label_data(write_jsonl(tmp_path / "partial.jsonl", rows))
+    assert data.method == "pause" and data.units == [i for i in range(12) if i % 3]
+    kept = data.subset_rows([0, 2])  # units 0 and 2: rows 1 and 4
+    assert len(kept) == 12
+    assert [i for i, row in enumerate(kept) if row[2] is not None] == [1, 4]
+    assert kept[1] == ("a1", "b1", "1") and kept[4] == ("a4", "b4", "0")
+
+
+@pytest.mark.parametrize("rows", [
+    [{"sentence1": f"a{i}", "sentence2": f"b{i}", "negative": f"c{i}"} for i in range(6)],
+    [{"sentence1": f"a{i}", "sentence2": f"b{i}", "score": i / 5} for i in range(6)],
+    [{"sentence1": f"a{i}", "sentence2": f"b{i}", "label": [0, 1, None][i % 3]} for i in range(6)]])
+def test_a_subset_file_reads_back_as_the_subset(tmp_path, rows):
+    data = read_label_data(write_jsonl(tmp_path / "all.jsonl", rows))
+    subset = data.subset_rows([0, 2])
+    write_rows(tmp_path / "subset.jsonl", data.method, subset)
+    again = read_label_data(tmp_path / "subset.jsonl", data.method)
+    assert again.rows == subset and len(again.units) == 2
+
+
+def test_method_is_decided_by_the_file_and_checked(tmp_path):
+    positives = write_jsonl(tmp_path / "pos.jsonl", [{"sentence1": "a", "sentence2": "b"}] * 3)
+    scored = write_jsonl(tmp_path / "sts.jsonl", [{"sentence1": "a", "sentence2": "b", "score": 0.5}] * 3)
+    assert read_label_data(positives).method == "mnrl"
+    assert read_label_data(scored).method == "sts"
+    with pytest.raises(ConfigError, match="--method sts"):
+        read_label_data(positives, "sts")
+    with pytest.raises(ConfigError, match="--method pause"):
+        read_label_data(positives, "pause")
+    with pytest.raises(ConfigError, match="--method 'nli'"):
+        read_label_data(positives, "nli")
+
+
+# --- the curve and the answer ------------------------------------------------------------------------------
+
+def test_fit_recovers_known_parameters_from_noiseless_points():
+    n = np.array([50, 100, 250, 500, 1000] * 2)
+    fit = fit_curve(n, saturating(n, 80.0, 120.0, 0.6))
+    assert (fit.a, fit.b, fit.c) == pytest.approx((80.0, 120.0, 0.6), rel=1e-5)
+    assert np.all(fit.errors < 1e-4)  # noiseless: the covariance vanishes
+    value, error = fit.predict(2000)
+    assert value == pytest.approx(80 - 120 * 2000 ** -0.6, rel=1e-6) and error < 1e-4
+    with pytest.raises(ConfigError, match="at least 3 sizes"):
+        fit_curve([10, 10, 20], [1.0, 1.1, 2.0])
+
+
+def test_fit_errors_match_the_linearised_least_squares_covariance():
+    """With c fixed at its estimate, a and b enter linearly: their covariance is s²(XᵀX)⁻¹ of that linear fit
+    (the Jacobian's a, b columns); the fitted covariance's a,b block holds the same, with c's column too."""
+    rng = np.random.default_rng(0)
+    n = np.repeat([20, 40, 100, 200, 400], 3).astype(float)
+    y = saturating(n, 70.0, 60.0, 0.5) + rng.normal(0, 0.5, len(n))
+    fit = fit_curve(n, y)
+    power = n ** -fit.c
+    jacobian = np.column_stack([np.ones_like(n), -power, fit.b * np.log(n) * power])
+    residuals = y - saturating(n, fit.a, fit.b, fit.c)
+    reference = residuals @ residuals / (len(n) - 3) * np.linalg.inv(jacobian.T @ jacobian)
+    assert fit.covariance == pytest.approx(reference, rel=1e-3, abs=1e-8)
+
+
+def test_answer_on_points_computed_by_hand():
+    # score(n) = 90 - 100/sqrt(n): at n = 100 it is 80; 2x = 200 -> 90 - 100/sqrt(200) = 82.9289;
+    # 5x = 500 -> 90 - 100/sqrt(500) = 85.5279; a target of 85 needs (100/5)^2 = 400 labels.
+    n = np.array([4, 16, 25, 100])
+    fit = fit_curve(n, saturating(n, 90.0, 100.0, 0.5))
+    means = {int(k): float(v) for k, v in zip(n, saturating(n, 90.0, 100.0, 0.5))}
+    result = answer(fit, means, target=85.0)
+    assert result["labels"] == 100 and result["measured"] == pytest.approx(80.0)
+    assert result["at_2x"]["labels"] == 200 and result["at_2x"]["score"] == pytest.approx(82.9289, abs=1e-3)
+    assert result["at_5x"]["score"] == pytest.approx(85.5279, abs=1e-3)
+    assert result["target"]["status"] == "predicted"
+    assert result["target"]["fitted_labels"] == pytest.approx(400, rel=1e-4)
+    assert not result["flattened"]  # 5x adds 5.53 points
+    assert result["per_doubling"] == pytest.approx(2.9289, abs=1e-3) and not result["log_linear"]
+    assert result["rising"]
+    assert answer(fit, means, target=95.0)["target"]["status"] == "not reached"  # above the ceiling a = 90
+    reached = answer(fit, means, target=70.0)["target"]  # 90 - 100/sqrt(16) = 65 < 70 <= 90 - 100/5 = 70
+    assert reached["status"] == "reached" and reached["measured_labels"] == 25
+    # A nearly flat curve: 5x adds 2*(1/sqrt(100) - 1/sqrt(500)) = 0.1106 points.
+    flat = fit_curve(n, saturating(n, 60.0, 2.0, 0.5))
+    assert answer(flat, {100: 59.8}, flat_points=1.0)["flattened"]
+    falling = fit_curve(n, saturating(n, 60.0, -20.0, 0.5))  # scores that fall towards 60 as labels grow
+    assert not answer(falling, {100: 58.0})["rising"]
+    # Scores that grow by the same 1.5 points per doubling, without saturation: c goes to its lower bound.
+    line = fit_curve(n, 70 + 1.5 * np.log2(n))
+    straight = answer(line, {100: 70 + 1.5 * np.log2(100)})
+    assert straight["log_linear"] and straight["per_doubling"] == pytest.approx(1.5, abs=0.01)
+    assert straight["at_2x"]["score"] == pytest.approx(70 + 1.5 * np.log2(200), abs=0.02)
+
+
+def test_holdout_predicts_the_largest_size_from_the_smaller_ones():
+    n = [10, 20, 50, 100, 200]
+    true = saturating(np.array(n, float), 75.0, 50.0, 0.4)
+    measured = {200: float(true[-1]) - 1.5}  # the largest size measured 1.5 points below the curve
+    points = [(k, float(v)) for k, v in zip(n[:-1], true[:-1])] + [(200, measured[200])]
+    check = holdout(points, {**{k: float(v) for k, v in zip(n[:-1], true[:-1])}, **measured})
+    assert check["status"] == "done" and check["labels"] == 200
+    assert check["predicted"]["score"] == pytest.approx(float(true[-1]), abs=1e-4)
+    assert check["error"] == pytest.approx(1.5, abs=1e-4)
+    assert holdout(points[:2] + [(200, 1.0)], {10: 1.0, 20: 1.0, 200: 1.0})["status"] == "not enough sizes"
+
+
+# --- end to end ------------------------------------------------------------------------------------------
+
+@pytest.fixture()
+def domain(tmp_path) -> Path:
+    data = tmp_path / "data"
+    data.mkdir()
+    n = len(SENTENCES)
+    write_jsonl(data / "labelled.jsonl", [{"sentence1": SENTENCES[i], "sentence2": f"{SENTENCES[i]} and "
+                                           f"{SENTENCES[(i + 1) % n]}"} for i in range(n)])
+    write_jsonl(data / "dev.jsonl", [{"query": SENTENCES[i],
+                                      "positive": [f"{SENTENCES[i]} and {SENTENCES[(i + 2) % n]}"],
+                                      "negative": [SENTENCES[(i + 3) % n], SENTENCES[(i + 5) % n]]} for i in range(8)])
+    return data
+
+
+FAST = {"fractions": [50, 100], "repeats": 2, "steps": 2, "batch_size": 4, "show_progress": False}
+
+
+class StopAt:
+    """A training callback that counts steps and raises at step `stop` of the `run`-th run it sees."""
+
+    def __init__(self, run: int | None = None, stop: int | None = None) -> None:
+        self.steps, self.run, self.stop, self.runs = 0, run, stop, 0
+
+    def __call__(self, state) -> None:
+        self.steps += 1
+        if state.step == 1:
+            self.runs += 1
+        if self.runs == self.run and state.step == self.stop:
+            raise KeyboardInterrupt
+
+
+@pytest.mark.usefixtures("one_torch_thread")
+def test_end_to_end_report_and_resume_without_retraining(tiny_bert_dir, domain, tmp_path):
+    out = tmp_path / "curve"
+    args = (str(tiny_bert_dir), domain / "labelled.jsonl", domain / "dev.jsonl", out)
+    interrupted = StopAt(run=3, stop=2)  # the third run (n6-r1) stops after its 2nd step's checkpoint
+    with pytest.raises(KeyboardInterrupt):
+        sentforge.labels(*args, callbacks=[interrupted], **FAST)
+    assert interrupted.steps == 6
+    resumed = StopAt()
+    report = sentforge.labels(*args, callbacks=[resumed], **FAST)
+    assert resumed.steps == 2  # only the interrupted run's... none of the finished runs was retrained
+    assert json.loads((out / "report.json").read_text()) == json.loads(json.dumps(report))
+    assert (out / "report.md").read_text().startswith("# sentforge labels")
+    assert (out / "learning-curve.png").stat().st_size > 1000
+    assert [row["labels"] for row in report["sizes"]] == [6, 12] and report["method"] == "mnrl"
+    runs = report["runs"]
+    assert set(runs) == {"n6-r0", "n12-r0", "n6-r1", "n12-r1"} and all(r["status"] == "done" for r in runs.values())
+    # Nested: the 6-pair subset's rows are among the 12-pair subset's rows of the same repeat.
+    for repeat in (0, 1):
+        small = (out / "subsets" / f"n6-r{repeat}.jsonl").read_text().splitlines()
+        assert set(small) < set((out / "subsets" / f"n12-r{repeat}.jsonl").read_text().splitlines())
+    # Each run's dev score is the trained model's own evaluation; the interval is the paired bootstrap.
+    from sentforge.adaptation.intervals import load_items
+    from sentforge.evaluation import load_dataset
+
+    task = load_dataset(domain / "dev.jsonl")
+    for name in ("n6-r0", "n12-r1"):
+        model = sentforge.load(str(out / "runs" / name))
+        assert runs[name]["dev"] == pytest.approx(task.evaluate(model)[task.metadata.main_metric], abs=1e-6)
+        gain = paired_bootstrap(load_items(out, "start"), load_items(out, name), 5000, 0.95, 0)
+        assert runs[name]["dev_gain"]["difference"] == pytest.approx(gain.difference, abs=1e-3)
+    start = task.evaluate(sentforge.load(str(tiny_bert_dir)))[task.metadata.main_metric]
+    assert report["start"] == pytest.approx(start, abs=1e-6)
+    for row in report["sizes"]:
+        scores = [runs[f"n{row['labels']}-r{r}"]["dev"] for r in (0, 1)]
+        assert row["mean"] == pytest.approx(np.mean(scores)) and row["spread"] == pytest.approx(np.std(scores, ddof=1))
+    assert report["fit"] is None and "at least 3 sizes" in report["fit_error"]  # two sizes fit no curve
+    # A rerun of the finished command trains nothing and gives the same report.
+    again = StopAt()
+    assert sentforge.labels(*args, callbacks=[again], **FAST)["runs"] == runs and again.steps == 0
+    assert sentforge.labels(*args, callbacks=[again], target=50.0, **FAST)["runs"] == runs and again.steps == 0
+    with pytest.raises(ConfigError, match="different command"):
+        sentforge.labels(*args, **{**FAST, "steps": 3})
+
+
+@pytest.mark.usefixtures("one_torch_thread")
+def test_resume_after_sigkill_reuses_finished_runs_and_continues_the_interrupted(tiny_bert_dir, domain, tmp_path):
+    straight = labels_worker.run(tiny_bert_dir, domain, tmp_path / "straight")
+    out = tmp_path / "killed"
+    killed = subprocess.run([sys.executable, str(WORKER), str(tiny_bert_dir), str(domain), str(out),
+                             "--kill-in-run", "3", "--kill-at-step", "2"], capture_output=True, text=True)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    state = json.loads((out / "labels.json").read_text())
+    assert set(state["results"]) == {"start", "n6-r0", "n12-r0"} and state["running"]["name"] == "n6-r1"
+    first = {name: (out / "runs" / name / "train.json").stat().st_mtime_ns for name in ("n6-r0", "n12-r0")}
+    resumed = labels_worker.run(tiny_bert_dir, domain, out)
+    assert {name: (out / "runs" / name / "train.json").stat().st_mtime_ns for name in first} == first  # not retrained
+    events = [json.loads(line) for line in (out / "runs/n6-r1/training/metrics.jsonl").read_text().splitlines()]
+    assert any(e.get("event") == "resume" and e["step"] == 2 for e in events)
+    for name, expected in straight["runs"].items():  # the same scores as a run never killed
+        assert resumed["runs"][name]["dev"] == expected["dev"] and resumed["runs"][name]["steps"] == 4
+    assert resumed["runs"]["n6-r1"]["wall_s"] >= state["running"]["elapsed_s"]  # its time before the kill counts
+
+
+@pytest.mark.usefixtures("one_torch_thread")
+def test_budget_skips_runs_and_says_which_sizes(tiny_bert_dir, domain, tmp_path):
+    report = sentforge.labels(str(tiny_bert_dir), domain / "labelled.jsonl", domain / "dev.jsonl", tmp_path / "c",
+                              budget_minutes=1e-4, **FAST)
+    assert report["skipped"] == ["n6-r0", "n12-r0", "n6-r1", "n12-r1"] and report["sizes_without_runs"] == [6, 12]
+    assert "budget" in report["runs"]["n6-r0"]["reason"]
+    assert "sizes without any run: 6, 12" in (tmp_path / "c" / "report.md").read_text()
+
+
+def test_a_run_starts_only_when_its_steps_fit_in_the_time_left():
+    finished = [{"wall_s": 30.0, "steps": 10}, {"wall_s": 70.0, "steps": 30}]  # (30-10 + 70-10) / 40 = 2 s a step
+    assert time_for_run(500.0, 10.0, 50, 0.0, []) == (490.0, "")  # nothing measured yet: it runs
+    assert time_for_run(111.0, 10.0, 50, 0.0, finished) == (101.0, "")  # 50 * 2 + 10 = 110 s needed
+    limit, why = time_for_run(109.0, 10.0, 50, 0.0, finished)
+    assert limit is None and "need about 110 s" in why and "2.00 s a step" in why
+    assert time_for_run(109.0, 10.0, 50, 5.0, finished)[0] == 99.0  # 5 s of it ran before an interruption
+    assert time_for_run(10.5, 10.0, 1, 0.0, [])[0] is None  # not even the overhead fits
+
+
+def test_cli_errors_exit_2_with_one_line(tiny_bert_dir, domain, tmp_path, capsys):
+    base = ["labels", "--model", tiny_bert_dir, "--labelled", domain / "labelled.jsonl", "--dev",
+            domain / "dev.jsonl", "--output", tmp_path / "o"]
+    assert_one_line_error(*run_cli([*base, "--fractions", "5,x"], capsys)[::2], "--fractions")
+    assert_one_line_error(*run_cli([*base, "--fractions", "0,50"], capsys)[::2], "--fractions")
+    assert_one_line_error(*run_cli([*base, "--method", "nli"], capsys)[::2], "--method")
+    missing = ["labels", "--model", tiny_bert_dir, "--labelled", tmp_path / "none.jsonl", "--dev",
+               domain / "dev.jsonl", "--output", tmp_path / "o"]
+    assert_one_line_error(*run_cli(missing, capsys)[::2], "none.jsonl")
+    assert_one_line_error(*run_cli([*base, "--repeats", "0"], capsys)[::2], "--repeats")
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.usefixtures("one_torch_thread")
+def test_cli_calls_the_library_function(tiny_bert_dir, domain, tmp_path, capsys):
+    out = tmp_path / "o"
+    code, stdout, _ = run_cli(["labels", "--model", tiny_bert_dir, "--labelled", domain / "labelled.jsonl", "--dev",
+                               domain / "dev.jsonl", "--output", out, "--fractions", "50,100", "--repeats", "1",
+                               "--budget-minutes", "0.000001", "--max-seq-length", "16", "--seed", "3"], capsys)
+    assert code == 0 and "no curve fitted" in stdout
+    report = json.loads((out / "report.json").read_text())
+    assert report["settings"]["seed"] == 3 and report["settings"]["max_seq_length"] == 16
+    assert report["settings"]["sizes"] == [6, 12] and report["skipped"] == ["n6-r0", "n12-r0"]
