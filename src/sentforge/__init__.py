@@ -23,6 +23,7 @@ _EXPORTS = {
     "adapt": "sentforge.adaptation.run",
     "build_encoder": "sentforge.loading",
     "evaluate": "sentforge.evaluation",
+    "explain": "sentforge.explanation",
     "load": "sentforge.loading",
     "train": "sentforge.recipes.api",
 }
