@@ -57,8 +57,12 @@ def integrated_gradients(model: Any, a: TokenizedText, b: TokenizedText, steps: 
     """Integrated gradients of cos(a, b) over the input token embeddings of both texts (captum, Gauss-Legendre)."""
     import torch
     import torch.nn.functional as F
-    from captum.attr import IntegratedGradients
 
+    try:
+        from captum.attr import IntegratedGradients
+    except ImportError:
+        raise ConfigError("integrated gradients need captum: pip install 'sentforge[explain]' "
+                          "(or explain by deletion only)") from None
     backbone = gradient_backbone(model)
     if steps < 1:
         raise ConfigError(f"steps must be at least 1, got {steps}")
