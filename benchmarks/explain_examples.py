@@ -4,7 +4,8 @@ gradients agree in sign on a word.
 From each dev file (written by benchmarks/prepare_domain_data.py) the pairs are: the first PAIRS distinct first
 texts (queries, or first sentences of label-1 pairs), each with its shortest similar text. Each pair is printed
 as `sentforge explain MODEL A B --top TOP` prints it; at the end, the share of words (with both influences
-non-zero) on which the two methods agree in sign, per domain and over all pairs.
+non-zero) on which the two methods agree in sign, per domain and over all pairs: over every word, and over the
+TOP most influential words (by deletion) of each pair.
 
     python benchmarks/explain_examples.py --domain-data domain-data --html docs/img/explain-example.html
 """
@@ -54,21 +55,22 @@ def main() -> None:
     model = sentforge.load(args.model)
     totals = {}
     for domain in args.domains:
-        agree = both = 0
+        tally = [0, 0, 0, 0]  # agree, both non-zero: over all words, over the top words
         for index, (text_a, text_b) in enumerate(example_pairs(args.domain_data / domain / "dev.jsonl", args.pairs)):
             result = sentforge.explain(model, text_a, text_b, steps=args.steps, seed=args.seed)
             print(f"$ sentforge explain {args.model} {shlex.quote(text_a)} {shlex.quote(text_b)} --top {args.top}")
             print(format_table(result, args.top), end="\n\n")
             if args.html is not None and not totals and index == 0:
                 save_html(result, args.html, overwrite=True)
-            a, n = result.sign_agreement()
-            agree, both = agree + a, both + n
-        totals[domain] = (agree, both)
+            counts = [*result.sign_agreement(), *result.sign_agreement(args.top)]
+            tally = [t + c for t, c in zip(tally, counts)]
+        totals[domain] = tally
+    totals["all"] = [sum(v[i] for v in totals.values()) for i in range(4)]
     print("sign agreement of deletion and integrated gradients (words with both non-zero):")
-    for domain, (agree, both) in totals.items():
-        print(f"  {domain:<12} {agree:>4} of {both:>4} words  {100 * agree / max(both, 1):5.1f}%")
-    agree, both = (sum(v[i] for v in totals.values()) for i in (0, 1))
-    print(f"  {'all':<12} {agree:>4} of {both:>4} words  {100 * agree / max(both, 1):5.1f}%")
+    print(f"  {'':<12} {'all words':>20} {f'top {args.top} of each pair':>24}")
+    for domain, (agree, both, agree_top, both_top) in totals.items():
+        print(f"  {domain:<12} {agree:>5}/{both:<5} {100 * agree / max(both, 1):6.1f}%"
+              f" {agree_top:>9}/{both_top:<5} {100 * agree_top / max(both_top, 1):6.1f}%")
 
 
 if __name__ == "__main__":

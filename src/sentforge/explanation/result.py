@@ -64,9 +64,10 @@ class Explanation:
         ranked = sorted(items, key=size, reverse=True)
         return ranked if top is None else ranked[:top]
 
-    def sign_agreement(self) -> tuple[int, int]:
-        """(words where deletion and gradient have the same sign, words where both are non-zero)."""
-        both = [w for w in self.a.words + self.b.words
+    def sign_agreement(self, top: int | None = None) -> tuple[int, int]:
+        """(words where deletion and gradient have the same sign, words where both are non-zero), over all words
+        or over the `top` most influential ones."""
+        both = [w for _, w in self.ranked(top)
                 if w.deletion is not None and w.gradient is not None and w.deletion != 0 and w.gradient != 0]
         return sum(1 for w in both if (w.deletion > 0) == (w.gradient > 0)), len(both)
 
