@@ -92,19 +92,16 @@ def test_deletion_works_for_any_encoder():
 
 # --- integrated gradients ---------------------------------------------------------------------------------
 
-def _baseline_similarity(encoder, texts):
-    """cos of the two texts with every word piece replaced by the padding token, through the ordinary input-id path."""
-    vectors = []
-    for text in texts:
-        tokenized = tokenize_words(encoder, text)
-        ids = list(tokenized.ids)
-        for word in tokenized.words:
-            for position in word.tokens:
-                ids[position] = encoder.input_module.tokenizer.pad_token_id
-        features = {"input_ids": torch.tensor([ids]), "attention_mask": torch.ones(1, len(ids), dtype=torch.long)}
-        with torch.no_grad():
-            vectors.append(encoder.eval()(features)["sentence_embedding"][0].numpy())
-    return cos(*vectors)
+def _padded_vector(encoder, text):
+    """The vector of `text` with every word piece replaced by the padding token, through the ordinary input-id path."""
+    tokenized = tokenize_words(encoder, text)
+    ids = list(tokenized.ids)
+    for word in tokenized.words:
+        for position in word.tokens:
+            ids[position] = encoder.input_module.tokenizer.pad_token_id
+    features = {"input_ids": torch.tensor([ids]), "attention_mask": torch.ones(1, len(ids), dtype=torch.long)}
+    with torch.no_grad():
+        return encoder.eval()(features)["sentence_embedding"][0].numpy()
 
 
 def _t5_encdec(path):
@@ -113,18 +110,23 @@ def _t5_encdec(path):
 
 
 @pytest.mark.parametrize("kind", ["bert", "t5-encoder", "t5-encdec"])
-def test_integrated_gradients_are_complete(kind, tiny_bert_dir, tiny_t5_dir):
+@pytest.mark.parametrize("baseline", ["each", "pair"])
+def test_integrated_gradients_are_complete(kind, baseline, tiny_bert_dir, tiny_t5_dir):
     encoder = {"bert": lambda: sentforge.load(tiny_bert_dir), "t5-encoder": lambda: sentforge.load(tiny_t5_dir),
                "t5-encdec": lambda: _t5_encdec(tiny_t5_dir)}[kind]()
-    result = sentforge.explain(encoder, A, B, steps=64)
+    result = sentforge.explain(encoder, A, B, steps=64, baseline=baseline)
     va, vb = encoder.encode([A, B])
-    expected_gain = cos(va, vb) - _baseline_similarity(encoder, [A, B])
-    total = sum(result.a.token_gradients) + sum(result.b.token_gradients)
-    assert abs(expected_gain) > 1e-3  # the test would be empty otherwise
-    assert total == pytest.approx(expected_gain, abs=2e-3 + 0.02 * abs(expected_gain))
+    pad_a, pad_b = _padded_vector(encoder, A), _padded_vector(encoder, B)
+    sum_a, sum_b = sum(result.a.token_gradients), sum(result.b.token_gradients)
+    if baseline == "pair":  # both texts move from padding together: one sum over both texts' tokens
+        sums, gains = [sum_a + sum_b], [cos(va, vb) - cos(pad_a, pad_b)]
+    else:  # each text moves from padding with the other text kept
+        sums, gains = [sum_a, sum_b], [cos(va, vb) - cos(pad_a, vb), cos(va, vb) - cos(va, pad_b)]
+    for total, gain in zip(sums, gains):
+        assert abs(gain) > 1e-3  # the test would be empty otherwise
+        assert total == pytest.approx(gain, abs=2e-3 + 0.02 * abs(gain))
     # special tokens keep their embeddings on the path, so the words hold every attribution
-    words_total = sum(w.gradient for w in result.a.words + result.b.words)
-    assert words_total == pytest.approx(total, abs=1e-6)
+    assert sum(w.gradient for w in result.a.words) == pytest.approx(sum_a, abs=1e-6)
     assert result.gradients.similarity == pytest.approx(cos(va, vb), abs=1e-5)
     assert all(w.deletion is not None for w in result.a.words)
 
@@ -171,6 +173,7 @@ def test_cli_prints_the_table_and_writes_the_html(tiny_bert_dir, tmp_path, capsy
     ([A, B, "--method", "shap"], "shap"),
     ([A, B, "--top", "0"], "--top"),
     ([A, B, "--steps", "0"], "--steps"),
+    ([A, B, "--baseline", "zero"], "--baseline"),
 ])
 def test_cli_bad_input_is_one_error_line(tiny_bert_dir, capsys, args, fragment):
     code, _, err = run_cli(["explain", tiny_bert_dir, *args], capsys)

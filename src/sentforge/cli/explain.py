@@ -27,6 +27,8 @@ def explain(
     method: Annotated[str, typer.Option(help="deletion (leave one word out; any model), gradients (integrated "
                                         "gradients on the token embeddings; transformers only) or both.")] = "both",
     steps: Annotated[int, typer.Option(min=1, help="Integration steps of integrated gradients.")] = 50,
+    baseline: Annotated[str, typer.Option(help="Integrated gradients' path: each (each text from padding, the "
+                                          "other kept) or pair (both texts from padding at once).")] = "each",
     batch_size: Annotated[int, typer.Option(min=1)] = 32,
     device: DeviceOpt = None,
     overwrite: OverwriteOpt = False,
@@ -35,8 +37,8 @@ def explain(
     """Why does MODEL find TEXT_A and TEXT_B similar? Each whole word's influence on their cosine similarity.
 
     Deletion: the similarity minus the similarity with that word removed (positive: the word makes the texts
-    more alike). Gradients: its integrated-gradients attribution, which over all words adds up to the
-    similarity minus that of an all-padding baseline.
+    more alike). Gradients: its integrated-gradients attribution; over a text's words they add up to the
+    similarity minus that with the text replaced by padding (--baseline each).
     """
     from sentforge.explanation import explain as explain_pair
     from sentforge.explanation import format_table, save_html
@@ -44,9 +46,12 @@ def explain(
 
     if method not in _METHODS:
         raise ConfigError(f"--method {method!r}: choose deletion, gradients or both")
+    if baseline not in ("each", "pair"):
+        raise ConfigError(f"--baseline {baseline!r}: choose each or pair")
     if html is not None:
         check_output_file(html, overwrite)
-    result = explain_pair(model, text_a, text_b, methods=_METHODS[method], steps=steps, batch_size=batch_size,
+    result = explain_pair(model, text_a, text_b, methods=_METHODS[method], steps=steps, baseline=baseline,
+                          batch_size=batch_size,
                           device=device, seed=seed)
     typer.echo(format_table(result, top))
     if html is not None:

@@ -43,13 +43,14 @@ def _text_explanation(text: TokenizedText, deletion: Sequence[float] | None,
 
 
 def explain(model: Any, text_a: str, text_b: str, *, methods: Sequence[str] | str = METHODS, steps: int = 50,
-            batch_size: int = 32, device: str | None = None, seed: int = 0,
+            baseline: str = "each", batch_size: int = 32, device: str | None = None, seed: int = 0,
             show_progress: bool | None = None) -> Explanation:
     """Each whole word's influence on the cosine similarity of `text_a` and `text_b`.
 
     `model`: a model spec (directory, short name, ...) or a loaded model. `methods`:
     "deletion" (similarity minus the similarity with that one word removed; any model) and/or
-    "gradients" (integrated gradients on the input token embeddings, with `steps` integration points;
+    "gradients" (integrated gradients on the input token embeddings, with `steps` integration points, each
+    text from an all-padding baseline with the other kept (`baseline="each"`) or both at once ("pair");
     transformer Encoders only: word-vector and ONNX models raise ConfigError). Words are whole words,
     however many word pieces the tokenizer splits them into. Texts are encoded as written (no prompt).
     """
@@ -60,6 +61,8 @@ def explain(model: Any, text_a: str, text_b: str, *, methods: Sequence[str] | st
     text_a, text_b = _check_text("text_a", text_a), _check_text("text_b", text_b)
     if not isinstance(steps, int) or isinstance(steps, bool) or steps < 1:
         raise ConfigError(f"steps must be a positive integer, got {steps!r}")
+    if baseline not in ("each", "pair"):
+        raise ConfigError(f"baseline {baseline!r}: choose each or pair")
     set_seed(seed)
     if isinstance(model, (str, Path)):
         from sentforge.loading import load
@@ -85,8 +88,9 @@ def explain(model: Any, text_a: str, text_b: str, *, methods: Sequence[str] | st
     if "gradients" in chosen:
         from sentforge.explanation.gradients import integrated_gradients
 
-        grads = integrated_gradients(model, a, b, steps=steps)
-        logger.info("integrated gradients: %d steps, completeness gap %.2g", steps, grads.completeness_gap)
+        grads = integrated_gradients(model, a, b, steps=steps, baseline=baseline)
+        logger.info("integrated gradients: %d steps, completeness gap %s", steps,
+                    ", ".join(f"{gap:.2g}" for gap in grads.completeness_gap))
     if deletion is not None:
         similarity = deletion.similarity
     else:
@@ -94,8 +98,8 @@ def explain(model: Any, text_a: str, text_b: str, *, methods: Sequence[str] | st
 
         vectors = encode_plain(model, [a.text, b.text], batch_size)
         similarity = cosine(vectors[0], vectors[1])
-    summary = None if grads is None else GradientSummary(grads.steps, grads.similarity, grads.baseline_similarity,
-                                                         grads.completeness_gap)
+    summary = None if grads is None else GradientSummary(grads.steps, grads.baseline, grads.similarity,
+                                                         grads.baseline_similarity, grads.completeness_gap)
     return Explanation(
         model=name, similarity=similarity,
         a=_text_explanation(a, None if deletion is None else deletion.a, None if grads is None else grads.a),

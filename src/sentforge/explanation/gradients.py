@@ -1,10 +1,16 @@
 """Integrated gradients (Sundararajan et al., 2017) of the cosine similarity of two texts with respect to
 their input token embeddings, computed by captum.
 
-The path runs from a baseline, in which every word piece of both texts is the padding token's embedding
-(special tokens keep theirs), to the real input. A token's attribution is summed over the embedding
-dimensions; by completeness the attributions of all tokens of both texts add up to
-similarity(input) - similarity(baseline), up to captum's integration error (`completeness_gap`).
+A text's baseline has the padding token's embedding at every word piece (special tokens keep theirs). Two
+paths (`baseline`):
+- "each" (default): each text's path runs from its baseline to the real text while the other text stays as
+  it is, as in leave-one-word-out deletion. By completeness the attributions of text a add up to
+  cos(a, b) - cos(baseline a, b), and those of b to cos(a, b) - cos(a, baseline b).
+- "pair": one path moves both texts from their baselines at once; all attributions of both texts add up to
+  cos(a, b) - cos(baseline a, baseline b). Two all-padding texts are nearly identical, so that baseline
+  similarity is close to 1 and most attributions are negative.
+A token's attribution is summed over the embedding dimensions; captum's integration error is the
+`completeness_gap`.
 """
 
 from __future__ import annotations
@@ -16,13 +22,17 @@ from sentforge.errors import ConfigError
 from sentforge.explanation.words import TokenizedText
 
 
+BASELINES = ("each", "pair")
+
+
 @dataclass(frozen=True)
 class GradientScores:
-    similarity: float           # cosine of the two texts, through the embeddings path
-    baseline_similarity: float  # cosine of the two baselines
-    a: tuple[float, ...]        # per input token of text a (special tokens included)
+    similarity: float                  # cosine of the two texts, through the embeddings path
+    baseline: str                      # "each" or "pair"
+    baseline_similarity: tuple[float, float]  # each: (cos(base a, b), cos(a, base b)); pair: cos(base a, base b) twice
+    a: tuple[float, ...]               # per input token of text a (special tokens included)
     b: tuple[float, ...]
-    completeness_gap: float     # sum of all attributions - (similarity - baseline_similarity)
+    completeness_gap: tuple[float, ...]  # attributions - similarity gain: each: per text; pair: one for both
     steps: int
 
 
@@ -52,9 +62,9 @@ def gradient_backbone(model: Any) -> Any:
     return module
 
 
-def integrated_gradients(model: Any, a: TokenizedText, b: TokenizedText, steps: int = 50,
+def integrated_gradients(model: Any, a: TokenizedText, b: TokenizedText, steps: int = 50, baseline: str = "each",
                          internal_batch_size: int | None = None) -> GradientScores:
-    """Integrated gradients of cos(a, b) over the input token embeddings of both texts (captum, Gauss-Legendre)."""
+    """Integrated gradients of cos(a, b) over the input token embeddings of the texts (captum, Gauss-Legendre)."""
     import torch
     import torch.nn.functional as F
 
@@ -66,6 +76,8 @@ def integrated_gradients(model: Any, a: TokenizedText, b: TokenizedText, steps: 
     backbone = gradient_backbone(model)
     if steps < 1:
         raise ConfigError(f"steps must be at least 1, got {steps}")
+    if baseline not in BASELINES:
+        raise ConfigError(f"baseline {baseline!r}: choose {' or '.join(BASELINES)}")
     device = model.device
     table = backbone.model.get_input_embeddings()
     pad_id = backbone.tokenizer.pad_token_id
@@ -88,20 +100,32 @@ def integrated_gradients(model: Any, a: TokenizedText, b: TokenizedText, steps: 
                     "inputs_embeds": embeds}
         return model(features)["sentence_embedding"][:, :dim]
 
-    def similarity(embeds_a: torch.Tensor, embeds_b: torch.Tensor) -> torch.Tensor:
-        return F.cosine_similarity(sentence(ids_a, embeds_a), sentence(ids_b, embeds_b), dim=1)
+    def cos(u: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        return F.cosine_similarity(u, v.expand_as(u), dim=1)
 
+    options = {"n_steps": steps, "method": "gausslegendre", "internal_batch_size": internal_batch_size or steps,
+               "return_convergence_delta": True}
     was_training = model.training
     model.eval()
     try:
         with torch.no_grad():
-            full = float(similarity(input_a, input_b)[0])
-            base = float(similarity(base_a, base_b)[0])
-        (attr_a, attr_b), gap = IntegratedGradients(similarity).attribute(
-            (input_a, input_b), baselines=(base_a, base_b), n_steps=steps, method="gausslegendre",
-            internal_batch_size=internal_batch_size or steps, return_convergence_delta=True)
+            vec_a, vec_b = sentence(ids_a, input_a), sentence(ids_b, input_b)
+            vec_base_a, vec_base_b = sentence(ids_a, base_a), sentence(ids_b, base_b)
+            full = float(cos(vec_a, vec_b)[0])
+        if baseline == "pair":
+            base = float(cos(vec_base_a, vec_base_b)[0])
+            (attr_a, attr_b), gap = IntegratedGradients(lambda ea, eb: cos(sentence(ids_a, ea), sentence(ids_b, eb))) \
+                .attribute((input_a, input_b), baselines=(base_a, base_b), **options)
+            base_similarity, gaps = (base, base), (float(gap[0]),)
+        else:
+            attr_a, gap_a = IntegratedGradients(lambda e: cos(sentence(ids_a, e), vec_b)) \
+                .attribute(input_a, baselines=base_a, **options)
+            attr_b, gap_b = IntegratedGradients(lambda e: cos(sentence(ids_b, e), vec_a)) \
+                .attribute(input_b, baselines=base_b, **options)
+            base_similarity = (float(cos(vec_base_a, vec_b)[0]), float(cos(vec_a, vec_base_b)[0]))
+            gaps = (float(gap_a[0]), float(gap_b[0]))
     finally:
         model.train(was_training)
     per_token_a = attr_a[0].sum(dim=-1).double().cpu().tolist()
     per_token_b = attr_b[0].sum(dim=-1).double().cpu().tolist()
-    return GradientScores(full, base, tuple(per_token_a), tuple(per_token_b), float(gap[0]), steps)
+    return GradientScores(full, baseline, base_similarity, tuple(per_token_a), tuple(per_token_b), gaps, steps)

@@ -21,11 +21,17 @@ def _clip(word: str) -> str:
 def summary_lines(explanation: Explanation) -> list[str]:
     lines = [f"model: {explanation.model}", f"cosine similarity: {explanation.similarity:.4f}"]
     grads = explanation.gradients
-    if grads is not None:
-        total = grads.similarity - grads.baseline_similarity
-        lines.append(f"integrated gradients: {grads.steps} steps from an all-padding baseline (similarity "
-                     f"{grads.baseline_similarity:.4f}); attributions sum to {total + grads.completeness_gap:+.4f}, "
-                     f"the similarity gain is {total:+.4f}")
+    if grads is not None and grads.baseline == "pair":
+        gain = grads.similarity - grads.baseline_similarity[0]
+        lines.append(f"integrated gradients: {grads.steps} steps from both texts as padding (similarity "
+                     f"{grads.baseline_similarity[0]:.4f}); attributions sum to {gain + grads.completeness_gap[0]:+.4f}, "
+                     f"the similarity gain is {gain:+.4f}")
+    elif grads is not None:
+        gains = [grads.similarity - base for base in grads.baseline_similarity]
+        sums = ", ".join(f"{side} {gain + gap:+.4f} (gain {gain:+.4f})"
+                         for side, gain, gap in zip("ab", gains, grads.completeness_gap))
+        lines.append(f"integrated gradients: {grads.steps} steps, each text from padding with the other kept; "
+                     f"attributions sum to {sums}")
     agree, both = explanation.sign_agreement()
     if both:
         lines.append(f"deletion and gradients agree in sign on {agree} of {both} words ({100 * agree / both:.0f}%)")

@@ -34,12 +34,19 @@ class TextExplanation:
 
 @dataclass(frozen=True)
 class GradientSummary:
-    """How the integrated gradients were computed and how well they add up."""
+    """How the integrated gradients were computed and how well they add up.
+
+    `baseline` "each": text a's attributions add up to similarity - baseline_similarity[0] (a from all padding,
+    b as it is), text b's to similarity - baseline_similarity[1]; "pair": both texts' attributions together
+    add up to similarity - baseline_similarity[0] (both from all padding). `completeness_gap`: the sums minus
+    those differences (captum's integration error; one per text for "each", one for "pair").
+    """
 
     steps: int
-    similarity: float           # cosine of the pair through the embeddings path
-    baseline_similarity: float  # cosine of the all-padding baselines
-    completeness_gap: float     # sum of the attributions - (similarity - baseline_similarity)
+    baseline: str
+    similarity: float  # cosine of the pair through the embeddings path
+    baseline_similarity: tuple[float, float]
+    completeness_gap: tuple[float, ...]
 
 
 @dataclass(frozen=True)
