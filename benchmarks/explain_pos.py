@@ -119,6 +119,9 @@ def main() -> None:
     parser.add_argument("--max-pairs", type=int, default=None, help="only the first N pairs")
     parser.add_argument("--spacy", default=None, help=f"spaCy pipeline (default: {' or '.join(SPACY_PIPELINES)})")
     parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--max-seq-length", type=int, default=256,
+                        help="every model reads the same number of tokens (a model trained shorter keeps its own "
+                             "limit otherwise, and would see fewer words)")
     parser.add_argument("--output", type=Path, default=None, help="also write the table as JSON")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--merge", type=Path, nargs="+", default=None,
@@ -144,6 +147,7 @@ def main() -> None:
     for name, spec in models.items():
         model = sentforge.load(spec)
         model.name = name
+        model.max_seq_length = args.max_seq_length
         results[name] = influence_by_pos(model, pairs, tagger, args.batch_size)
     print(f"{len(pairs)} pairs of {args.dev.name}; mean deletion influence by part of speech "
           "(top%: pairs whose most influential word has the tag)")
