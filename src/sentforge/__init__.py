@@ -24,6 +24,7 @@ _EXPORTS = {
     "build_encoder": "sentforge.loading",
     "evaluate": "sentforge.evaluation",
     "labels": "sentforge.learning_curve.run",
+    "explain": "sentforge.explanation",
     "load": "sentforge.loading",
     "train": "sentforge.recipes.api",
 }

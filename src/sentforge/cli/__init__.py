@@ -21,6 +21,7 @@ from sentforge.cli import export  # noqa: E402,F401
 from sentforge.cli import index  # noqa: E402,F401
 from sentforge.cli import adapt  # noqa: E402,F401
 from sentforge.cli import labels  # noqa: E402,F401
+from sentforge.cli import explain  # noqa: E402,F401
 
 
 def describe_os_error(err: OSError) -> str:

@@ -161,14 +161,17 @@ class HFBackbone(InputModule):
     def config(self) -> dict[str, Any]:
         return {"max_seq_length": self.max_seq_length, "do_lower_case": self.do_lower_case}
 
+    def prepare(self, text: str) -> str:
+        """The text as the tokenizer reads it: sentence-transformers' normalisation (strip, then optional
+        lower-casing)."""
+        return text.strip().lower() if self.do_lower_case else text.strip()
+
     def token_ids(self, texts: list[str], max_length: int | None = None) -> tuple[list[list[int]], int]:
         limit = self._check_length(max_length) if max_length else self.max_seq_length
         if self._truncation != limit:
             self._backend.enable_truncation(limit)
             self._truncation = limit
-        # Same text normalisation as sentence-transformers: strip, then optional lower-casing.
-        prepared = [t.strip().lower() if self.do_lower_case else t.strip() for t in texts]
-        encodings = self._backend.encode_batch(prepared)
+        encodings = self._backend.encode_batch([self.prepare(t) for t in texts])
         return [e.ids for e in encodings], sum(1 for e in encodings if e.overflowing)
 
     def pad(self, ids: list[list[int]]) -> Features:
@@ -215,6 +218,14 @@ class HFBackbone(InputModule):
         raise NotImplementedError
 
 
+def model_inputs(features: Features) -> Features:
+    """The token input of a Hugging Face model call: `inputs_embeds` (token embeddings given directly, e.g. for
+    gradients with respect to them) when the features hold them, else `input_ids`."""
+    if "inputs_embeds" in features:
+        return {"inputs_embeds": features["inputs_embeds"]}
+    return {"input_ids": features["input_ids"]}
+
+
 def _encoder_class(config: PretrainedConfig) -> Any:
     """The encoder-only class for T5-family configs (their AutoModel needs decoder inputs)."""
     if config.model_type in T5_FAMILY:
@@ -244,7 +255,7 @@ class Transformer(HFBackbone):
         return self.model.config.model_type in T5_FAMILY
 
     def forward(self, features: Features) -> Features:
-        output = self.model(input_ids=features["input_ids"], attention_mask=features["attention_mask"])
+        output = self.model(**model_inputs(features), attention_mask=features["attention_mask"])
         features["token_embeddings"] = output[0]
         return features
 
@@ -274,7 +285,7 @@ class T5EncoderDecoder(HFBackbone):
         start = self.model.config.decoder_start_token_id
         start = self.model.config.pad_token_id if start is None else start
         decoder_input_ids = torch.full((input_ids.shape[0], 1), start, dtype=torch.long, device=input_ids.device)
-        output = self.model(input_ids=input_ids, attention_mask=features["attention_mask"],
+        output = self.model(**model_inputs(features), attention_mask=features["attention_mask"],
                             decoder_input_ids=decoder_input_ids, use_cache=False)
         features["token_embeddings"] = output.last_hidden_state
         features["attention_mask"] = torch.ones_like(decoder_input_ids)
