@@ -35,6 +35,8 @@ def test_tsdae_then_mnrl_keeps_the_rung_best_after_mnrl(tiny_bert_dir, domain, t
         assert snapshot_dir(tmp_path / "adapted" / "runs" / f"{key}.tsdae", step).is_dir()
     rungs = [r["after_steps"] for r in chained["ladder"]]
     assert rungs == sorted({4, 6, tsdae["best_step"]})  # the snapshots and the kept checkpoint
+    first = chained["ladder"][0]["steps"]  # every rung trains MNRL as far as the first one did
+    assert all(r["steps"] == first for r in chained["ladder"])
     best = max(chained["ladder"], key=lambda r: r["dev"])
     assert chained["dev"] == best["dev"] and chained["after_steps"] == best["after_steps"]
     assert chained["model_path"].endswith(f"after-tsdae-{best['after_steps']}")

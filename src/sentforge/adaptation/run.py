@@ -218,24 +218,31 @@ class _Runner:
         return self._ladder(candidate, before, share)
 
     def _ladder(self, candidate: Candidate, before: dict[str, Any], share: float) -> dict[str, Any]:
-        """MNRL from each TSDAE rung (ladder.py), sharing `share`; the best on dev is the candidate."""
+        """MNRL from each TSDAE rung (ladder.py), sharing `share`; the rungs are compared at the MNRL steps the
+        first one reached, and the best on dev among those that reached them is the candidate."""
         started = time.monotonic()
         steps = rungs(before, self.state.run_dir(candidate.after))
-        tried = []
+        tried: list[dict[str, Any]] = []
         for index, (after_steps, start) in enumerate(steps):
             left = share - (time.monotonic() - started)
-            result = self._train_run(candidate, left / (len(steps) - index), start,
-                                     self.state.run_dir(candidate.name) / rung_name(after_steps))
+            # _train_run takes the candidate's time so far off its share: the earlier rungs' time is in it.
+            rung_share = self.state.prior_elapsed(candidate.name) + left / (len(steps) - index)
+            result = self._train_run(candidate, rung_share, start,
+                                     self.state.run_dir(candidate.name) / rung_name(after_steps),
+                                     stop_at=tried[0]["steps"] if tried else None)
             tried.append(result | {"after_steps": after_steps})
-        best = max(tried, key=lambda r: r["dev"])  # the first, fewest TSDAE steps, on a tie
+        compared = [r for r in tried if r["steps"] == tried[0]["steps"]]  # a rung cut short is not compared
+        best = max(compared, key=lambda r: r["dev"])  # the first, fewest TSDAE steps, on a tie
         ladder = [{"after_steps": r["after_steps"], "dev": r["dev"], "steps": r["steps"]} for r in tried]
         return best | {"ladder": ladder, "chain_steps": best["after_steps"] + best["steps"],
                        "wall_s": round(sum(r["wall_s"] for r in tried), 2),
                        "commands": before["commands"] + best["commands"]}
 
     def _train_run(self, candidate: Candidate, share: float, start: str, run_dir: Path, extend: bool = False,
-                   options: dict[str, Any] | None = None, snapshots: list[int] = ()) -> dict[str, Any]:
-        """One recipe run of `candidate` from `start` into `run_dir` within `share` seconds."""
+                   options: dict[str, Any] | None = None, snapshots: list[int] = (),
+                   stop_at: int | None = None) -> dict[str, Any]:
+        """One recipe run of `candidate` from `start` into `run_dir` within `share` seconds (and `stop_at`
+        steps at most, the planned schedule unchanged)."""
         costs = self._costs()
         finished = (run_dir / SUMMARY_FILE).is_file() and not extend
         prior = 0.0 if finished else self.state.prior_elapsed(candidate.name)
@@ -243,8 +250,10 @@ class _Runner:
         time_limit = max(share - prior - costs.dev_s - costs.test_s, costs.dev_s, 1.0)
         started = time.monotonic()
 
-        def beat(_state: Any) -> None:
+        def beat(state: Any) -> None:
             self.state.beat(candidate.name, prior + time.monotonic() - started)
+            if stop_at is not None and state.step >= stop_at:
+                state.should_stop = True
 
         self.state.beat(candidate.name, prior, force=True)
         result = timed(lambda: run_trained(candidate, start, self.inputs, run_dir, self.state.output / "data",
