@@ -53,7 +53,8 @@ def make_workspace(root: Path, tiny_bert_dir: Path) -> Path:
     work = root / "repo"
     work.mkdir(parents=True)
     for entry in REPO.iterdir():
-        if entry.name not in (".git", ".venv") and not entry.name.startswith("."):
+        # runs/ is where the pages write their outputs: a link would send them into the checkout
+        if entry.name not in (".git", ".venv", "runs") and not entry.name.startswith("."):
             (work / entry.name).symlink_to(entry)
     if SHARED.exists():
         (root / "shared").symlink_to(SHARED)
