@@ -28,7 +28,9 @@ unless `--batch-size` sets one for all. A training figure is steps/s over `--ste
 `--warmup` untimed ones (the clock is read at those two steps, after a device synchronisation);
 an encode figure is sentences/s over `--encode-texts` texts (the texts file repeated as needed)
 after a warm-up call. The sides alternate within a round, and the order flips every round
-(`--rounds`); the table gives each side's median and the ratio of the medians.
+(`--rounds`); the table gives each side's median and the ratio of the medians. `--warmup-rounds`
+(default 1) untimed rounds come first: on a fresh GPU the first measurement of each row pays for
+kernel selection and library start-up, which would otherwise count against whichever side runs first.
 
 `--only tsdae --sides sentforge --json out.json` runs one part on one side (used to compare two
 versions of sentforge on the same machine).
@@ -302,6 +304,8 @@ def main() -> None:
     parser.add_argument("--max-seq-length", type=int, default=256, help="all-MiniLM-L6-v2's: 256")
     parser.add_argument("--encode-texts", type=int, default=20_000)
     parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--warmup-rounds", type=int, default=1,
+                        help="untimed rounds first: the first use of a device pays for kernel selection and caches")
     parser.add_argument("--threads", type=int, help="torch intra-op threads")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", type=Path, help="also write the figures here")
@@ -310,6 +314,8 @@ def main() -> None:
         fail(f"--texts {args.texts}: no such file")
     if min(args.steps, args.warmup, args.encode_texts, args.rounds) < 1:
         fail("--steps, --warmup, --encode-texts and --rounds must be >= 1")
+    if args.warmup_rounds < 0:
+        fail("--warmup-rounds must be >= 0")
 
     import logging
 
@@ -331,14 +337,16 @@ def main() -> None:
         work = Path(tmp)
         model = build_model(tokenizer_dir(args.tokenizer), work / "model", args.seed)
         rows = measurements(args, model, texts, work)
-        for round_index in range(args.rounds):
+        for round_index in range(-args.warmup_rounds, args.rounds):
             sides = args.sides if round_index % 2 == 0 else list(reversed(args.sides))
+            label = f"round {round_index + 1}" if round_index >= 0 else "warm-up round (not counted)"
             for name, unit, measure in rows:
                 units[name] = unit
                 for side in sides:
                     value = measure[side]()
-                    results.setdefault(name, {}).setdefault(side, []).append(value)
-                    print(f"round {round_index + 1} {name} {side}: {value:.3f} {unit}", file=sys.stderr, flush=True)
+                    if round_index >= 0:
+                        results.setdefault(name, {}).setdefault(side, []).append(value)
+                    print(f"{label} {name} {side}: {value:.3f} {unit}", file=sys.stderr, flush=True)
 
     info = versions()
     others = ", ".join(f"{k} {v}" for k, v in info.items() if k != "device")

@@ -74,3 +74,11 @@ def test_half_precision_encode_on_cuda(tiny_bert_dir, dtype):
     cosine = (vectors * reference).sum(1) / (np.linalg.norm(vectors, axis=1) * np.linalg.norm(reference, axis=1))
     assert vectors.dtype == np.float32 and cosine.min() >= 0.999
     assert {p.dtype for p in encoder.parameters()} == {torch.float32}
+
+
+def test_adamw_is_fused_when_every_parameter_is_on_cuda():
+    from sentforge.training.optim import build_optimizer, parameter_groups
+
+    module = torch.nn.Linear(4, 4).cuda()
+    assert build_optimizer(parameter_groups(module, 0.01), "adamw", lr=1e-3).defaults["fused"] is True
+    assert not build_optimizer(module.parameters(), "adamw", lr=1e-3, foreach=True).defaults["fused"]

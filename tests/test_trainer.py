@@ -328,3 +328,9 @@ def test_reads_deferred_to_logging_steps_give_the_same_run(tiny_bert_dir, tmp_pa
     for name, value in eager_weights.items():
         torch.testing.assert_close(deferred_weights[name], value, atol=0, rtol=0, msg=name)
     assert deferred.tokens_per_second is not None
+
+
+def test_adamw_on_cpu_parameters_is_not_fused():
+    module = torch.nn.Linear(4, 4)
+    assert not build_optimizer(module.parameters(), "adamw", lr=1e-3).defaults["fused"]
+    assert build_optimizer(module.parameters(), "adamw", lr=1e-3, fused=True).defaults["fused"] is True
