@@ -133,7 +133,7 @@ def evaluate(model: Any, tasks: str | Sequence[str | Task] = "sts", data_dir: st
         save_json(output, report)
         with atomic_file(markdown_path(output), "w") as handle:
             handle.write(markdown_report(report))
-        logger.info("wrote %s and %s", output, markdown_path(output))
+        logger.debug("wrote %s and %s", output, markdown_path(output))  # `sentforge eval` prints it once
     return report
 
 
