@@ -10,7 +10,7 @@ import pytest
 
 from sentforge.adaptation.budget import Costs
 from sentforge.adaptation.probe import PROBE_STEPS, StepClock
-from sentforge.adaptation.shares import MARGIN, need, plan, step_cost
+from sentforge.adaptation.shares import need, plan, step_cost
 from sentforge.adaptation.state import AdaptState
 
 COSTS = Costs(dev_s=2.0, test_s=3.0, per_text_s=0.0)
@@ -22,16 +22,15 @@ def test_a_need_is_the_steps_their_evaluations_and_a_test():
     assert need(0, 0.5, 10, COSTS) == 2.0 + 3.0  # a probe that ran the whole schedule: its last evaluation and test
 
 
-def test_needs_that_fit_get_each_its_need_and_the_margin():
-    with_margin = pytest.approx([75.0 * (1 + MARGIN), 219.0 * (1 + MARGIN)])
-    assert plan(1000.0, [75.0, 219.0], 7.0) == with_margin
-    assert plan(294.0 * (1 + MARGIN), [75.0, 219.0], 7.0) == with_margin  # just fits
-    assert plan(100.0, [1.0, 40.0], 4.0) == pytest.approx([4.0, 40.0 * (1 + MARGIN)])  # never below the minimum
+def test_needs_that_fit_share_the_time_in_proportion_to_them():
+    assert plan(1000.0, [75.0, 225.0], 7.0) == pytest.approx([250.0, 750.0])  # each its need and more
+    assert plan(300.0, [75.0, 225.0], 7.0) == pytest.approx([75.0, 225.0])  # just fits
+    assert plan(100.0, [1.0, 49.0], 4.0) == pytest.approx([4.0, 96.0])  # never below the minimum
 
 
 def test_needs_that_do_not_fit_get_the_same_fraction_each():
     assert plan(50.0, [75.0, 25.0], 7.0) == pytest.approx([37.5, 12.5])  # half of each
-    assert plan(100.0, [75.0, 25.0], 7.0) == pytest.approx([75.0, 25.0])  # all of each: the margin does not fit
+    assert plan(20.0, [75.0, 25.0], 4.0) == pytest.approx([15.0, 5.0])  # a fifth of each
 
 
 def test_a_share_below_the_minimum_is_raised_to_it_and_the_others_share_the_rest():

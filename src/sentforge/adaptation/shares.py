@@ -3,10 +3,11 @@
 A candidate's need is its training steps times its measured seconds per step (probe.py), plus its dev
 evaluations (one every `eval_every` steps, and one more) and a test evaluation, timed on the start model.
 Equal wall-clock slices would give a slow candidate (a large batch, a decoder) too little time to end its
-schedule and a fast one more than it can use. When the needs of the candidates still to run fit in the time
-available, each gets its need and a margin (the minimum at least); otherwise each gets the same fraction of
-its need, and none less than the minimum a trained candidate needs: the lowest-priority ones that cannot get
-it are skipped.
+schedule and a fast one more than it can use. The time available is shared in proportion to the needs of the
+candidates still to run: when they fit, each gets its need or more (a cost from a few probe steps is a noisy
+estimate, and a candidate that ends early leaves its time to the next); otherwise each gets the same fraction
+of its need. None gets less than the minimum a trained candidate needs: the lowest-priority ones that cannot
+get it are skipped.
 Pure arithmetic: run.py measures and calls it again at each candidate's start, with the time then left.
 """
 
@@ -16,8 +17,6 @@ from collections.abc import Mapping, Sequence
 from statistics import fmean
 
 from sentforge.adaptation.budget import Costs
-
-MARGIN = 0.25  # on top of a need that fits: a cost from a few probe steps is a noisy estimate
 
 
 def need(steps: int, seconds_per_step: float, eval_every: int, costs: Costs, runs: int = 1) -> float:
@@ -37,9 +36,6 @@ def step_cost(name: str, measured: Mapping[str, float], like: str | None = None)
 
 def plan(available: float, needs: Sequence[float], minimum: float) -> list[float | None]:
     """The share of each candidate (in priority order) of `available` seconds; None for those skipped."""
-    wanted = [max(value * (1 + MARGIN), minimum) for value in needs]
-    if sum(wanted) <= available:
-        return wanted
     for kept in range(len(needs), 0, -1):
         if kept * minimum <= available:
             return [*_fractions(available, needs[:kept], minimum), *[None] * (len(needs) - kept)]
