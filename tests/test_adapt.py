@@ -1,6 +1,7 @@
 """`sentforge adapt` on a tiny random model and written domain files: selection by dev score (checked by
-scoring every candidate again), never below the start model, resume after a real SIGKILL, budget skips,
-report files, the reproducing commands, and command-line errors."""
+scoring every candidate again), never below the start model, each trained candidate's probed cost per step,
+resume after a real SIGKILL (no second probe), budget skips, report files, the reproducing commands (a run
+probed, then continued, has the weights of one fresh run), and command-line errors."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import numpy as np
 import pytest
 
 import sentforge
+from sentforge.adaptation.probe import PROBE_STEPS
 from sentforge.errors import ConfigError, OutputExistsError
 from sentforge.evaluation import load_dataset
 
@@ -97,9 +99,18 @@ def test_end_to_end_selection_scores_report_and_card(tiny_bert_dir, domain, tmp_
         name for name, r in results.items() if r["dev"] == best)
     assert report["selected"] == expected
     assert results[f"{K}.tsdae+mnrl"]["commands"][0] == results[f"{K}.tsdae"]["commands"][0]
+    # Each trained candidate's steps were timed by a probe of its first steps (tsdae+mnrl: mnrl's, same recipe);
+    # its run went on from there to its planned steps.
+    probes = json.loads((out / "adapt.json").read_text())["probes"]
+    assert set(probes) == {f"{K}.tsdae", f"{K}.mnrl"} and all(p["steps"] == PROBE_STEPS for p in probes.values())
+    for name in (f"{K}.tsdae", f"{K}.mnrl"):
+        assert results[name]["seconds_per_step"] == probes[name]["seconds_per_step"] > 0
+        assert results[name]["steps"] == results[name]["planned_steps"] > PROBE_STEPS
+    assert results[f"{K}.tsdae+mnrl"]["seconds_per_step"] == probes[f"{K}.mnrl"]["seconds_per_step"]
     assert report["candidates"][f"{K}.pause"]["status"] == "not applicable"
     markdown = (out / "report.md").read_text()
     assert f"| {expected} (selected) |" in markdown and f"{K}.pause: not applicable" in markdown
+    assert f"{K}.mnrl {results[f'{K}.mnrl']['seconds_per_step']:.3g}" in markdown
     assert (out / "dev-curve.png").read_bytes()[:4] == b"\x89PNG"
     if results[expected]["kind"] != "meta":
         from sentence_transformers import SentenceTransformer
@@ -164,6 +175,7 @@ def test_resume_after_sigkill_reuses_finished_and_continues_the_interrupted(tiny
     assert killed.returncode == -signal.SIGKILL, killed.stderr
     state = json.loads((out / "adapt.json").read_text())
     assert set(state["results"]) == {f"{K}.start", f"{K}.tsdae"}  # mnrl was interrupted
+    assert set(state["probes"]) == {f"{K}.tsdae", f"{K}.mnrl"}  # after mnrl's probe
     first = (out / "runs" / f"{K}.tsdae" / "train.json").stat().st_mtime_ns
     resumed = adapt_worker.run(tiny_bert_dir, domain, out)
     assert (out / "runs" / f"{K}.tsdae" / "train.json").stat().st_mtime_ns == first  # reused, not retrained
@@ -174,6 +186,8 @@ def test_resume_after_sigkill_reuses_finished_and_continues_the_interrupted(tiny
         for key in ("dev", "test", "best_step", "steps", "evaluations"):
             assert got.get(key) == expected.get(key), (name, key)
     assert resumed["selected"] == straight["selected"]
+    assert json.loads((out / "adapt.json").read_text())["probes"] == state["probes"]  # not probed again
+    assert resumed["candidates"][f"{K}.mnrl"]["seconds_per_step"] == state["probes"][f"{K}.mnrl"]["seconds_per_step"]
     np.testing.assert_array_equal(sentforge.load(out / f"runs/{K}.mnrl").encode(TEXTS[:6]),
                                   sentforge.load(tmp_path / f"straight/runs/{K}.mnrl").encode(TEXTS[:6]))
 

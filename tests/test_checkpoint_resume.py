@@ -204,3 +204,29 @@ def test_resume_without_a_complete_checkpoint_starts_afresh(tiny_bert_dir, tmp_p
     records = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
     assert result.steps == 2 and [r["step"] for r in records if "loss" in r] == [1, 2]
     assert sum(1 for r in records if r.get("event") == "start") == 1
+
+
+def test_a_run_a_callback_stops_saves_that_step_and_resumes_to_the_same_weights(tiny_bert_dir, tmp_path):
+    """A callback's stop (adapt's probe, the ladder's step cap) keeps the step it stopped at, between the
+    periodic checkpoints; resumed, the run ends with the weights of one that never stopped."""
+    from sentforge.training.trainer import Trainer, TrainingConfig
+
+    def run(output, callbacks=(), resume=False):
+        torch.manual_seed(0)
+        encoder = build_encoder(tiny_bert_dir)
+        config = TrainingConfig(steps=6, batch_size=4, lr=1e-3, output_dir=output, checkpoint_every=4,
+                                resume=resume, show_progress=False, seed=0)
+        return Trainer(encoder, MaskedLanguageModeling(encoder), CORPUS, config, callbacks=list(callbacks)).train(), \
+            encoder
+
+    def stop_at_3(state):
+        if state.step == 3:
+            state.should_stop = True
+
+    run(tmp_path / "stopped", [stop_at_3])
+    assert [p.name for p in sorted((tmp_path / "stopped" / "checkpoints").iterdir())] == ["step-00000003"]
+    resumed, resumed_encoder = run(tmp_path / "stopped", resume=True)
+    whole, whole_encoder = run(tmp_path / "whole")
+    assert resumed.steps == whole.steps == 6
+    for name, value in whole_encoder.state_dict().items():
+        torch.testing.assert_close(resumed_encoder.state_dict()[name], value, atol=0, rtol=0, msg=name)

@@ -1,11 +1,11 @@
-"""The time budget: what remains, each trained candidate's time limit, and whether a candidate fits.
+"""The time budget: what remains, and whether a candidate fits.
 
 Costs are estimated from the start model's evaluations (the first thing a run does): a trained
 candidate needs at least two dev evaluations and one test evaluation; a meta-embedding needs every
-member to encode the unlabelled texts once, plus a dev and a test evaluation per member. The time
-left is shared equally by the trained candidates still to run; when it cannot give each of them the
-minimum, the later ones in priority order are skipped, and time a candidate leaves unused goes to
-the next ones.
+member to encode the unlabelled texts once, plus a dev and a test evaluation per member. When the time
+left cannot give each trained candidate still to run the minimum, the later ones in priority order are
+skipped; an equal share of it bounds a candidate's probe, after which shares.py plans its time limit
+from the measured cost of its steps.
 """
 
 from __future__ import annotations
@@ -42,7 +42,8 @@ class Budget:
         return self.total_s - self.spent_before_s - (time.monotonic() - self.started)
 
     def share(self, trained_left: int, reserve_s: float, costs: Costs) -> tuple[float | None, str]:
-        """(seconds for the next trained candidate, or None when it does not fit; why not)."""
+        """(an equal share of the time left for the next trained candidate, or None when it does not fit; why
+        not)."""
         available = self.remaining() - reserve_s
         fitting = min(trained_left, math.floor(available / costs.trained_minimum)) if costs.trained_minimum > 0 \
             else trained_left

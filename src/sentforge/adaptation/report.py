@@ -40,6 +40,12 @@ def _hygiene_lines(hygiene: dict[str, Any]) -> list[str]:
             "texts or near copies, so the dev scores of the candidates trained on them are optimistic."]
 
 
+def _step_costs(candidates: dict[str, dict[str, Any]]) -> list[str]:
+    costs = [f"{name} {r['seconds_per_step']:.3g}" for name, r in candidates.items() if "seconds_per_step" in r]
+    return ["Seconds per training step, timed in the first steps of each run, from which the time limits were "
+            "planned (tsdae+mnrl: its start model's mnrl's, else the mean): " + ", ".join(costs) + "."] if costs else []
+
+
 def markdown(report: dict[str, Any]) -> str:
     metric, test_metric = report["metric"], report.get("test_metric")
     selected = report["candidates"][report["selected"]]
@@ -52,7 +58,8 @@ def markdown(report: dict[str, Any]) -> str:
                       "`sentforge.meta.MetaEncoder.load`; sentence-transformers cannot load it."]
     lines += ["", f"Dev: `{report['dev']}` ({metric}); test: " + (f"`{report['test']}` ({test_metric}), reported "
               "only, never used for a choice." if report.get("test") else "none."),
-              f"Budget: {report['budget_minutes']:g} min; used {report['wall_s'] / 60:.1f} min of wall time.", "",
+              f"Budget: {report['budget_minutes']:g} min; used {report['wall_s'] / 60:.1f} min of wall time.",
+              *_step_costs(report["candidates"]), "",
               *_hygiene_lines(report["hygiene"]), "",
               f"Dev gain: the candidate's dev {metric} minus {selection['base']}'s, with the 95 % paired bootstrap "
               "interval (resampling the dev queries or pairs).", "",

@@ -19,6 +19,7 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
+from sentforge.adaptation import shares
 from sentforge.adaptation.budget import Budget, Costs
 from sentforge.adaptation.candidates import METHODS, Candidate, check_methods, plan_candidates
 from sentforge.adaptation.distil import ENCODE_SAMPLE, distil_plan, encode_rate
@@ -28,11 +29,13 @@ from sentforge.adaptation.inputs import AdaptInputs, file_digest, read_inputs
 from sentforge.adaptation.intervals import dev_gains, items_path, save_items
 from sentforge.adaptation.ladder import ladder_steps, rung_name, rungs
 from sentforge.adaptation.meta import MAX_FIT_TEXTS, member_specs, run_meta
+from sentforge.adaptation.probe import StepClock
 from sentforge.adaptation.report import write_report
 from sentforge.adaptation.scoring import main_score, metric_of
 from sentforge.adaptation.select import MODEL_DIR, best_start, check_rule, load_candidate, select, write_selected
 from sentforge.adaptation.state import AdaptState
-from sentforge.adaptation.trained import SUMMARY_FILE, TrainSettings, recipe_settings, run_trained, timed
+from sentforge.adaptation.trained import (TrainSettings, probe_trained, recipe_settings, run_trained, timed,
+                                          to_train, training_data)
 from sentforge.errors import ConfigError, SentforgeError
 
 logger = logging.getLogger(__name__)
@@ -127,6 +130,8 @@ class _Runner:
 
     def _record(self, candidate: Candidate, result: dict[str, Any]) -> None:
         """Test and per-unit dev scores of a finished candidate, then its result in the state."""
+        if result["status"] == "done" and result["kind"] == "train":
+            result["seconds_per_step"] = self._step_cost(candidate)
         if result["status"] == "done" and self.inputs.test is not None and "test" not in result:
             result |= self._test(result)
         if result["status"] == "done" and not items_path(self.state.output, candidate.name).is_file():
@@ -192,22 +197,13 @@ class _Runner:
 
     def _trained(self, candidate: Candidate, share: float | None = None, extend: bool = False,
                  start: str | None = None, options: dict[str, Any] | None = None) -> dict[str, Any]:
-        costs = self._costs()
         if share is None:
-            left = [c for c in self.planned if c.method.kind == "train" and c.name not in self.state.results]
-            share, why = self.budget.share(len(left), self._meta_reserve(costs), costs)
-            if share is None and not any(r.get("kind") == "train" and r["status"] == "done"
-                                         for r in self.state.results.values()):
-                # A meta-embedding combines trained candidates: the first one does not give way to it.
-                share, why = self.budget.share(len(left), 0.0, costs)
+            share, why = self._share(candidate)
             if share is None:
                 return {"status": "skipped", "reason": why}
         if candidate.after is None:
-            later = [c for c in self.planned if c.after == candidate.name]
-            snapshots = ladder_steps(recipe_settings(candidate, len(self.inputs.texts), self.train)["steps"]) \
-                if later and candidate.method.name == "tsdae" else []
             return self._train_run(candidate, share, start or candidate.model, self.state.run_dir(candidate.name),
-                                   extend, options, snapshots)
+                                   extend, options, self._snapshots(candidate))
         before = self.state.results.get(candidate.after, {})
         if before.get("status") != "done":
             return {"status": "skipped", "reason": f"it starts from {candidate.after}, which did not run"}
@@ -216,6 +212,59 @@ class _Runner:
             result = self._train_run(candidate, share, earlier["start"], Path(earlier["model_path"]), extend=True)
             return result | {"chain_steps": earlier["after_steps"] + result["steps"], "after_steps": earlier["after_steps"]}
         return self._ladder(candidate, before, share)
+
+    def _share(self, candidate: Candidate) -> tuple[float | None, str]:
+        """The candidate's share of the time left, planned (shares.py) from the needs of the trained candidates
+        still to run once its own probe has measured its steps; None (and why) when it cannot get the minimum."""
+        costs = self._costs()
+        left = [c for c in self.planned if c.method.kind == "train" and c.name not in self.state.results]
+        reserve = self._meta_reserve(costs)
+        equal, why = self.budget.share(len(left), reserve, costs)
+        if equal is None and not any(r.get("kind") == "train" and r["status"] == "done"
+                                     for r in self.state.results.values()):
+            # A meta-embedding combines trained candidates: the first one does not give way to it.
+            reserve = 0.0
+            equal, why = self.budget.share(len(left), reserve, costs)
+        if equal is None:
+            return None, why
+        if candidate.after is None and candidate.name not in self.state.probes:  # within an equal share
+            clock = StepClock(self.train.eval_every)
+            probe = self._train_run(candidate, equal, candidate.model, self.state.run_dir(candidate.name),
+                                    snapshots=self._snapshots(candidate), probe=clock)
+            self.state.probed(candidate.name, {"seconds_per_step": clock.seconds_per_step()
+                                               or probe["wall_s"] / probe["steps"], **probe})
+        needs = [self._need(c, costs) for c in left]
+        share = shares.plan(self.budget.remaining() - reserve, needs, costs.trained_minimum)[left.index(candidate)]
+        if share is None:
+            return None, (f"{max(self.budget.remaining() - reserve, 0):.0f} s of the budget left; a trained candidate "
+                          f"needs at least {costs.trained_minimum:.1f} s")
+        return share + self.state.prior_elapsed(candidate.name), ""
+
+    def _need(self, candidate: Candidate, costs: Costs) -> float:
+        """The seconds a trained candidate still to run needs: the steps after its probe, or for tsdae+mnrl (not
+        probed: it starts after TSDAE) MNRL's steps once per rung at the cost of its start model's mnrl probe."""
+        _, examples = training_data(candidate, self.inputs, self.state.output / "data")
+        steps = recipe_settings(candidate, examples, self.train)["steps"]
+        if candidate.after is None:
+            steps -= self.state.probes.get(candidate.name, {}).get("steps", 0)
+            return shares.need(steps, self._step_cost(candidate), self.train.eval_every, costs)
+        before = self.state.results.get(candidate.after)
+        tsdae = next(c for c in self.planned if c.name == candidate.after)
+        runs = len(rungs(before, self.state.run_dir(candidate.after))) if before and before["status"] == "done" \
+            else len(self._snapshots(tsdae)) + 1
+        return shares.need(steps, self._step_cost(candidate), self.train.eval_every, costs, runs)
+
+    def _step_cost(self, candidate: Candidate) -> float:
+        """Seconds per step: the probe's; tsdae+mnrl's are those of the mnrl candidate of its start model (the
+        method named like its recipe: same recipe, data and model), else the mean of the probes."""
+        measured = {name: probe["seconds_per_step"] for name, probe in self.state.probes.items()}
+        return shares.step_cost(candidate.name, measured, f"{candidate.model_key}.{candidate.method.recipe}")
+
+    def _snapshots(self, candidate: Candidate) -> list[int]:
+        """The TSDAE ladder's steps when tsdae+mnrl starts from this candidate."""
+        later = [c for c in self.planned if c.after == candidate.name]
+        return ladder_steps(recipe_settings(candidate, len(self.inputs.texts), self.train)["steps"]) \
+            if later and candidate.method.name == "tsdae" else []
 
     def _ladder(self, candidate: Candidate, before: dict[str, Any], share: float) -> dict[str, Any]:
         """MNRL from each TSDAE rung (ladder.py), sharing `share`; the rungs are compared at the MNRL steps the
@@ -240,12 +289,12 @@ class _Runner:
 
     def _train_run(self, candidate: Candidate, share: float, start: str, run_dir: Path, extend: bool = False,
                    options: dict[str, Any] | None = None, snapshots: list[int] = (),
-                   stop_at: int | None = None) -> dict[str, Any]:
+                   stop_at: int | None = None, probe: StepClock | None = None) -> dict[str, Any]:
         """One recipe run of `candidate` from `start` into `run_dir` within `share` seconds (and `stop_at`
-        steps at most, the planned schedule unchanged)."""
+        steps at most, the planned schedule unchanged); with `probe`, only its first steps: {steps, wall_s}."""
         costs = self._costs()
-        finished = (run_dir / SUMMARY_FILE).is_file() and not extend
-        prior = 0.0 if finished else self.state.prior_elapsed(candidate.name)
+        probed = self.state.probes.get(candidate.name, {}).get("steps")
+        prior = self.state.prior_elapsed(candidate.name) if probe or to_train(run_dir, extend, probed) else 0.0
         # Room for the evaluation at the step that crosses the limit and for the test evaluation.
         time_limit = max(share - prior - costs.dev_s - costs.test_s, costs.dev_s, 1.0)
         started = time.monotonic()
@@ -256,9 +305,13 @@ class _Runner:
                 state.should_stop = True
 
         self.state.beat(candidate.name, prior, force=True)
+        if probe is not None:
+            steps = probe_trained(candidate, start, self.inputs, run_dir, self.state.output / "data", self.train,
+                                  time_limit, [beat, probe, *self.callbacks], snapshots)
+            return {"steps": steps, "wall_s": round(prior + time.monotonic() - started, 2)}
         result = timed(lambda: run_trained(candidate, start, self.inputs, run_dir, self.state.output / "data",
                                            self.train, time_limit, [beat, *self.callbacks], extend, options,
-                                           snapshots), prior)
+                                           snapshots, probed), prior)
         return {"status": "done", "model_path": str(run_dir), "start": str(start), **result}
 
     def _distil(self, candidate: Candidate) -> dict[str, Any]:

@@ -24,7 +24,9 @@ HEARTBEAT_SECONDS = 5.0  # how often the running candidate's elapsed time is sav
 
 class AdaptState:
     """`results` (finished or skipped candidates by name), `running` (the candidate in progress and its
-    elapsed seconds), `measured` (timings of the start model's evaluations); `save()` writes them."""
+    elapsed seconds), `measured` (timings of the start model's evaluations), `probes` (each probed trained
+    candidate's seconds per step, probe steps and wall seconds: a rerun does not probe it again); `save()`
+    writes them."""
 
     def __init__(self, output: str | os.PathLike, settings: dict[str, Any]) -> None:
         self.output = Path(output)
@@ -33,6 +35,7 @@ class AdaptState:
         self.results: dict[str, dict[str, Any]] = {}
         self.running: dict[str, Any] | None = None
         self.measured: dict[str, float] = {}
+        self.probes: dict[str, dict[str, float]] = {}
         self._last_beat = 0.0
 
     def open(self) -> bool:
@@ -47,7 +50,7 @@ class AdaptState:
                 raise ConfigError(f"--output {self.output} holds an adapt run of a different command (it differs in "
                                   f"{', '.join(changed)}); rerun that command to resume it, or choose a new --output")
             self.results, self.running = saved["results"], saved.get("running")
-            self.measured = saved.get("measured", {})
+            self.measured, self.probes = saved.get("measured", {}), saved.get("probes", {})
             return True
         if self.output.is_dir() and any(self.output.iterdir()):
             raise OutputExistsError(f"--output {self.output} is not empty and holds no adapt run ({STATE_FILE}); "
@@ -61,9 +64,13 @@ class AdaptState:
 
     def spent(self) -> float:
         """Seconds of the budget used by earlier calls: the candidates' wall times, the interrupted one's
-        elapsed time (reading the inputs and loading models between candidates is not carried over)."""
+        elapsed time, the probes of those still to run (reading the inputs and loading models between
+        candidates is not carried over)."""
         done = sum(r.get("wall_s", 0.0) for r in self.results.values())
-        return done + (self.running or {}).get("elapsed_s", 0.0)
+        running = self.running or {}
+        probed = sum(p["wall_s"] for name, p in self.probes.items()
+                     if name not in self.results and name != running.get("name"))
+        return done + running.get("elapsed_s", 0.0) + probed
 
     def record(self, name: str, result: dict[str, Any]) -> None:
         self.results[name] = result
@@ -78,10 +85,20 @@ class AdaptState:
             self.running, self._last_beat = {"name": name, "elapsed_s": elapsed}, now
             self.save()
 
+    def probed(self, name: str, probe: dict[str, float]) -> None:
+        """Record a finished probe; its seconds count as the candidate's until the candidate is recorded."""
+        self.probes[name] = probe
+        if self.running and self.running["name"] == name:
+            self.running = None
+        self.save()
+
     def prior_elapsed(self, name: str) -> float:
-        """Seconds the candidate ran before an interruption."""
-        return self.running["elapsed_s"] if self.running and self.running["name"] == name else 0.0
+        """Seconds the candidate ran before: before an interruption, or in its probe."""
+        if self.running and self.running["name"] == name:
+            return self.running["elapsed_s"]
+        return self.probes[name]["wall_s"] if name in self.probes and name not in self.results else 0.0
 
     def save(self) -> None:
         save_json(self.path, {"settings": self.settings, "results": self.results, "running": self.running,
-                              "measured": self.measured})
+                              "measured": self.measured,
+                              "probes": self.probes})

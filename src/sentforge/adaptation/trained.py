@@ -64,24 +64,19 @@ def recipe_settings(candidate: Candidate, examples: int, settings: TrainSettings
 
 def run_trained(candidate: Candidate, start: str, inputs: AdaptInputs, run_dir: Path, data_dir: Path,
                 settings: TrainSettings, time_limit: float, callbacks: Sequence[Callable[[Any], None]] = (),
-                extend: bool = False, options: dict[str, Any] | None = None, snapshots: Sequence[int] = ()
-                ) -> dict[str, Any]:
+                extend: bool = False, options: dict[str, Any] | None = None, snapshots: Sequence[int] = (),
+                probed: int | None = None) -> dict[str, Any]:
     """Train (or resume, or take up the finished run in `run_dir`) and return the candidate's result:
     its dev score (the best evaluated checkpoint's), every evaluation, steps, the reproducing command.
     `extend`: continue a run that a time limit stopped, from its last checkpoint, for `time_limit` more
     seconds (the same weights as a run never stopped). `options`: the recipe's own options (distil's teacher).
-    `snapshots`: steps at which the encoder is saved too (the TSDAE ladder)."""
-    from sentforge.recipes.api import run_recipe
-
+    `snapshots`: steps at which the encoder is saved too (the TSDAE ladder). `probed`: the steps of the
+    candidate's probe (probe.py) in `run_dir`, a run to continue rather than to take up as finished."""
     data, examples = training_data(candidate, inputs, data_dir)
     values = {**recipe_settings(candidate, examples, settings), **(options or {})}
     metric = metric_of(inputs.dev)
-    if extend or not (run_dir / SUMMARY_FILE).is_file():
-        run_recipe(candidate.method.recipe, start, data, run_dir, reading=READING, evaluator=inputs.dev,
-                   eval_every=settings.eval_every, select=metric, checkpoint_every=settings.eval_every, keep_last=1,
-                   resume=extend or (run_dir / "training").is_dir(), device=settings.device, seed=settings.seed,
-                   time_limit=time_limit, show_progress=settings.show_progress, callbacks=callbacks,
-                   snapshots=snapshots, **values)
+    if to_train(run_dir, extend, probed):
+        _train(candidate, start, data, values, inputs, run_dir, settings, time_limit, callbacks, extend, snapshots)
     summary = json.loads((run_dir / SUMMARY_FILE).read_text(encoding="utf-8"))
     evaluations = read_evaluations(run_dir / METRICS_FILE, metric)
     best = summary.get("best")
@@ -96,6 +91,38 @@ def run_trained(candidate: Candidate, start: str, inputs: AdaptInputs, run_dir: 
     return {"dev": best["value"], "best_step": best["step"], "steps": summary["steps"],
             "planned_steps": values["steps"], "stopped": summary.get("stopped"), "examples": examples,
             "evaluations": evaluations, "commands": [command], "time_limit_s": round(time_limit, 1)}
+
+
+def to_train(run_dir: Path, extend: bool = False, probed: int | None = None) -> bool:
+    """Whether run_trained trains: not when `run_dir` holds a finished run, its probe excepted."""
+    return extend or not (run_dir / SUMMARY_FILE).is_file() or (probed is not None and _steps(run_dir) <= probed)
+
+
+def probe_trained(candidate: Candidate, start: str, inputs: AdaptInputs, run_dir: Path, data_dir: Path,
+                  settings: TrainSettings, time_limit: float, callbacks: Sequence[Callable[[Any], None]],
+                  snapshots: Sequence[int] = ()) -> int:
+    """Start (or restart) the candidate's run until a callback stops it (probe.py); the steps it reached."""
+    data, examples = training_data(candidate, inputs, data_dir)
+    _train(candidate, start, data, recipe_settings(candidate, examples, settings), inputs, run_dir, settings,
+           time_limit, callbacks, False, snapshots)
+    return _steps(run_dir)
+
+
+def _train(candidate: Candidate, start: str, data: Path, values: dict[str, Any], inputs: AdaptInputs, run_dir: Path,
+           settings: TrainSettings, time_limit: float, callbacks: Sequence[Callable[[Any], None]], extend: bool,
+           snapshots: Sequence[int]) -> None:
+    """The recipe run, resumed from its last checkpoint when one is there."""
+    from sentforge.recipes.api import run_recipe
+
+    run_recipe(candidate.method.recipe, start, data, run_dir, reading=READING, evaluator=inputs.dev,
+               eval_every=settings.eval_every, select=metric_of(inputs.dev), checkpoint_every=settings.eval_every,
+               keep_last=1, resume=extend or (run_dir / "training").is_dir(), device=settings.device,
+               seed=settings.seed, time_limit=time_limit, show_progress=settings.show_progress, callbacks=callbacks,
+               snapshots=snapshots, **values)
+
+
+def _steps(run_dir: Path) -> int:
+    return json.loads((run_dir / SUMMARY_FILE).read_text(encoding="utf-8"))["steps"]
 
 
 def read_evaluations(path: Path, metric: str) -> list[dict[str, Any]]:

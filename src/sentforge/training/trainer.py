@@ -425,8 +425,15 @@ class Trainer:
                         evaluations.append({"step": self.state.step, **metrics})
                 if save_now:
                     self._save(checkpoints, optimizer, scheduler, scaler, order, global_batch)
+                stopping = self.state.should_stop
                 for callback in self.callbacks:
                     callback(self.state)
+                if self.state.should_stop and not stopping and checkpoints is not None and cfg.checkpoint_every:
+                    # A callback stopped the run: keep this step, so that a resumed run continues from it.
+                    if not read_now:
+                        self._absorb(values.read(), time.perf_counter() - segment_start, progress)
+                        read_now = True
+                    self._save(checkpoints, optimizer, scheduler, scaler, order, global_batch)
                 if read_now:
                     segment_start = time.perf_counter()
             self._absorb(values.read(), time.perf_counter() - segment_start, progress)
