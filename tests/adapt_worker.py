@@ -1,7 +1,8 @@
 """An adapt run for tests/test_adapt.py, run as a subprocess that may be SIGKILLed.
 
 usage: adapt_worker.py MODEL_DIR DATA_DIR OUTPUT [--kill-in-candidate N --kill-at-step S]
-Kills itself (SIGKILL) at step S of the N-th trained candidate (1-based), after that step's checkpoint.
+Kills itself (SIGKILL) at step S of the N-th trained candidate (1-based; S beyond the probe's steps), after
+that step's checkpoint.
 """
 
 from __future__ import annotations
@@ -37,13 +38,14 @@ def main() -> None:
     parser.add_argument("--kill-at-step", type=int)
     args = parser.parse_args()
     torch.set_num_threads(1)
-    candidates_started = [0]
+    reached = [0]
 
     def kill(state) -> None:
-        if state.step == 1:
-            candidates_started[0] += 1
-        if candidates_started[0] == args.kill_in_candidate and state.step == args.kill_at_step:
-            os.kill(os.getpid(), signal.SIGKILL)
+        # The N-th run to reach step S: probes stop before S, so it is the N-th trained candidate's own run.
+        if state.step == args.kill_at_step:
+            reached[0] += 1
+            if reached[0] == args.kill_in_candidate:
+                os.kill(os.getpid(), signal.SIGKILL)
 
     run(args.model_dir, args.data, args.output, [kill] if args.kill_in_candidate else [])
 

@@ -4,8 +4,8 @@ Costs are estimated from the start model's evaluations (the first thing a run do
 candidate needs at least two dev evaluations and one test evaluation; a meta-embedding needs every
 member to encode the unlabelled texts once, plus a dev and a test evaluation per member. When the time
 left cannot give each trained candidate still to run the minimum, the later ones in priority order are
-skipped; an equal share of it bounds a candidate's probe, after which shares.py plans its time limit
-from the measured cost of its steps.
+skipped; an equal share of it bounds each candidate's probe (probe.py), after which shares.py plans the
+time limits from the measured costs of their steps.
 """
 
 from __future__ import annotations

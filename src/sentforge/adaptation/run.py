@@ -227,12 +227,14 @@ class _Runner:
             equal, why = self.budget.share(len(left), reserve, costs)
         if equal is None:
             return None, why
-        if candidate.after is None and candidate.name not in self.state.probes:  # within an equal share
+        # Every candidate still to run is probed before the first plan (each within an equal share): a need
+        # planned from another candidate's cost per step would be off by the ratio of their steps' costs.
+        for probed in [c for c in left if c.after is None and c.name not in self.state.probes]:
             clock = StepClock(self.train.eval_every)
-            probe = self._train_run(candidate, equal, candidate.model, self.state.run_dir(candidate.name),
-                                    snapshots=self._snapshots(candidate), probe=clock)
-            self.state.probed(candidate.name, {"seconds_per_step": clock.seconds_per_step()
-                                               or probe["wall_s"] / probe["steps"], **probe})
+            probe = self._train_run(probed, equal, probed.model, self.state.run_dir(probed.name),
+                                    snapshots=self._snapshots(probed), probe=clock)
+            self.state.probed(probed.name, {"seconds_per_step": clock.seconds_per_step()
+                                            or probe["wall_s"] / probe["steps"], **probe})
         needs = [self._need(c, costs) for c in left]
         share = shares.plan(self.budget.remaining() - reserve, needs, costs.trained_minimum)[left.index(candidate)]
         if share is None:
