@@ -27,15 +27,15 @@ from sentforge.adaptation.extension import cut_candidates
 from sentforge.adaptation.hygiene import apply_hygiene
 from sentforge.adaptation.inputs import AdaptInputs, file_digest, read_inputs
 from sentforge.adaptation.intervals import dev_gains, items_path, save_items
-from sentforge.adaptation.ladder import ladder_steps, rung_name, rungs
+from sentforge.adaptation.ladder import rung_name, rungs
 from sentforge.adaptation.meta import MAX_FIT_TEXTS, member_specs, run_meta
+from sentforge.adaptation.needs import Needs
 from sentforge.adaptation.probe import StepClock
 from sentforge.adaptation.report import write_report
 from sentforge.adaptation.scoring import main_score, metric_of
 from sentforge.adaptation.select import MODEL_DIR, best_start, check_rule, load_candidate, select, write_selected
 from sentforge.adaptation.state import AdaptState
-from sentforge.adaptation.trained import (TrainSettings, probe_trained, recipe_settings, run_trained, timed,
-                                          to_train, training_data)
+from sentforge.adaptation.trained import TrainSettings, probe_trained, run_trained, timed, to_train
 from sentforge.errors import ConfigError, SentforgeError
 
 logger = logging.getLogger(__name__)
@@ -111,6 +111,7 @@ class _Runner:
                  members: list[str], meta_members: int, callbacks: list, planned: list[Candidate]) -> None:
         self.state, self.inputs, self.budget, self.train = state, inputs, budget, train
         self.members, self.meta_members, self.callbacks, self.planned = members, meta_members, callbacks, planned
+        self.needs = Needs(state, inputs, train, planned)
 
     def run(self, candidate: Candidate) -> None:
         if candidate.name in self.state.results:
@@ -131,7 +132,7 @@ class _Runner:
     def _record(self, candidate: Candidate, result: dict[str, Any]) -> None:
         """Test and per-unit dev scores of a finished candidate, then its result in the state."""
         if result["status"] == "done" and result["kind"] == "train":
-            result["seconds_per_step"] = self._step_cost(candidate)
+            result["seconds_per_step"] = self.needs.step_cost(candidate)
         if result["status"] == "done" and self.inputs.test is not None and "test" not in result:
             result |= self._test(result)
         if result["status"] == "done" and not items_path(self.state.output, candidate.name).is_file():
@@ -203,7 +204,7 @@ class _Runner:
                 return {"status": "skipped", "reason": why}
         if candidate.after is None:
             return self._train_run(candidate, share, start or candidate.model, self.state.run_dir(candidate.name),
-                                   extend, options, self._snapshots(candidate))
+                                   extend, options, self.needs.snapshots(candidate))
         before = self.state.results.get(candidate.after, {})
         if before.get("status") != "done":
             return {"status": "skipped", "reason": f"it starts from {candidate.after}, which did not run"}
@@ -232,41 +233,15 @@ class _Runner:
         for probed in [c for c in left if c.after is None and c.name not in self.state.probes]:
             clock = StepClock(self.train.eval_every)
             probe = self._train_run(probed, equal, probed.model, self.state.run_dir(probed.name),
-                                    snapshots=self._snapshots(probed), probe=clock)
+                                    snapshots=self.needs.snapshots(probed), probe=clock)
             self.state.probed(probed.name, {"seconds_per_step": clock.seconds_per_step()
                                             or probe["wall_s"] / probe["steps"], **probe})
-        needs = [self._need(c, costs) for c in left]
+        needs = [self.needs.seconds(c, costs) for c in left]
         share = shares.plan(self.budget.remaining() - reserve, needs, costs.trained_minimum)[left.index(candidate)]
         if share is None:
             return None, (f"{max(self.budget.remaining() - reserve, 0):.0f} s of the budget left; a trained candidate "
                           f"needs at least {costs.trained_minimum:.1f} s")
         return share + self.state.prior_elapsed(candidate.name), ""
-
-    def _need(self, candidate: Candidate, costs: Costs) -> float:
-        """The seconds a trained candidate still to run needs: the steps after its probe, or for tsdae+mnrl (not
-        probed: it starts after TSDAE) MNRL's steps once per rung at the cost of its start model's mnrl probe."""
-        _, examples = training_data(candidate, self.inputs, self.state.output / "data")
-        steps = recipe_settings(candidate, examples, self.train)["steps"]
-        if candidate.after is None:
-            steps -= self.state.probes.get(candidate.name, {}).get("steps", 0)
-            return shares.need(steps, self._step_cost(candidate), self.train.eval_every, costs)
-        before = self.state.results.get(candidate.after)
-        tsdae = next(c for c in self.planned if c.name == candidate.after)
-        runs = len(rungs(before, self.state.run_dir(candidate.after))) if before and before["status"] == "done" \
-            else len(self._snapshots(tsdae)) + 1
-        return shares.need(steps, self._step_cost(candidate), self.train.eval_every, costs, runs)
-
-    def _step_cost(self, candidate: Candidate) -> float:
-        """Seconds per step: the probe's; tsdae+mnrl's are those of the mnrl candidate of its start model (the
-        method named like its recipe: same recipe, data and model), else the mean of the probes."""
-        measured = {name: probe["seconds_per_step"] for name, probe in self.state.probes.items()}
-        return shares.step_cost(candidate.name, measured, f"{candidate.model_key}.{candidate.method.recipe}")
-
-    def _snapshots(self, candidate: Candidate) -> list[int]:
-        """The TSDAE ladder's steps when tsdae+mnrl starts from this candidate."""
-        later = [c for c in self.planned if c.after == candidate.name]
-        return ladder_steps(recipe_settings(candidate, len(self.inputs.texts), self.train)["steps"]) \
-            if later and candidate.method.name == "tsdae" else []
 
     def _ladder(self, candidate: Candidate, before: dict[str, Any], share: float) -> dict[str, Any]:
         """MNRL from each TSDAE rung (ladder.py), sharing `share`; the rungs are compared at the MNRL steps the
