@@ -2,11 +2,10 @@
 
 Each trained candidate first gets its share of the time left when it starts, planned from the measured cost
 of its steps (shares.py); a candidate that finishes its schedule early leaves time that the candidates after
-it share. What is left at the end of that pass
-resumes the candidates whose time limit stopped them, from their last checkpoint (the same weights as a
-run that never stopped), the best dev score first, until no time or no cut candidate is left. A candidate
-that another finished candidate started from (TSDAE under TSDAE then MNRL) is not extended: the later
-candidate would no longer start from it.
+it share. What is left at the end of that pass resumes the candidates whose time limit stopped them, from
+their last checkpoint (the same weights as a run that never stopped), the best dev score first, until no time
+or no cut candidate is left. A candidate that another finished candidate started from (TSDAE under TSDAE
+then MNRL) is not extended: the later candidate would no longer start from it.
 """
 
 from __future__ import annotations

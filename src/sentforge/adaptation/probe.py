@@ -1,9 +1,9 @@
 """The probe: the first steps of a trained candidate's own run, timed, before its time limit is planned.
 
 The probe adds no training: the run stops after PROBE_STEPS steps, the trainer saves a checkpoint there, and the
-candidate's run then resumes from it, ending with the weights of a run never stopped. Timing starts at the end of the first step, so model loading and the first step's warm-up
-do not count; an interval that ends at a dev evaluation is left out, as the evaluations are planned on their
-own.
+candidate's run then resumes from it, ending with the weights of a run never stopped. Timing starts at the end
+of the first step, so model loading and the first step's warm-up do not count; an interval that ends at a dev
+evaluation is left out, as the evaluations are planned on their own.
 """
 
 from __future__ import annotations

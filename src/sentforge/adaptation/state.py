@@ -100,5 +100,4 @@ class AdaptState:
 
     def save(self) -> None:
         save_json(self.path, {"settings": self.settings, "results": self.results, "running": self.running,
-                              "measured": self.measured,
-                              "probes": self.probes})
+                              "measured": self.measured, "probes": self.probes})
