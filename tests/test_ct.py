@@ -35,7 +35,7 @@ def test_loss_is_bce_on_dot_products_of_the_two_encoders(tiny_bert_dir):
     batch = CORPUS[:8]
     with torch.no_grad():
         loss = objective(batch)
-        objective.pair_draws -= 1  # replay the same pairs
+        objective.reset_pairs()  # replay the same pairs
         first, second, labels = objective.pairs(batch)
         a, b = objective.first.encode(first), objective.encoder.encode(second)
     logits = torch.from_numpy((a * b).sum(axis=1))

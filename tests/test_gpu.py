@@ -37,7 +37,7 @@ def test_tsdae_runs_padded_on_cuda_with_fused_kernels_only(tiny_bert_dir):
     tsdae._Packed.self_attention_mask = lambda self, *args: built.append(args) or original(self, *args)
     try:
         with sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION]):  # no math kernel
-            objective.noise_draws.zero_()
+            objective.reset_noise()
             padded = objective(SENTENCES)
             padded.backward()
     finally:
@@ -45,7 +45,7 @@ def test_tsdae_runs_padded_on_cuda_with_fused_kernels_only(tiny_bert_dir):
     assert not built  # no block-diagonal masks on the GPU
     objective.zero_grad(set_to_none=True)
     objective.packed = True
-    objective.noise_draws.zero_()
+    objective.reset_noise()
     assert objective(SENTENCES).item() == pytest.approx(padded.item(), abs=1e-4)
 
 
@@ -82,3 +82,51 @@ def test_adamw_is_fused_when_every_parameter_is_on_cuda():
     module = torch.nn.Linear(4, 4).cuda()
     assert build_optimizer(parameter_groups(module, 0.01), "adamw", lr=1e-3).defaults["fused"] is True
     assert not build_optimizer(module.parameters(), "adamw", lr=1e-3, foreach=True).defaults["fused"]
+
+
+SYNC_WATCHED = range(2, 5)  # steps whose whole work runs under the sync watch: not the first (set-up), not the last (the final read)
+
+
+def _sync_warnings_during_steps(train) -> list:
+    """The synchronising-CUDA-operation warnings raised while steps SYNC_WATCHED run (the callback after
+    step s switches the watch on for step s + 1), with a control sync that must be caught."""
+    import warnings
+
+    def watch(state) -> None:
+        torch.cuda.set_sync_debug_mode("warn" if state.step + 1 in SYNC_WATCHED else "default")
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            train(watch)
+            torch.cuda.set_sync_debug_mode("warn")
+            int(torch.ones((), device=CUDA))  # the control: a read here must be reported, from this file
+        finally:
+            torch.cuda.set_sync_debug_mode("default")
+    syncs = [w for w in caught if "synchroniz" in str(w.message)]
+    assert any(w.filename == __file__ for w in syncs), "the sync watch caught nothing: cannot tell"
+    return [w for w in syncs if w.filename != __file__]
+
+
+@pytest.mark.parametrize("method", ["tsdae", "ct", "mlm", "mnrl", "simcse", "pause"])
+def test_training_steps_read_nothing_back_from_the_gpu(tiny_bert_dir, tmp_path, method):
+    """No per-step host synchronisation in sentforge's code: a step's numbers stay on the device
+    until a logging step (the transformers model itself may still read its padding mask)."""
+    import sentforge
+    from sentforge.objectives.pause import PAUSE
+
+    steps = max(SYNC_WATCHED) + 2
+    settings = {"steps": steps, "batch_size": 4, "device": "cuda", "log_every": 1000, "show_progress": False}
+
+    def train(watch) -> None:
+        if method == "pause":
+            torch.manual_seed(0)
+            objective = PAUSE(build_encoder(tiny_bert_dir), ["duplicate"], total_steps=steps)
+            data = [(a, b, "duplicate" if i % 2 else None) for i, (a, b) in enumerate(zip(CORPUS, CORPUS[1:]))]
+            Trainer(objective.encoder, objective, data, TrainingConfig(**settings), callbacks=[watch]).train()
+            return
+        data = list(zip(CORPUS, CORPUS[1:])) if method == "mnrl" else list(CORPUS)
+        sentforge.train(method, tiny_bert_dir, data, tmp_path / method, callbacks=[watch], **settings)
+
+    ours = [f"{w.filename}:{w.lineno}" for w in _sync_warnings_during_steps(train) if "/sentforge/" in w.filename]
+    assert not ours

@@ -29,7 +29,7 @@ def _objective(model_dir, pooling="cls", seed=0, **options) -> TSDAE:
 
 
 def _loss(objective: TSDAE, batch=SENTENCES) -> torch.Tensor:
-    objective.noise_draws.zero_()  # the same noise every call
+    objective.reset_noise()  # the same noise every call
     return objective(batch)
 
 
@@ -114,7 +114,7 @@ def test_token_count_is_the_padded_batch_real_positions(tiny_bert_dir):
     """`tokens` (counted on the host) = real encoder positions + real decoder targets of the padded batch."""
     objective = _objective(tiny_bert_dir)
     objective(SENTENCES)
-    objective.noise_draws.zero_()
+    objective.reset_noise()
     rng = objective._rng()
     noisy = [objective.noise(text, rng) for text in SENTENCES]
     tokenizer = objective.encoder[0].tokenizer
@@ -198,7 +198,7 @@ def test_noise_is_applied_fresh_and_reproducibly(tiny_bert_dir):
     objective(SENTENCES)
     first, second = seen[:4], seen[4:]
     assert first != second  # a new draw every batch
-    objective.noise_draws.zero_()
+    objective.reset_noise()
     objective(SENTENCES)
     assert seen[8:] == first  # the draw counter (saved with the objective) fixes the noise
     assert "noise_draws" in objective.state_dict()

@@ -19,6 +19,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from sentforge.errors import ConfigError
+from sentforge.objectives.host_counter import HostCounter
 from sentforge.training.distributed import rank
 
 
@@ -32,14 +33,17 @@ class ContrastiveTension(nn.Module):
         self.first = copy.deepcopy(encoder)
         self.negatives = negatives
         self.seed = seed
-        self.register_buffer("pair_draws", torch.zeros((), dtype=torch.int64))
+        self._pair_draws = HostCounter(self, "pair_draws")
         self.last_stats: dict[str, float] = {}
+
+    def reset_pairs(self, draws: int = 0) -> None:
+        """Draw the pairs as after `draws` batches (0: as at the start of training)."""
+        self._pair_draws.set(draws)
 
     def pairs(self, batch: Sequence[str]) -> tuple[list[str], list[str], torch.Tensor]:
         """(first inputs, second inputs, labels): the first B // (K + 1) pairs (at least one) are
         positives, each other sentence meets a random other one of the batch."""
-        rng = np.random.default_rng([self.seed, rank(), int(self.pair_draws)])
-        self.pair_draws += 1
+        rng = np.random.default_rng([self.seed, rank(), self._pair_draws.take()])
         size = len(batch)
         positives = max(1, size // (self.negatives + 1))
         partners = [i if i < positives else (i + int(rng.integers(1, size))) % size for i in range(size)]

@@ -32,7 +32,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from sentforge.device import to_device
 from sentforge.errors import ConfigError
+from sentforge.objectives.host_counter import HostCounter
 
 # The paper's prior is 1/3 for the 3 NLI classes (1/K here); its training settings are in recipes/pause.py.
 HEAD_HIDDEN = 128  # Dense(128, ELU), the paper's head
@@ -68,9 +70,19 @@ def pu_loss(logits: torch.Tensor, positives: torch.Tensor, unlabelled: torch.Ten
     The masks may stay on the host while `logits` is on an accelerator: the choice of terms then
     needs no device sync.
     """
-    terms = [nn_pu_risk(logits[positives[:, k], k], logits[unlabelled, k], priors[k])
-             for k in range(logits.shape[1]) if positives[:, k].any() and unlabelled.any()]
+    if not unlabelled.any():
+        return logits.sum() * 0.0
+    unlabelled_logits = logits.index_select(0, _rows(unlabelled, logits.device))
+    terms = [nn_pu_risk(logits[:, k].index_select(0, _rows(positives[:, k], logits.device)), unlabelled_logits[:, k],
+                        priors[k])
+             for k in range(logits.shape[1]) if positives[:, k].any()]
     return torch.stack(terms).mean() if terms else logits.sum() * 0.0
+
+
+def _rows(mask: torch.Tensor, device: torch.device) -> torch.Tensor:
+    """The row indices where `mask` (on the host) is true, on `device`. Indexing a device tensor with a
+    host mask would copy the mask's indices over with a blocking copy, a sync per use."""
+    return to_device(torch.nonzero(mask.cpu()).squeeze(1), device)
 
 
 class PairHead(nn.Module):
@@ -127,23 +139,23 @@ class PAUSE(nn.Module):
         self.use_pu = use_pu
         self.gradient_accumulation = gradient_accumulation
         self.head = PairHead(encoder.full_dim, len(classes), head_hidden)
-        self.register_buffer("forwards", torch.zeros((), dtype=torch.int64))  # training forwards so far
-        self.register_buffer("total_steps", torch.tensor(total_steps, dtype=torch.int64))
+        self._forwards = HostCounter(self, "forwards")  # training forwards so far
+        self._total_steps = HostCounter(self, "total_steps", total_steps)
         self.last_stats: dict[str, float] = {}
 
     @property
     def step(self) -> int:
         """Optimizer steps completed (the t of the annealing)."""
-        return int(self.forwards) // self.gradient_accumulation
+        return self._forwards.value // self.gradient_accumulation
 
     def set_step(self, step: int) -> None:
-        self.forwards.fill_(step * self.gradient_accumulation)
+        self._forwards.set(step * self.gradient_accumulation)
 
     @property
     def pu_weight(self) -> float:
         if not self.use_pu:
             return 0.0
-        return annealing_weight(self.step, int(self.total_steps), self.anneal_power)
+        return annealing_weight(self.step, self._total_steps.value, self.anneal_power)
 
     def _targets(self, labels: Sequence) -> tuple[torch.Tensor, torch.Tensor]:
         """(n, K) bool membership and (n,) bool unlabelled."""
@@ -168,10 +180,11 @@ class PAUSE(nn.Module):
     def supervised_loss(self, logits: torch.Tensor, membership: torch.Tensor, labelled: torch.Tensor) -> torch.Tensor:
         if len(self.classes) == 1 or not labelled.any():
             return logits.sum() * 0.0
-        targets = membership[labelled]  # host masks index the device logits without a sync
+        targets = membership[labelled]  # on the host: copied over without a sync
+        chosen = logits.index_select(0, _rows(labelled, logits.device))
         if self.multi_label:
-            return F.binary_cross_entropy_with_logits(logits[labelled], targets.float().to(logits.device))
-        return F.cross_entropy(logits[labelled], targets.float().argmax(dim=1).to(logits.device))
+            return F.binary_cross_entropy_with_logits(chosen, to_device(targets.float(), logits.device))
+        return F.cross_entropy(chosen, to_device(targets.float().argmax(dim=1), logits.device))
 
     def forward(self, batch: Sequence) -> torch.Tensor:
         # ProportionalBatches used as the Trainer's data gives a list of mini-batches (batch size 1).
@@ -187,7 +200,7 @@ class PAUSE(nn.Module):
         pu = pu_loss(logits, membership, unlabelled, self.priors)
         weight = self.pu_weight
         if self.training and torch.is_grad_enabled():
-            self.forwards += 1
+            self._forwards.take()
         # Device tensors: the Trainer reads them with the loss, without a sync per step.
         self.last_stats = {"supervised": supervised.detach(), "pu": pu.detach(), "pu_weight": weight,
                            "labelled_share": labelled_share}

@@ -47,6 +47,7 @@ from sentforge.device import to_device, to_device_all
 from sentforge.errors import ConfigError
 from sentforge.modules.backbone import T5_FAMILY, _quiet_transformers
 from sentforge.modules.base import Features
+from sentforge.objectives.host_counter import HostCounter
 from sentforge.training.distributed import rank
 
 logger = logging.getLogger(__name__)
@@ -414,7 +415,7 @@ class TSDAE(nn.Module):
         self.max_seq_length = max_seq_length
         self.seed = seed
         # How many batches have been noised: with the seed and the process rank it fixes the noise.
-        self.register_buffer("noise_draws", torch.zeros((), dtype=torch.int64))
+        self._noise_draws = HostCounter(self, "noise_draws")
         self.last_stats: dict[str, float] = {}
 
     @staticmethod
@@ -434,10 +435,12 @@ class TSDAE(nn.Module):
             return self.packed
         return self.position_start is not None and device.type == "cpu"
 
+    def reset_noise(self, draws: int = 0) -> None:
+        """Draw the noise as after `draws` batches (0: as at the start of training)."""
+        self._noise_draws.set(draws)
+
     def _rng(self) -> np.random.Generator:
-        draw = int(self.noise_draws)
-        self.noise_draws += 1
-        return np.random.default_rng([self.seed, rank(), draw])
+        return np.random.default_rng([self.seed, rank(), self._noise_draws.take()])
 
     def forward(self, batch: Sequence[str]) -> torch.Tensor:
         if not batch or not all(isinstance(text, str) for text in batch):
