@@ -127,14 +127,14 @@ class Clock:
 
 # -- sentforge ----------------------------------------------------------------------------------------
 
-def sentforge_train(part: str, model: Path, texts: list[str], args, work: Path) -> float:
+def sentforge_train(part: str, model: Path, texts: list[str], args, work: Path, clock_type=None) -> float:
     import sentforge
     from sentforge import build_encoder
 
     encoder = build_encoder(model, pooling=POOLING[part])
     encoder.max_seq_length = args.max_seq_length
     total = args.warmup + args.steps
-    clock = Clock(args.device, args.warmup, total)
+    clock = (clock_type or Clock)(args.device, args.warmup, total)
     data = list(zip(texts, texts[1:] + texts[:1])) if part == "mnrl" else texts
     sentforge.train(part, encoder, data, work / f"sentforge-{part}", steps=total, pooling=POOLING[part],
                     batch_size=args.batch_size or BATCH[part], device=args.device, seed=args.seed,
@@ -185,11 +185,11 @@ def _trainer_arguments(cls, args, part: str, work: Path, total: int, **extra):
                disable_tqdm=True, seed=args.seed, dataloader_drop_last=True, **extra)
 
 
-def st_train(part: str, model: Path, texts: list[str], args, work: Path) -> float:
+def st_train(part: str, model: Path, texts: list[str], args, work: Path, clock_type=None) -> float:
     from datasets import Dataset
 
     total = args.warmup + args.steps
-    clock = Clock(args.device, args.warmup, total)
+    clock = (clock_type or Clock)(args.device, args.warmup, total)
     if part == "mlm":
         return _st_mlm(model, texts, args, work, total, clock)
     from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
