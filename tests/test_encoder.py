@@ -60,6 +60,67 @@ def test_truncation_is_counted_in_one_warning(bert, caplog):
     assert bert.tokenize([long_text], max_length=16)["input_ids"].shape[1] == 16
 
 
+def test_accelerator_chunks_cover_every_text_longest_first():
+    from sentforge.encoder import tokenizing_chunks
+
+    texts = [f"text {'x' * (i * 7 % 23)}" for i in range(50)]
+    assert [c.tolist() for c in tokenizing_chunks(texts, 4, torch.device("cpu"))] == [list(range(50))]
+    chunks = tokenizing_chunks(texts, 4, torch.device("cuda"))  # a device spec; no GPU is used
+    rows = np.concatenate(chunks)
+    assert sorted(rows.tolist()) == list(range(50))
+    assert [len(c) for c in chunks] == [32, 18]  # 8 batches of 4 per chunk
+    lengths = [len(texts[i]) for i in rows]
+    assert lengths == sorted(lengths, reverse=True)
+
+
+def test_chunked_tokenising_gives_the_same_vectors_in_input_order(bert, monkeypatch, caplog):
+    """The accelerators' path (texts tokenised in chunks by a second thread, one chunk ahead) run on the
+    CPU: the same vectors, in the input order, and one truncation warning with the total count."""
+    from sentforge import encoder as encoder_module
+
+    texts = [CORPUS[i % len(CORPUS)] * (1 + i % 3) for i in range(23)]
+    expected = bert.encode(texts, batch_size=2, max_seq_length=12)
+    original = encoder_module.tokenizing_chunks
+    chunks_seen = []
+
+    def accelerator_chunks(texts, batch_size, device):
+        chunks = original(texts, batch_size, torch.device("cuda"))
+        chunks_seen.append(len(chunks))
+        return chunks
+
+    monkeypatch.setattr(encoder_module, "tokenizing_chunks", accelerator_chunks)
+    monkeypatch.setattr(encoder_module, "_CHUNK_BATCHES", 2)
+    with caplog.at_level(logging.WARNING, logger="sentforge"):
+        chunked = bert.encode(texts, batch_size=2, max_seq_length=12)
+    assert chunks_seen == [6]  # 23 texts in chunks of 2 batches of 2
+    np.testing.assert_allclose(chunked, expected, atol=1e-6)
+    truncated = sum(len(bert.input_module.token_ids([t])[0][0]) > 12 for t in texts)
+    assert 0 < truncated < len(texts)
+    warnings = [r.getMessage() for r in caplog.records if "truncated" in r.getMessage()]
+    assert warnings[-1].startswith(f"{truncated} of {len(texts)} texts")
+
+
+def test_an_error_in_the_tokenizing_thread_reaches_the_caller(bert, monkeypatch):
+    from sentforge import encoder as encoder_module
+
+    original_chunks, original_ids = encoder_module.tokenizing_chunks, bert.input_module.token_ids
+    calls = []
+
+    def failing_ids(texts, max_length=None):
+        calls.append(len(texts))
+        if len(calls) == 2:
+            raise ValueError("broken tokenizer")
+        return original_ids(texts, max_length)
+
+    monkeypatch.setattr(encoder_module, "tokenizing_chunks",
+                        lambda texts, batch_size, device: original_chunks(texts, batch_size, torch.device("cuda")))
+    monkeypatch.setattr(encoder_module, "_CHUNK_BATCHES", 1)
+    monkeypatch.setattr(bert.input_module, "token_ids", failing_ids)
+    with pytest.raises(ValueError, match="broken tokenizer"):
+        bert.encode(CORPUS[:6], batch_size=2)
+    assert bert.encode(["after the error"]).shape == (1, 32)  # the encoder is usable afterwards
+
+
 @pytest.mark.parametrize("mode", ["cls", "max", "mean"])
 def test_pooling_modes(tiny_bert_dir, mode):
     encoder = build_encoder(tiny_bert_dir, pooling=mode)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -34,6 +35,8 @@ ST_CONFIG_FILE = "config_sentence_transformers.json"
 _PROGRESS_MIN_BATCHES = 20
 # Rows of vectors kept on an accelerator before one copy to the host.
 _FLUSH_ROWS = 8192
+# Batches per tokenised chunk on accelerators (see tokenizing_chunks).
+_CHUNK_BATCHES = 8
 
 
 @runtime_checkable
@@ -55,6 +58,37 @@ def check_texts(texts: Iterable[str]) -> list[str]:
         if not isinstance(text, str):
             raise ConfigError(f"texts[{i}] is {type(text).__name__}, expected str")
     return texts
+
+
+def tokenizing_chunks(texts: Sequence[str], batch_size: int, device: torch.device) -> list[np.ndarray]:
+    """The row indices of the texts tokenised together, in the order they are encoded.
+
+    On the CPU, one chunk of every text: the forward passes take nearly all the time there, and the
+    batches are then cut from all texts sorted by token count. On accelerators the forward passes are
+    quick and tokenising is most of an encode call, so the texts, longest (in characters) first, go in
+    chunks of `_CHUNK_BATCHES` batches that a thread tokenises one ahead of the device; batches are
+    cut from each chunk sorted by token count.
+    """
+    if device.type == "cpu":
+        return [np.arange(len(texts))]
+    by_length = np.argsort([-len(text) for text in texts], kind="stable")
+    size = _CHUNK_BATCHES * batch_size
+    return [by_length[start:start + size] for start in range(0, len(texts), size)]
+
+
+def tokenized_ahead(chunks: list[np.ndarray], tokenize: Callable[[np.ndarray], Any]) -> Iterator[tuple[np.ndarray, Any]]:
+    """(chunk, tokenize(chunk)) for each chunk; with several chunks a second thread tokenises the next
+    chunk while the caller works on this one (the tokenizers release the GIL while they run)."""
+    if len(chunks) == 1:
+        yield chunks[0], tokenize(chunks[0])
+        return
+    with ThreadPoolExecutor(max_workers=1) as thread:
+        pending = thread.submit(tokenize, chunks[0])
+        for index, rows in enumerate(chunks):
+            tokens = pending.result()
+            if index + 1 < len(chunks):
+                pending = thread.submit(tokenize, chunks[index + 1])
+            yield rows, tokens
 
 
 def progress_enabled(show_progress: bool | None, n_batches: int) -> bool | None:
@@ -182,15 +216,11 @@ class Encoder(SentenceTransformerInterface, nn.Sequential):
         return finish(output, opts)
 
     def _encode_into(self, output: np.ndarray, texts: list[str], opts: EncodeOptions) -> None:
-        ids, n_truncated = self.input_module.token_ids(texts, opts.max_seq_length)
-        if n_truncated:
-            logger.warning("%d of %d texts exceed max_seq_length=%s tokens and were truncated",
-                           n_truncated, len(texts), opts.max_seq_length or self.max_seq_length)
-        order = np.argsort([-len(x) for x in ids], kind="stable")
         target = self.device
+        chunks = tokenizing_chunks(texts, opts.batch_size, target)
         was_training = self.training
         self.eval()
-        starts = range(0, len(texts), opts.batch_size)
+        n_truncated = 0
         # Vectors stay on the device until a few batches are done: the host pads and copies the next
         # batches meanwhile instead of waiting for each one.
         done: list[tuple[np.ndarray, torch.Tensor]] = []
@@ -201,18 +231,31 @@ class Encoder(SentenceTransformerInterface, nn.Sequential):
                 output[np.concatenate([rows for rows, _ in done])] = vectors
                 done.clear()
 
+        def tokenize(rows: np.ndarray) -> tuple[list[list[int]], int]:
+            return self.input_module.token_ids([texts[i] for i in rows], opts.max_seq_length)
+
+        n_batches = sum(-(-len(rows) // opts.batch_size) for rows in chunks)
         try:
-            with torch.inference_mode(), weights_in(self, opts.dtype, target):
-                for start in tqdm(starts, desc="encode", unit="batch",
-                                  disable=progress_enabled(opts.show_progress, len(starts))):
-                    rows = order[start:start + opts.batch_size]
-                    features = to_device_all(self.input_module.pad([ids[i] for i in rows]), target)
-                    done.append((rows, shape_vectors(self(features)["sentence_embedding"], opts).float()))
-                    if target.type == "cpu" or len(done) * opts.batch_size >= _FLUSH_ROWS:
-                        flush()
+            with torch.inference_mode(), weights_in(self, opts.dtype, target), \
+                    tqdm(total=n_batches, desc="encode", unit="batch",
+                         disable=progress_enabled(opts.show_progress, n_batches)) as progress:
+                for rows, (ids, truncated) in tokenized_ahead(chunks, tokenize):
+                    n_truncated += truncated
+                    # Longest first, so that each batch pads little.
+                    order = np.argsort([-len(x) for x in ids], kind="stable")
+                    for start in range(0, len(rows), opts.batch_size):
+                        picked = order[start:start + opts.batch_size]
+                        features = to_device_all(self.input_module.pad([ids[i] for i in picked]), target)
+                        done.append((rows[picked], shape_vectors(self(features)["sentence_embedding"], opts).float()))
+                        if target.type == "cpu" or len(done) * opts.batch_size >= _FLUSH_ROWS:
+                            flush()
+                        progress.update(1)
                 flush()
         finally:
             self.train(was_training)
+        if n_truncated:
+            logger.warning("%d of %d texts exceed max_seq_length=%s tokens and were truncated",
+                           n_truncated, len(texts), opts.max_seq_length or self.max_seq_length)
 
     def save(self, path: str | Path, overwrite: bool = False) -> None:
         """Write a sentence-transformers directory (modules.json, module folders, safetensors, tokenizer,
