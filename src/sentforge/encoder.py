@@ -186,8 +186,9 @@ class Encoder(SentenceTransformerInterface, nn.Sequential):
                device: str | torch.device | None = None, **options: Any) -> np.ndarray | torch.Tensor:
         """Encode texts into a float32 array of shape (n, dim), in the input order.
 
-        Texts are tokenised once, sorted by token count so that each batch pads little, and
-        run under `torch.inference_mode`. A single string gives a vector of shape (dim,).
+        Texts are tokenised once, sorted by token count so that each batch pads little (on
+        accelerators in chunks that a second thread tokenises ahead of the device; see
+        `tokenizing_chunks`), and run under `torch.inference_mode`. A single string gives a vector of shape (dim,).
         The sentence-transformers keywords work too (see `sentforge.encode_options`):
         `show_progress_bar`, `normalize_embeddings`, `prompt`, `prompt_name` (a key of `prompts`),
         `truncate_dim`, `precision` (float32, int8, uint8, binary, ubinary), `convert_to_tensor`,
