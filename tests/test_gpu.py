@@ -108,7 +108,7 @@ def _sync_warnings_during_steps(train) -> list:
     return [w for w in syncs if w.filename != __file__]
 
 
-@pytest.mark.parametrize("method", ["tsdae", "ct", "mlm", "mnrl", "simcse", "pause"])
+@pytest.mark.parametrize("method", ["tsdae", "ct", "mlm", "mnrl", "simcse", "sts", "pause"])
 def test_training_steps_read_nothing_back_from_the_gpu(tiny_bert_dir, tmp_path, method):
     """No per-step host synchronisation in sentforge's code: a step's numbers stay on the device
     until a logging step (the transformers model itself may still read its padding mask)."""
@@ -125,7 +125,8 @@ def test_training_steps_read_nothing_back_from_the_gpu(tiny_bert_dir, tmp_path, 
             data = [(a, b, "duplicate" if i % 2 else None) for i, (a, b) in enumerate(zip(CORPUS, CORPUS[1:]))]
             Trainer(objective.encoder, objective, data, TrainingConfig(**settings), callbacks=[watch]).train()
             return
-        data = list(zip(CORPUS, CORPUS[1:])) if method == "mnrl" else list(CORPUS)
+        pairs = list(zip(CORPUS, CORPUS[1:]))
+        data = {"mnrl": pairs, "sts": [(a, b, float(i % 6)) for i, (a, b) in enumerate(pairs)]}.get(method, list(CORPUS))
         sentforge.train(method, tiny_bert_dir, data, tmp_path / method, callbacks=[watch], **settings)
 
     ours = [f"{w.filename}:{w.lineno}" for w in _sync_warnings_during_steps(train) if "/sentforge/" in w.filename]

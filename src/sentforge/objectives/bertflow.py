@@ -17,6 +17,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from sentforge.device import to_device
 from sentforge.encoder import Encoder
 from sentforge.errors import ConfigError
 from sentforge.modules.flow import Flow
@@ -45,7 +46,7 @@ class BertFlow(nn.Module):
         if array.ndim != 2 or array.shape[1] != self.flow.dim:
             raise ConfigError(f"BERT-flow batches are sentences or vectors of size {self.flow.dim}, "
                               f"got an array of shape {array.shape}")
-        return torch.from_numpy(array).to(self.encoder.device)
+        return to_device(torch.from_numpy(array), self.encoder.device)
 
     def forward(self, batch: Sequence[str] | Sequence[np.ndarray]) -> torch.Tensor:
         return self.flow.negative_log_likelihood(self.vectors(batch))

@@ -11,6 +11,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from sentforge.device import to_device
 from sentforge.errors import ConfigError
 
 
@@ -22,7 +23,7 @@ class MSEDistillation(nn.Module):
     def forward(self, batch: Sequence[tuple[str, np.ndarray]]) -> torch.Tensor:
         texts, targets = zip(*batch)
         vectors = self.encoder.embed(list(texts))
-        target = torch.from_numpy(np.stack(targets)).to(device=vectors.device, dtype=vectors.dtype)
+        target = to_device(torch.from_numpy(np.stack(targets)), vectors.device).to(vectors.dtype)
         if target.shape != vectors.shape:
             raise ConfigError(f"the student's vectors have {vectors.shape[-1]} dimensions, the teacher's "
                               f"{target.shape[-1]}")

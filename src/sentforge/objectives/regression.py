@@ -11,6 +11,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from sentforge.device import to_device
 from sentforge.errors import ConfigError
 
 
@@ -31,5 +32,6 @@ class CosineRegression(nn.Module):
         first, second, scores = zip(*batch)
         vectors = self.encoder.embed([*first, *second])
         cosine = F.cosine_similarity(vectors[:len(batch)], vectors[len(batch):], dim=-1)
-        target = torch.tensor(scores, dtype=cosine.dtype, device=cosine.device) / self.score_max
+        # Built on the host and copied without blocking: no wait for the device.
+        target = to_device(torch.tensor(scores, dtype=torch.float32), cosine.device).to(cosine.dtype) / self.score_max
         return F.mse_loss(cosine, target)
