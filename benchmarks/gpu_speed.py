@@ -34,6 +34,11 @@ kernel selection and library start-up, which would otherwise count against which
 
 `--only tsdae --sides sentforge --json out.json` runs one part on one side (used to compare two
 versions of sentforge on the same machine).
+
+With the encode rows, the half-precision vectors are also compared with the float32 ones, text by text
+(sentforge's `encode(dtype=...)`; the same texts): the lowest and the mean cosine, and the share at or
+above 0.9999. `--agreement-model DIR` (a trained sentence-transformers or Hugging Face directory, such as
+all-MiniLM-L6-v2) takes the place of the random-initialised model for that comparison only.
 """
 
 from __future__ import annotations
@@ -237,6 +242,21 @@ def _st_mlm(model: Path, texts: list[str], args, work: Path, total: int, clock: 
     return clock.rate()
 
 
+def half_precision_agreement(model: Path, texts: list[str], dtype: str, args) -> dict[str, float]:
+    """Cosine of each text's half-precision vector to its float32 vector (sentforge's encode)."""
+    import numpy as np
+
+    from sentforge import load
+
+    encoder = load(str(model))
+    encoder.to(args.device)
+    options = {"batch_size": 128, "show_progress": False}
+    full, half = (encoder.encode(texts, dtype=d, **options).astype(np.float64) for d in (None, dtype))
+    cosines = np.sum(full * half, axis=1) / (np.linalg.norm(full, axis=1) * np.linalg.norm(half, axis=1))
+    return {"texts": len(texts), "lowest cosine": float(cosines.min()), "mean cosine": float(cosines.mean()),
+            "share >= 0.9999": float(np.mean(cosines >= 0.9999))}
+
+
 def st_encode(model: Path, texts: list[str], dtype: str | None, args) -> float:
     import torch
 
@@ -303,6 +323,8 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, help="one training batch size for every objective")
     parser.add_argument("--max-seq-length", type=int, default=256, help="all-MiniLM-L6-v2's: 256")
     parser.add_argument("--encode-texts", type=int, default=20_000)
+    parser.add_argument("--agreement-model", type=Path,
+                        help="a trained model directory for the half-precision agreement (default: the timed model)")
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--warmup-rounds", type=int, default=1,
                         help="untimed rounds first: the first use of a device pays for kernel selection and caches")
@@ -312,6 +334,8 @@ def main() -> None:
     args = parser.parse_args()
     if not args.texts.is_file():
         fail(f"--texts {args.texts}: no such file")
+    if args.agreement_model is not None and not args.agreement_model.is_dir():
+        fail(f"--agreement-model {args.agreement_model}: no such directory")
     if min(args.steps, args.warmup, args.encode_texts, args.rounds) < 1:
         fail("--steps, --warmup, --encode-texts and --rounds must be >= 1")
     if args.warmup_rounds < 0:
@@ -347,6 +371,12 @@ def main() -> None:
                     if round_index >= 0:
                         results.setdefault(name, {}).setdefault(side, []).append(value)
                     print(f"{label} {name} {side}: {value:.3f} {unit}", file=sys.stderr, flush=True)
+        agreement = None
+        if "encode" in args.only and "sentforge" in args.sides:
+            half = "float16" if args.device == "cuda" else "bfloat16"
+            agreement = {"dtype": half, "model": str(args.agreement_model or "the timed model"),
+                         **half_precision_agreement(args.agreement_model or model,
+                                                    cycled(texts, args.encode_texts), half, args)}
 
     info = versions()
     others = ", ".join(f"{k} {v}" for k, v in info.items() if k != "device")
@@ -360,9 +390,13 @@ def main() -> None:
         ratio = medians[SIDES[0]] / medians[SIDES[1]] if len(args.sides) == 2 else None
         print(f"| {name} | {units[name]} | {cells} |" + (f" {ratio:.2f} |" if ratio is not None else ""))
         table[name] = {"unit": units[name], "rounds": per_side, "median": medians, "ratio": ratio}
+    if agreement is not None:
+        print(f"\n{agreement['dtype']} against float32 vectors (sentforge, {agreement['model']}, "
+              f"{agreement['texts']:,} texts): lowest cosine {agreement['lowest cosine']:.6f}, mean "
+              f"{agreement['mean cosine']:.6f}, {100 * agreement['share >= 0.9999']:.2f} % at or above 0.9999")
     if args.json:
         args.json.write_text(json.dumps({"args": {k: str(v) for k, v in vars(args).items()}, "versions": info,
-                                         "results": table}, indent=2) + "\n")
+                                         "results": table, "half_precision_agreement": agreement}, indent=2) + "\n")
 
 
 if __name__ == "__main__":
