@@ -164,7 +164,8 @@ def main() -> None:
                 print(f"{part} {side}: {summary}", file=sys.stderr, flush=True)
 
     info = gpu_speed.versions()
-    print(f"device: {args.device} ({info['device']}); " + ", ".join(f"{k} {v}" for k, v in info.items() if k != "device"))
+    others = ", ".join(f"{k} {v}" for k, v in info.items() if k != "device")
+    print(f"device: {args.device} ({info['device']}); {others}")
     columns = ["wall ms", "aten ops"] + (["kernels", "GPU busy ms", "syncs"] if args.device == "cuda" else [])
     print(f"\n| {args.device}, per step | side | " + " | ".join(columns) + " |")
     print("|---|---|" + "---|" * len(columns))

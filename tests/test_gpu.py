@@ -84,7 +84,8 @@ def test_adamw_is_fused_when_every_parameter_is_on_cuda():
     assert not build_optimizer(module.parameters(), "adamw", lr=1e-3, foreach=True).defaults["fused"]
 
 
-SYNC_WATCHED = range(2, 5)  # steps whose whole work runs under the sync watch: not the first (set-up), not the last (the final read)
+# Steps whose whole work runs under the sync watch: not the first (set-up), not the last (the final read).
+SYNC_WATCHED = range(2, 5)
 
 
 def _sync_warnings_during_steps(train) -> list:
@@ -126,7 +127,8 @@ def test_training_steps_read_nothing_back_from_the_gpu(tiny_bert_dir, tmp_path, 
             Trainer(objective.encoder, objective, data, TrainingConfig(**settings), callbacks=[watch]).train()
             return
         pairs = list(zip(CORPUS, CORPUS[1:]))
-        data = {"mnrl": pairs, "sts": [(a, b, float(i % 6)) for i, (a, b) in enumerate(pairs)]}.get(method, list(CORPUS))
+        scored = [(a, b, float(i % 6)) for i, (a, b) in enumerate(pairs)]
+        data = {"mnrl": pairs, "sts": scored}.get(method, list(CORPUS))
         sentforge.train(method, tiny_bert_dir, data, tmp_path / method, callbacks=[watch], **settings)
 
     ours = [f"{w.filename}:{w.lineno}" for w in _sync_warnings_during_steps(train) if "/sentforge/" in w.filename]

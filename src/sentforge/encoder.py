@@ -76,7 +76,8 @@ def tokenizing_chunks(texts: Sequence[str], batch_size: int, device: torch.devic
     return [by_length[start:start + size] for start in range(0, len(texts), size)]
 
 
-def tokenized_ahead(chunks: list[np.ndarray], tokenize: Callable[[np.ndarray], Any]) -> Iterator[tuple[np.ndarray, Any]]:
+def tokenized_ahead(chunks: list[np.ndarray],
+                    tokenize: Callable[[np.ndarray], Any]) -> Iterator[tuple[np.ndarray, Any]]:
     """(chunk, tokenize(chunk)) for each chunk; with several chunks a second thread tokenises the next
     chunk while the caller works on this one (the tokenizers release the GIL while they run)."""
     if len(chunks) == 1:
