@@ -113,37 +113,14 @@ def sync_clock(sites: collections.Counter):
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--device", default="cuda", choices=["cpu", "cuda"])
-    parser.add_argument("--texts", type=Path, default=gpu_speed.TEXTS, help="one text per line")
-    parser.add_argument("--tokenizer", type=Path, help="a directory with the all-MiniLM-L6-v2 WordPiece tokenizer")
+    gpu_speed.add_run_arguments(parser)
     parser.add_argument("--only", nargs="+", choices=TRAINED, default=list(TRAINED))
-    parser.add_argument("--sides", nargs="+", choices=gpu_speed.SIDES, default=list(gpu_speed.SIDES))
     parser.add_argument("--steps", type=int, default=20, help="profiled training steps per side")
     parser.add_argument("--warmup", type=int, default=10, help="unprofiled steps before them")
-    parser.add_argument("--batch-size", type=int, help="one training batch size for every objective")
-    parser.add_argument("--max-seq-length", type=int, default=256)
-    parser.add_argument("--threads", type=int, help="torch intra-op threads")
-    parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    if not args.texts.is_file():
-        gpu_speed.fail(f"--texts {args.texts}: no such file")
     if min(args.steps, args.warmup) < 1:
         gpu_speed.fail("--steps and --warmup must be >= 1")
-
-    import logging
-
-    import datasets
-    import torch
-    import transformers
-
-    logging.getLogger("sentforge").setLevel(logging.ERROR)
-    transformers.logging.set_verbosity_error()
-    datasets.disable_progress_bars()
-    if args.device == "cuda" and not torch.cuda.is_available():
-        gpu_speed.fail("--device cuda: no CUDA device on this machine")
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    texts = gpu_speed.read_texts(args.texts)
+    texts = gpu_speed.start_run(args)
     train = {"sentforge": gpu_speed.sentforge_train, "sentence-transformers": gpu_speed.st_train}
     rows = []
     started = time.perf_counter()

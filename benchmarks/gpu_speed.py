@@ -242,6 +242,11 @@ def _st_mlm(model: Path, texts: list[str], args, work: Path, total: int, clock: 
     return clock.rate()
 
 
+def half_dtype(device: str) -> str:
+    """The half precision encode is timed in: float16 on GPUs, bfloat16 on the CPU (which refuses float16)."""
+    return "float16" if device.startswith("cuda") else "bfloat16"
+
+
 def half_precision_agreement(model: Path, texts: list[str], dtype: str, args) -> dict[str, float]:
     """Cosine of each text's half-precision vector to its float32 vector (sentforge's encode)."""
     import numpy as np
@@ -277,7 +282,7 @@ Row = tuple[str, str, dict[str, Callable[[], float]]]
 
 def measurements(args, model: Path, texts: list[str], work: Path) -> list[Row]:
     """(row name, unit, {side: measurement}) in table order."""
-    half = "float16" if args.device.startswith("cuda") else "bfloat16"
+    half = half_dtype(args.device)
     rows = []
     for part in args.only:
         if part == "encode":
@@ -311,36 +316,22 @@ def versions() -> dict[str, str]:
     return found
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_run_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options this benchmark shares with gpu_profile.py."""
     parser.add_argument("--device", default="cuda", choices=["cpu", "cuda"])
     parser.add_argument("--texts", type=Path, default=TEXTS, help="one text per line")
     parser.add_argument("--tokenizer", type=Path, help="a directory with the all-MiniLM-L6-v2 WordPiece tokenizer")
-    parser.add_argument("--only", nargs="+", choices=PARTS, default=list(PARTS))
     parser.add_argument("--sides", nargs="+", choices=SIDES, default=list(SIDES))
-    parser.add_argument("--steps", type=int, default=100, help="timed training steps per side and round")
-    parser.add_argument("--warmup", type=int, default=10, help="untimed training steps before them")
     parser.add_argument("--batch-size", type=int, help="one training batch size for every objective")
     parser.add_argument("--max-seq-length", type=int, default=256, help="all-MiniLM-L6-v2's: 256")
-    parser.add_argument("--encode-texts", type=int, default=20_000)
-    parser.add_argument("--agreement-model", type=Path,
-                        help="a trained model directory for the half-precision agreement (default: the timed model)")
-    parser.add_argument("--rounds", type=int, default=1)
-    parser.add_argument("--warmup-rounds", type=int, default=1,
-                        help="untimed rounds first: the first use of a device pays for kernel selection and caches")
     parser.add_argument("--threads", type=int, help="torch intra-op threads")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--json", type=Path, help="also write the figures here")
-    args = parser.parse_args()
+
+
+def start_run(args) -> list[str]:
+    """Checks the shared options, quiets the libraries' logs and progress bars; returns the texts."""
     if not args.texts.is_file():
         fail(f"--texts {args.texts}: no such file")
-    if args.agreement_model is not None and not args.agreement_model.is_dir():
-        fail(f"--agreement-model {args.agreement_model}: no such directory")
-    if min(args.steps, args.warmup, args.encode_texts, args.rounds) < 1:
-        fail("--steps, --warmup, --encode-texts and --rounds must be >= 1")
-    if args.warmup_rounds < 0:
-        fail("--warmup-rounds must be >= 0")
-
     import logging
 
     import datasets
@@ -354,7 +345,30 @@ def main() -> None:
         fail("--device cuda: no CUDA device on this machine")
     if args.threads:
         torch.set_num_threads(args.threads)
-    texts = read_texts(args.texts)
+    return read_texts(args.texts)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_run_arguments(parser)
+    parser.add_argument("--only", nargs="+", choices=PARTS, default=list(PARTS))
+    parser.add_argument("--steps", type=int, default=100, help="timed training steps per side and round")
+    parser.add_argument("--warmup", type=int, default=10, help="untimed training steps before them")
+    parser.add_argument("--encode-texts", type=int, default=20_000)
+    parser.add_argument("--agreement-model", type=Path,
+                        help="a trained model directory for the half-precision agreement (default: the timed model)")
+    parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--warmup-rounds", type=int, default=1,
+                        help="untimed rounds first: the first use of a device pays for kernel selection and caches")
+    parser.add_argument("--json", type=Path, help="also write the figures here")
+    args = parser.parse_args()
+    if args.agreement_model is not None and not args.agreement_model.is_dir():
+        fail(f"--agreement-model {args.agreement_model}: no such directory")
+    if min(args.steps, args.warmup, args.encode_texts, args.rounds) < 1:
+        fail("--steps, --warmup, --encode-texts and --rounds must be >= 1")
+    if args.warmup_rounds < 0:
+        fail("--warmup-rounds must be >= 0")
+    texts = start_run(args)
     results: dict[str, dict[str, list[float]]] = {}
     units: dict[str, str] = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -373,7 +387,7 @@ def main() -> None:
                     print(f"{label} {name} {side}: {value:.3f} {unit}", file=sys.stderr, flush=True)
         agreement = None
         if "encode" in args.only and "sentforge" in args.sides:
-            half = "float16" if args.device == "cuda" else "bfloat16"
+            half = half_dtype(args.device)
             agreement = {"dtype": half, "model": str(args.agreement_model or "the timed model"),
                          **half_precision_agreement(args.agreement_model or model,
                                                     cycled(texts, args.encode_texts), half, args)}
