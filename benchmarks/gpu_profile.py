@@ -129,8 +129,7 @@ def main() -> None:
         model = gpu_speed.build_model(gpu_speed.tokenizer_dir(args.tokenizer), work / "model", args.seed)
         for part in args.only:
             batch = args.batch_size or gpu_speed.BATCH[part]
-            needed = (args.warmup + args.steps) * batch * (2 if part == "ct" else 1)
-            data = gpu_speed.cycled(texts, max(len(texts), needed))
+            data = gpu_speed.training_texts(texts, part, args)
             for side in args.sides:
                 summary: dict = {}
                 train[side](part, model, data, args, work, clock_type=profile_clock(summary))
@@ -140,9 +139,7 @@ def main() -> None:
                 rows.append((f"{part}, batch {batch}", side, summary, sites))
                 print(f"{part} {side}: {summary}", file=sys.stderr, flush=True)
 
-    info = gpu_speed.versions()
-    others = ", ".join(f"{k} {v}" for k, v in info.items() if k != "device")
-    print(f"device: {args.device} ({info['device']}); {others}")
+    gpu_speed.print_device(args.device)
     columns = ["wall ms", "aten ops"] + (["kernels", "GPU busy ms", "syncs"] if args.device == "cuda" else [])
     print(f"\n| {args.device}, per step | side | " + " | ".join(columns) + " |")
     print("|---|---|" + "---|" * len(columns))

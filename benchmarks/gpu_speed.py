@@ -107,6 +107,12 @@ def cycled(texts: list[str], n: int) -> list[str]:
     return [texts[i % len(texts)] for i in range(n)]
 
 
+def training_texts(texts: list[str], part: str, args) -> list[str]:
+    """The texts repeated as needed for `--warmup` + `--steps` batches of `part` (CT takes two texts per example)."""
+    needed = (args.warmup + args.steps) * (args.batch_size or BATCH[part]) * (2 if part == "ct" else 1)
+    return cycled(texts, max(len(texts), needed))
+
+
 def synchronize(device: str) -> None:
     import torch
 
@@ -293,8 +299,7 @@ def measurements(args, model: Path, texts: list[str], work: Path) -> list[Row]:
                     "sentforge": lambda d=dtype: sentforge_encode(model, encode_texts, d, args),
                     "sentence-transformers": lambda d=dtype: st_encode(model, encode_texts, d, args)}))
             continue
-        needed = (args.warmup + args.steps) * (args.batch_size or BATCH[part]) * (2 if part == "ct" else 1)
-        data = cycled(texts, max(len(texts), needed))
+        data = training_texts(texts, part, args)
         rows.append((f"{part.upper() if part != 'simcse' else 'SimCSE'}, batch {args.batch_size or BATCH[part]}",
                      "steps/s", {"sentforge": lambda p=part: sentforge_train(p, model, data, args, work),
                                  "sentence-transformers": lambda p=part: st_train(p, model, data, args, work)}))
@@ -314,6 +319,14 @@ def versions() -> dict[str, str]:
         pass
     found["device"] = torch.cuda.get_device_name() if torch.cuda.is_available() else platform.processor() or "cpu"
     return found
+
+
+def print_device(device: str) -> dict[str, str]:
+    """The line above a table: the device and the library versions; returns them."""
+    info = versions()
+    others = ", ".join(f"{k} {v}" for k, v in info.items() if k != "device")
+    print(f"device: {device} ({info['device']}); {others}")
+    return info
 
 
 def add_run_arguments(parser: argparse.ArgumentParser) -> None:
@@ -392,9 +405,7 @@ def main() -> None:
                          **half_precision_agreement(args.agreement_model or model,
                                                     cycled(texts, args.encode_texts), half, args)}
 
-    info = versions()
-    others = ", ".join(f"{k} {v}" for k, v in info.items() if k != "device")
-    print(f"device: {args.device} ({info['device']}); {others}")
+    info = print_device(args.device)
     print(f"\n| {args.device} | unit | " + " | ".join(args.sides) + (" | ratio |" if len(args.sides) == 2 else ""))
     print("|---|---|" + "---|" * len(args.sides) + ("---|" if len(args.sides) == 2 else ""))
     table = {}
