@@ -259,14 +259,15 @@ class Encoder(SentenceTransformerInterface, nn.Sequential):
             logger.warning("%d of %d texts exceed max_seq_length=%s tokens and were truncated",
                            n_truncated, len(texts), opts.max_seq_length or self.max_seq_length)
 
-    def save(self, path: str | Path, overwrite: bool = False) -> None:
+    def save(self, path: str | Path, overwrite: bool = False, kind: str | None = None) -> None:
         """Write a sentence-transformers directory (modules.json, module folders, safetensors, tokenizer,
         prompts, similarity function and truncate_dim in config_sentence_transformers.json) with a model card
         (README.md, model_card.json).
 
-        The directory appears whole or not at all; a non-empty one is refused unless `overwrite`.
+        The directory appears whole or not at all; a non-empty one is refused unless `overwrite`. `kind`:
+        the command family that writes it (its output marker; see sentforge.output_guard).
         """
-        with atomic_dir(path, overwrite) as tmp:
+        with atomic_dir(path, overwrite, kind) as tmp:
             entries = []
             for idx, module in enumerate(fold_word_pooling(list(self))):
                 sub = "" if idx == 0 and module.saves_at_root else f"{idx}_{type(module).__name__}"

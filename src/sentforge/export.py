@@ -22,7 +22,7 @@ from torch import nn
 from sentforge.encoder import Encoder
 from sentforge.errors import ConfigError
 from sentforge.identity import PROBE_TEXT
-from sentforge.io import check_output_dir
+from sentforge.output_guard import guard_output, locked_output
 from sentforge.modules.backbone import Transformer
 from sentforge.modules.onnx_backbone import OnnxModel, OnnxTransformer
 
@@ -30,6 +30,7 @@ logger = logging.getLogger(__name__)
 
 FORMATS = ("onnx", "int8")
 OPSET = 17
+EXPORT = "export"  # the command family named in the output marker and the lock
 _FIDELITY_TEXTS = (PROBE_TEXT, "a man is playing a guitar on the stage.", "how do I reset my password?")
 
 
@@ -69,17 +70,19 @@ def _quantize(graph: Path, folder: Path) -> Path:
     return path
 
 
-def check_export(output: str | Path, format: str, overwrite: bool) -> None:
-    """The checks of an export that need no model: the format and the output directory."""
+def check_export(output: str | Path, format: str, overwrite: bool, source: str | None = None) -> None:
+    """The checks of an export that need no model: the format and the output directory (never the
+    model directory `source`, inside it or around it)."""
     if format not in FORMATS:
         raise ConfigError(f"format {format!r} (--format): choose one of {', '.join(FORMATS)}")
-    check_output_dir(output, overwrite)
+    guard_output(output, [("model", source)], EXPORT, overwrite)
 
 
+@locked_output(EXPORT)
 def export_encoder(encoder: Encoder, output: str | Path, format: str = "int8", overwrite: bool = False,
                    source: str | None = None) -> Path:
     """Write `encoder` with its backbone as an ONNX graph to the directory `output`; returns it."""
-    check_export(output, format, overwrite)
+    check_export(output, format, overwrite, source)
     backbone = encoder[0] if isinstance(encoder, Encoder) else None
     if type(backbone) is not Transformer:
         raise ConfigError(f"export needs an encoder whose backbone is a Hugging Face Transformer; "
@@ -102,5 +105,5 @@ def export_encoder(encoder: Encoder, output: str | Path, format: str = "int8", o
     cosine = (reference * ours).sum(1) / (np.linalg.norm(reference, axis=1) * np.linalg.norm(ours, axis=1))
     logger.info("%s export of %s: min cosine to the source model on %d probe texts = %.4f",
                 format, source, len(cosine), cosine.min())
-    exported.save(output, overwrite=overwrite)
+    exported.save(output, overwrite=overwrite, kind=EXPORT)
     return Path(output)

@@ -28,11 +28,13 @@ import numpy as np
 from sentforge.errors import ConfigError, InputFileError, ModelFormatError
 from sentforge.identity import ModelIdentity
 from sentforge.io import atomic_dir
+from sentforge.output_guard import guard_output, locked_output
 from sentforge.streaming import file_sha256, iter_shards, read_manifest
 
 logger = logging.getLogger(__name__)
 
 INDEX_FILE, TEXTS_FILE, OFFSETS_FILE, META_FILE = "index.faiss", "texts.jsonl", "texts.offsets.npy", "index.json"
+INDEX = "index build"  # the command family named in the output marker and the lock
 KINDS = ("flat", "ivfpq", "hnsw")
 # FAISS wants at least ~39 training points per centroid; more than 256 per centroid adds little.
 _TRAIN_PER_CELL = 256
@@ -109,7 +111,7 @@ def build_index(vectors: np.ndarray | Iterable[np.ndarray], texts: Iterable[str]
     pending: list[np.ndarray] = []
     start = time.perf_counter()
     count = 0
-    with atomic_dir(output, overwrite) as tmp:
+    with atomic_dir(output, overwrite, kind=INDEX) as tmp:
         for block in blocks:
             if block.ndim != 2 or block.shape[1] != identity.dim:
                 raise ConfigError(f"vectors of shape {block.shape} do not match the model dimension {identity.dim}")
@@ -235,6 +237,7 @@ def shard_blocks(folder: str | Path) -> tuple[ModelIdentity, Iterator[np.ndarray
     return ModelIdentity.from_dict(manifest["job"]["model"]), iter_shards(folder)
 
 
+@locked_output(INDEX)
 def index_file(model: Any, input: str | Path, output: str | Path, texts: str | Path | None = None,
                params: IndexParams = IndexParams(), field: str | None = None, column: str | None = None,
                batch_size: int = 32, chunk_size: int = 10_000, overwrite: bool = False, seed: int = 0) -> Path:
@@ -245,13 +248,13 @@ def index_file(model: Any, input: str | Path, output: str | Path, texts: str | P
     from sentforge.data.texts import iter_texts
     from sentforge.streaming import encode_file
 
-    from sentforge.io import check_output_dir
     from sentforge.loading import load
 
     input, output = Path(input), Path(output)
     # Every option and the output are checked before any model loads or any text is encoded.
     params.check()
-    check_output_dir(output, overwrite)
+    guard_output(output, [("input", input), ("texts", texts),
+                          ("model", model if isinstance(model, (str, Path)) else None)], INDEX, overwrite)
     if not input.is_dir():
         if texts is not None:
             raise ConfigError("texts (--texts) is for a directory of encoded vectors; a text file indexes its own "

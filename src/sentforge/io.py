@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from sentforge.errors import OutputExistsError, OutputWriteError
+from sentforge.output_guard import check_existing_dir, write_marker
 
 _TEMP = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)\.[^.]+\.tmp$")
 
@@ -80,16 +81,6 @@ def _publish(tmp: str | Path, path: Path, overwrite: bool) -> None:
     os.unlink(tmp)
 
 
-def check_output_file(path: str | os.PathLike, overwrite: bool) -> Path:
-    """Refuse to replace an existing file unless `overwrite` is set."""
-    path = Path(path)
-    if path.exists() and not overwrite:
-        raise OutputExistsError(f"output file {path} already exists; pass overwrite=True (--overwrite) to replace it")
-    if path.is_dir():
-        raise OutputExistsError(f"output path {path} is a directory, expected a file")
-    return path
-
-
 def check_output_dir(path: str | os.PathLike, overwrite: bool) -> Path:
     """Refuse a non-empty output directory unless `overwrite` is set."""
     path = Path(path)
@@ -105,9 +96,12 @@ def atomic_file(path: str | os.PathLike, mode: str = "wb", overwrite: bool = Tru
     """Open a temporary file beside `path`; rename it to `path` only if the block succeeds.
     `overwrite=False` refuses (OutputExistsError) to replace a `path` that exists by then."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    clean_stale_temps(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=_temp_prefix(path), suffix=".tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        clean_stale_temps(path)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=_temp_prefix(path), suffix=".tmp")
+    except OSError as err:  # name the file the user asked for, not the temporary one
+        raise OutputWriteError(f"cannot write {path}: {err.strerror or err}") from None
     try:
         os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as handle:
@@ -135,19 +129,29 @@ def save_json(path: str | os.PathLike, obj: Any, overwrite: bool = True) -> None
 
 
 @contextlib.contextmanager
-def atomic_dir(path: str | os.PathLike, overwrite: bool = False) -> Iterator[Path]:
+def atomic_dir(path: str | os.PathLike, overwrite: bool = False, kind: str | None = None) -> Iterator[Path]:
     """Yield a temporary directory that replaces `path` as a whole when the block succeeds.
 
     A crash inside the block leaves `path` untouched (old contents, or absent), never half-written.
+    With `kind` (a command family), the directory gets its output marker, and an existing `path` is
+    replaced only when that family wrote all of it (sentforge.output_guard).
     """
     path = Path(path)
-    check_output_dir(path, overwrite)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    clean_stale_temps(path)
-    tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=_temp_prefix(path), suffix=".tmp"))
+    if kind is None:
+        check_output_dir(path, overwrite)
+    else:
+        check_existing_dir(path, kind, overwrite)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        clean_stale_temps(path)
+        tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=_temp_prefix(path), suffix=".tmp"))
+    except OSError as err:  # name the directory the user asked for, not the temporary one
+        raise OutputWriteError(f"cannot write {path}: {err.strerror or err}") from None
     try:
         tmp.chmod(0o777 & ~_umask())
         yield tmp
+        if kind is not None:
+            write_marker(tmp, kind)
         if path.exists():
             trash = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}.", suffix=".old"))
             os.replace(path, trash / "old")

@@ -32,6 +32,7 @@ from sentforge.data.texts import check_text_file, iter_texts
 from sentforge.errors import ConfigError, InputFileError, OutputExistsError
 from sentforge.identity import ModelIdentity
 from sentforge.io import save_json, save_npy
+from sentforge.output_guard import guard_output, locked_output, write_marker
 from sentforge.quantization import quantization_ranges, quantize_embeddings
 
 logger = logging.getLogger(__name__)
@@ -39,6 +40,7 @@ logger = logging.getLogger(__name__)
 MANIFEST = "manifest.json"
 PRECISIONS = ("float32", "float16", "int8", "uint8", "binary", "ubinary")
 DEFAULT_CHUNK_SIZE = 10_000
+ENCODE = "encode"  # the command family named in the output marker and the lock
 _HASH_BLOCK = 1 << 20
 
 
@@ -139,6 +141,7 @@ class ShardWriter:
     def finish(self, state: dict[str, Any], overwrite: bool) -> None:
         state["complete"] = True
         save_json(self.state_file, state)
+        write_marker(self.partial, ENCODE)
         if self.output.exists() and not overwrite:
             raise OutputExistsError(f"output {self.output} appeared while encoding; the shards stay in "
                                     f"{self.partial} (pass overwrite=True (--overwrite) to replace it)")
@@ -200,6 +203,7 @@ def _convert(vectors: np.ndarray, precision: str, state: dict[str, Any]) -> np.n
     return quantize_embeddings(vectors, precision, ranges=ranges)
 
 
+@locked_output(ENCODE)
 def encode_file(model: Any, input: str | Path, output: str | Path, *, chunk_size: int = DEFAULT_CHUNK_SIZE,
                 batch_size: int = 32, normalize: bool = False, max_seq_length: int | None = None,
                 precision: str = "float32", field: str | None = None, column: str | None = None,
@@ -221,8 +225,8 @@ def encode_file(model: Any, input: str | Path, output: str | Path, *, chunk_size
     compute_dtype = None if dtype is None else str(parse_dtype(dtype, "dtype (--dtype)")).removeprefix("torch.")
     if chunk_size < 1 or batch_size < 1 or workers < 1:
         raise ConfigError("chunk_size, batch_size and workers must each be >= 1")
-    if output.exists() and not overwrite:
-        raise OutputExistsError(f"output {output} already exists; pass overwrite=True (--overwrite) to replace it")
+    guard_output(output, [("input", input), ("model", model if isinstance(model, (str, os.PathLike)) else None)],
+                 ENCODE, overwrite, file_format="npy" if output.suffix == ".npy" else None)
     rows = sum(1 for _ in iter_texts(input, field, column))
     if not rows:
         raise InputFileError(f"{input}: holds no texts")
@@ -239,30 +243,10 @@ def encode_file(model: Any, input: str | Path, output: str | Path, *, chunk_size
     encoder.encode(["a text"], **options)  # a bad option fails here, before any output exists
     shape, dtype = output_shape(rows, identity.dim, precision)
     output.parent.mkdir(parents=True, exist_ok=True)
-    with _exclusive(output):
-        _encode_into(_writer(output), job, shape, dtype, input, chunk_size, field, column, rows, precision,
-                     engine, spec, encoder, options, workers, overwrite, show_progress)
+    _encode_into(_writer(output), job, shape, dtype, input, chunk_size, field, column, rows, precision,
+                 engine, spec, encoder, options, workers, overwrite, show_progress)
     logger.info("wrote %s: %d x %d %s", output, *shape, dtype.name)
     return output
-
-
-@contextlib.contextmanager
-def _exclusive(output: Path) -> Iterator[None]:
-    """Hold a lock beside `output` while a run writes it: two encodes to one path share its partial files,
-    so the second is refused instead of mixing their rows."""
-    import fcntl
-
-    lock = output.with_name(f".{output.name}.lock")
-    with open(lock, "a") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise OutputExistsError(f"another sentforge encode is writing {output} (it holds {lock}); "
-                                    "wait for it or choose another --output") from None
-        try:
-            yield
-        finally:
-            lock.unlink(missing_ok=True)
 
 
 def _encode_into(writer: Any, job: dict[str, Any], shape: tuple[int, int], dtype: np.dtype, input: Path,

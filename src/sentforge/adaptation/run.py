@@ -34,15 +34,18 @@ from sentforge.adaptation.probe import StepClock
 from sentforge.adaptation.report import write_report
 from sentforge.adaptation.scoring import main_score, metric_of
 from sentforge.adaptation.select import MODEL_DIR, best_start, check_rule, load_candidate, select, write_selected
-from sentforge.adaptation.state import AdaptState
+from sentforge.adaptation.state import STATE_FILE, AdaptState
 from sentforge.adaptation.trained import TrainSettings, probe_trained, run_trained, timed, to_train
 from sentforge.errors import ConfigError, SentforgeError
+from sentforge.output_guard import guard_output, locked_output
 
 logger = logging.getLogger(__name__)
 
+ADAPT = "adapt"  # the command family named in the lock
 META_RESERVE_SHARE = 0.25  # the most of the budget kept for the meta-embeddings while trained candidates wait
 
 
+@locked_output(ADAPT)
 def adapt(model: str | Sequence[str], unlabelled: str | os.PathLike, dev: str | os.PathLike,
           output: str | os.PathLike, *, labelled: str | os.PathLike | None = None, test: str | os.PathLike | None = None,
           budget_minutes: float = 60.0, members: Sequence[str] = (), seed: int = 0, eval_every: int = 100,
@@ -66,13 +69,15 @@ def adapt(model: str | Sequence[str], unlabelled: str | os.PathLike, dev: str | 
     A rerun of the same call resumes; a different call on the same output is refused.
     """
     models = [model] if isinstance(model, (str, os.PathLike)) else list(model)
+    # What is already in `output` is the state's to judge: a rerun of the same call resumes there.
+    output = guard_output(output, [("--unlabelled", unlabelled), ("--dev", dev), ("--labelled", labelled),
+                                   ("--test", test), *(("--model", m) for m in models),
+                                   *(("--member", m) for m in members)], ADAPT, False, state_file=STATE_FILE)
     settings = _checked_settings(models, budget_minutes, eval_every, max_epochs, meta_members, overrides)
     methods = check_methods(None if candidates is None else list(candidates))
     check_rule(select_rule)
     inputs = read_inputs(unlabelled, dev, labelled, test)
     _check_models([str(m) for m in (*models, *members)])
-    output = Path(output)
-    _refuse_inputs_inside(output, [unlabelled, dev, labelled, test, *models, *members])
     state = AdaptState(output, {
         "models": [str(m) for m in models], "unlabelled": _file(unlabelled), "dev": _file(dev),
         "labelled": None if labelled is None else _file(labelled), "test": None if test is None else _file(test),
@@ -384,11 +389,3 @@ def _check_models(specs: list[str]) -> None:
 
 def _file(path: str | os.PathLike) -> dict[str, str]:
     return {"path": str(path), "sha256": file_digest(path)}
-
-
-def _refuse_inputs_inside(output: Path, paths: list) -> None:
-    resolved = output.resolve()
-    for path in paths:
-        if path is not None and Path(path).exists() and (resolved == Path(path).resolve()
-                                                          or resolved in Path(path).resolve().parents):
-            raise ConfigError(f"{path} lies inside --output {output}; move it out of the output directory first")

@@ -39,15 +39,22 @@ def eval_command(
     """Evaluate a model (spec, directory, or bm25) on the selected tasks and on your own datasets; each
     text is encoded once."""
     from sentforge.evaluation.own import load_own_datasets
-    from sentforge.evaluation.runner import evaluate, markdown_path
+    from sentforge.evaluation.own.load import parse_dataset_spec
+    from sentforge.evaluation.runner import EVAL, evaluate, markdown_path
     from sentforge.model_card import add_results_to_card, check_card_target
+    from sentforge.output_guard import guard_output, output_lock
 
     if add_to_card:
         check_card_target(model)
-    own = load_own_datasets(dataset or [], dev=dev, seed=seed)
-    names = [t.strip() for t in (tasks if tasks is not None else "" if own else "sts").split(",") if t.strip()]
-    report = evaluate(model, [*names, *own], data_dir=data_dir, batch_size=batch_size, seed=seed, strict=strict,
-                      output=output, overwrite=overwrite, device=device)
+    inputs = [("--model", model), ("--dev", dev), ("--data-dir", data_dir),
+              *(("--dataset", parse_dataset_spec(spec)[1]) for spec in dataset or [])]
+    with output_lock(output, EVAL):
+        guard_output(output, inputs, EVAL, overwrite, file_format="json")  # before any dataset is read
+        guard_output(markdown_path(output), inputs, EVAL, overwrite, file_format="text")
+        own = load_own_datasets(dataset or [], dev=dev, seed=seed)
+        names = [t.strip() for t in (tasks if tasks is not None else "" if own else "sts").split(",") if t.strip()]
+        report = evaluate(model, [*names, *own], data_dir=data_dir, batch_size=batch_size, seed=seed,
+                          strict=strict, output=output, overwrite=overwrite, device=device)
     width = max([24, *map(len, report["tasks"]), *map(len, report["skipped"])])  # dataset paths can be long
     for name, entry in report["tasks"].items():
         typer.echo(f"{name:{width}s} {entry['main_metric']:>16s} {entry['main_score']:8.2f}")

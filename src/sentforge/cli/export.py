@@ -19,10 +19,12 @@ def export(
     seed: SeedOpt = 0,
 ) -> None:
     """Export a model's Transformer backbone to ONNX Runtime, optionally quantized to int8."""
-    from sentforge.export import check_export, export_encoder
+    from sentforge.export import EXPORT, check_export, export_encoder
     from sentforge.loading import load
+    from sentforge.output_guard import output_lock
     from sentforge.seed import set_seed
 
     set_seed(seed)
-    check_export(output, format, overwrite)  # before the model loads
-    export_encoder(load(model), output, format, overwrite=overwrite, source=model)
+    with output_lock(output, EXPORT):
+        check_export(output, format, overwrite, model)  # before the model loads
+        export_encoder(load(model), output, format, overwrite=overwrite, source=model)

@@ -20,6 +20,7 @@ logger = logging.getLogger("sentforge.cli")
 meta_app = typer.Typer(no_args_is_help=True, help="Combine encoders into a meta-embedding (Poerner et al., 2020).")
 app.add_typer(meta_app, name="meta")
 
+META_FIT = "meta fit"  # the command family named in the output marker and the lock
 DEFAULT_CACHE = Path.home() / ".cache" / "sentforge" / "meta-embeddings"
 
 MemberOpt = Annotated[list[str], typer.Option("--member", help="A member encoder spec; repeat for each member.")]
@@ -116,6 +117,10 @@ def load_members(specs: list[str], device: str | None) -> list[Any]:
     return [load(spec, device) for spec in specs]
 
 
+def _meta_inputs(members: list[str], corpus: list[Path]) -> list[tuple[str, str | Path]]:
+    return [*(("--member", spec) for spec in members), *(("--corpus", path) for path in corpus)]
+
+
 @meta_app.command("fit")
 @with_fit_options
 def fit(
@@ -128,19 +133,20 @@ def fit(
     options: FitOptions,
 ) -> None:
     """Fit a meta-embedding of the members on an unlabelled corpus and save it as a MetaEncoder."""
-    from sentforge.io import check_output_dir
     from sentforge.meta import MetaEncoder
+    from sentforge.output_guard import guard_output, output_lock
     from sentforge.seed import set_seed
 
     set_seed(options.seed)
     params = options.method_params()
-    check_output_dir(output, options.overwrite)
-    sentences = read_fit_corpus(corpus, options.field)
-    members = load_members(member, options.device)
-    logger.info("fitting %s on %d sentences with %d members", options.method, len(sentences), len(members))
-    meta = MetaEncoder(members, options.method, **params)
-    meta.fit(sentences, batch_size=options.batch_size, cache_dir=options.cache)
-    meta.save(output, overwrite=options.overwrite, embed_members=embed_members)
+    with output_lock(output, META_FIT):
+        guard_output(output, _meta_inputs(member, corpus), META_FIT, options.overwrite)
+        sentences = read_fit_corpus(corpus, options.field)
+        members = load_members(member, options.device)
+        logger.info("fitting %s on %d sentences with %d members", options.method, len(sentences), len(members))
+        meta = MetaEncoder(members, options.method, **params)
+        meta.fit(sentences, batch_size=options.batch_size, cache_dir=options.cache)
+        meta.save(output, overwrite=options.overwrite, embed_members=embed_members, kind=META_FIT)
     typer.echo(f"wrote {output}: {meta.name}, dimension {meta.dim}, fitted on {len(sentences)} sentences")
 
 
@@ -160,25 +166,29 @@ def ablate(
     """Leave-one-member-out: fit the method on all members and on every set without one member, score each
     on the tasks, and print/write the table. Each member encodes the corpus and the task texts once."""
     from sentforge.evaluation.runner import markdown_path
-    from sentforge.io import atomic_file, check_output_file, save_json
+    from sentforge.io import atomic_file, save_json
     from sentforge.meta.ablation import ablation_markdown, leave_one_member_out
+    from sentforge.output_guard import guard_output, output_lock
     from sentforge.seed import set_seed
 
     set_seed(options.seed)
     params = options.method_params()
-    if output.suffix != ".json":
-        raise ConfigError(f"--output {output}: the table is written as JSON (+ Markdown beside it); end it in .json")
-    check_output_file(output, options.overwrite)
-    check_output_file(markdown_path(output), options.overwrite)
-    if len(member) < 2:
-        raise ConfigError("--member: leaving one member out needs at least 2 members")
-    sentences = read_fit_corpus(corpus, options.field)
-    members = load_members(member, options.device)
-    report = leave_one_member_out(members, options.method, params, sentences, tasks, data_dir=data_dir,
-                                  batch_size=options.batch_size, cache_dir=options.cache, seed=options.seed)
-    save_json(output, report)
-    table = ablation_markdown(report)
-    with atomic_file(markdown_path(output), "w") as handle:
-        handle.write(table)
+    inputs = [*_meta_inputs(member, corpus), ("--data-dir", data_dir)]
+    with output_lock(output, "meta ablate"):
+        guard_output(output, inputs, "meta ablate", options.overwrite, file_format="json")
+        guard_output(markdown_path(output), inputs, "meta ablate", options.overwrite, file_format="text")
+        if output.suffix != ".json":
+            raise ConfigError(f"--output {output}: the table is written as JSON (+ Markdown beside it); end it in "
+                              ".json")
+        if len(member) < 2:
+            raise ConfigError("--member: leaving one member out needs at least 2 members")
+        sentences = read_fit_corpus(corpus, options.field)
+        members = load_members(member, options.device)
+        report = leave_one_member_out(members, options.method, params, sentences, tasks, data_dir=data_dir,
+                                      batch_size=options.batch_size, cache_dir=options.cache, seed=options.seed)
+        save_json(output, report)
+        table = ablation_markdown(report)
+        with atomic_file(markdown_path(output), "w") as handle:
+            handle.write(table)
     typer.echo(table)
     typer.echo(f"wrote {output} and {markdown_path(output)}")

@@ -59,7 +59,8 @@ def pretrain(
     """Pre-train a model from scratch on a corpus and write a Hugging Face directory to --output."""
     from sentforge.data.corpora import SentenceFilter, load_sentences
     from sentforge.errors import InputFileError
-    from sentforge.recipes.pretrain import PretrainConfig
+    from sentforge.output_guard import output_lock
+    from sentforge.recipes.pretrain import PRETRAIN, PretrainConfig
     from sentforge.recipes.pretrain import pretrain as run_pretraining
     from sentforge.recipes.run_dir import RunDirectory
 
@@ -68,16 +69,18 @@ def pretrain(
 
         torch.set_num_threads(threads)
     inputs = [("--corpus", path) for path in corpus]
-    # Refuse a bad output before the corpus is read.
-    RunDirectory(output, resume=resume, overwrite=overwrite, inputs=inputs, run_name="pre-training run").check()
-    run = PretrainConfig(kind=objective.value, size=config.value, steps=steps, batch_size=batch_size, lr=lr,
-                         optimizer=optimizer, schedule=schedule, warmup_ratio=warmup_ratio,
-                         max_seq_length=max_seq_length, vocab_size=vocab_size, heldout=heldout, seed=seed,
-                         checkpoint_every=checkpoint_every, keep_last=keep_last, eval_every=eval_every,
-                         log_every=log_every, device=device)
-    sentences = load_sentences(corpus, SentenceFilter(min_words=min_words, max_words=max_words), field=field)
-    if not sentences:
-        raise InputFileError(f"no sentences of {min_words}-{max_words} words in {', '.join(map(str, corpus))}")
-    summary = run_pretraining(sentences, output, run, resume=resume, overwrite=overwrite, inputs=inputs)
+    with output_lock(output, PRETRAIN):
+        # Refuse a bad output before the corpus is read.
+        RunDirectory(output, resume=resume, overwrite=overwrite, inputs=inputs, run_name="pre-training run",
+                     kind=PRETRAIN).check()
+        run = PretrainConfig(kind=objective.value, size=config.value, steps=steps, batch_size=batch_size, lr=lr,
+                             optimizer=optimizer, schedule=schedule, warmup_ratio=warmup_ratio,
+                             max_seq_length=max_seq_length, vocab_size=vocab_size, heldout=heldout, seed=seed,
+                             checkpoint_every=checkpoint_every, keep_last=keep_last, eval_every=eval_every,
+                             log_every=log_every, device=device)
+        sentences = load_sentences(corpus, SentenceFilter(min_words=min_words, max_words=max_words), field=field)
+        if not sentences:
+            raise InputFileError(f"no sentences of {min_words}-{max_words} words in {', '.join(map(str, corpus))}")
+        summary = run_pretraining(sentences, output, run, resume=resume, overwrite=overwrite, inputs=inputs)
     if summary:
         typer.echo(f"wrote {output}: {summary['steps']} steps, held-out {summary['heldout']}")

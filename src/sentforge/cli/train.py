@@ -128,7 +128,9 @@ def _run(recipe: Recipe, *, output: Path, lr_boundaries: str | None, lr_factors:
         raise ConfigError("--eval-every needs --dev: the dev set is scored every --eval-every steps")
     if dev is not None:
         from sentforge.evaluation import load_dataset
+        from sentforge.output_guard import refuse_inputs_around
 
+        refuse_inputs_around(output, [("--dev", dev)])  # run_recipe judges the other inputs
         task = load_dataset(dev)
         settings.update(evaluator=task, eval_every=eval_every, select=task.metadata.main_metric)
     _, summary = run_recipe(

@@ -20,12 +20,16 @@ from tqdm.auto import tqdm
 
 from sentforge.errors import ConfigError, DataNotFoundError
 from sentforge.evaluation.task import CachedEncoder, Task, resolve_tasks
-from sentforge.io import atomic_file, check_output_file, save_json
+from sentforge.io import atomic_file, save_json
+from sentforge.output_guard import guard_output, locked_output
 from sentforge.seed import set_seed
 
 logger = logging.getLogger(__name__)
 
 DATA_ENV = "SENTFORGE_DATA"
+
+
+EVAL = "eval"  # the command family named in the lock
 
 
 def resolve_data_dir(data_dir: str | os.PathLike | None) -> Path:
@@ -45,6 +49,7 @@ def markdown_path(output: str | os.PathLike) -> Path:
     return Path(output).with_suffix(".md")
 
 
+@locked_output(EVAL)
 def evaluate(model: Any, tasks: str | Sequence[str | Task] = "sts", data_dir: str | os.PathLike | None = None,
              batch_size: int = 64, seed: int = 1111, strict: bool = False,
              output: str | os.PathLike | None = None, overwrite: bool = False, device: str | None = None,
@@ -69,8 +74,10 @@ def evaluate(model: Any, tasks: str | Sequence[str | Task] = "sts", data_dir: st
         if Path(output).suffix != ".json":
             raise ConfigError(f"--output {output}: results are written as JSON (plus a Markdown table beside it); "
                               "give a path ending in .json")
-        check_output_file(output, overwrite)
-        check_output_file(markdown_path(output), overwrite)
+        # Before any text is encoded: the report can be written, and replaces no input nor foreign file.
+        inputs = [("--model", model if isinstance(model, (str, os.PathLike)) else None), ("--data-dir", root)]
+        guard_output(output, inputs, EVAL, overwrite, file_format="json")
+        guard_output(markdown_path(output), inputs, EVAL, overwrite, file_format="text")
     set_seed(seed)
     started = time.perf_counter()
     available, skipped = _tasks_with_data([cls(root, seed=seed) for cls in selected] + instances, strict)

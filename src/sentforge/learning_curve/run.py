@@ -28,19 +28,22 @@ from sentforge.adaptation.scoring import metric_of
 from sentforge.errors import ConfigError, SentforgeError
 from sentforge.learning_curve.data import LabelData, read_label_data, write_rows
 from sentforge.learning_curve.subsets import DEFAULT_FRACTIONS, nested_subsets, sizes_of
-from sentforge.learning_curve.state import LabelsState
+from sentforge.learning_curve.state import STATE_FILE, LabelsState
+from sentforge.output_guard import guard_output, locked_output
 
 logger = logging.getLogger(__name__)
 
 START = "start"
 RUNS_DIR, SUBSETS_DIR = "runs", "subsets"
 SUMMARY_FILE = "train.json"
+LABELS = "labels"  # the command family named in the lock
 
 
 def run_name(size: int, repeat: int) -> str:
     return f"n{size}-r{repeat}"
 
 
+@locked_output(LABELS)
 def labels(model: str, labelled: str | os.PathLike, dev: str | os.PathLike, output: str | os.PathLike, *,
            method: str | None = None, fractions: Sequence[float] = DEFAULT_FRACTIONS, repeats: int = 3,
            budget_minutes: float = 60.0, target: float | None = None, steps: int | None = None,
@@ -66,11 +69,12 @@ def labels(model: str, labelled: str | os.PathLike, dev: str | os.PathLike, outp
     from sentforge.loading import load
 
     _check(repeats, budget_minutes, steps, epochs, batch_size, max_seq_length)
+    # What is already in `output` is the state's to judge: a rerun of the same call resumes there.
+    output = guard_output(output, [("--labelled", labelled), ("--dev", dev), ("--model", model)], LABELS, False,
+                          state_file=STATE_FILE)
     data = read_label_data(labelled, method)
     sizes = sizes_of(len(data.units), fractions)
     task = load_dataset(dev, name=f"dev:{Path(dev).name}")
-    output = Path(output)
-    _refuse_inside(output, [labelled, dev, model])
     encoder = load(str(model), device=device)  # a bad --model fails before anything is written
     if max_seq_length:  # the start model is scored at the length the runs train and are scored at
         encoder.max_seq_length = max_seq_length
@@ -244,10 +248,3 @@ def _check(repeats: int, budget_minutes: float, steps: int | None, epochs: int, 
 
 def _file(path: str | os.PathLike) -> dict[str, str]:
     return {"path": str(path), "sha256": file_digest(path)}
-
-
-def _refuse_inside(output: Path, paths: list) -> None:
-    resolved = output.resolve()
-    for path in paths:
-        if Path(path).exists() and (resolved == Path(path).resolve() or resolved in Path(path).resolve().parents):
-            raise ConfigError(f"{path} lies inside --output {output}; move it out of the output directory first")

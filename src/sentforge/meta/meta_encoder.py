@@ -118,9 +118,11 @@ class MetaEncoder(SimilarityInterface):
         return finish_array(self.method.transform(embeddings), texts, opts, self.name)
 
     # ---------------------------------------------------------------- persistence
-    def save(self, path: str | Path, overwrite: bool = False, embed_members: bool = False) -> None:
+    def save(self, path: str | Path, overwrite: bool = False, embed_members: bool = False,
+             kind: str | None = None) -> None:
         """Write the config (JSON), the fitted parameters (safetensors) and the members: by reference
-        (their spec; the default) or embedded as saved Encoder directories under `members/`."""
+        (their spec; the default) or embedded as saved Encoder directories under `members/`. `kind`: the
+        command family that writes it (its output marker; see sentforge.output_guard)."""
         if not self.fitted:
             raise ConfigError(f"{self.name}: fit the MetaEncoder before saving it")
         entries = []
@@ -131,7 +133,7 @@ class MetaEncoder(SimilarityInterface):
             entry = {"name": str(member.name), "dim": int(member.dim)}
             entries.append(entry | ({"path": f"members/{index}"} if embed_members
                                     else {"spec": reference_spec(member, index)}))
-        with atomic_dir(path, overwrite) as tmp:
+        with atomic_dir(path, overwrite, kind) as tmp:
             if embed_members:
                 for index, member in enumerate(self.members):
                     member.save(tmp / "members" / str(index))

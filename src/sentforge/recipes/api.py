@@ -21,10 +21,11 @@ from pathlib import Path
 from typing import Any
 
 from sentforge.errors import ConfigError
+from sentforge.output_guard import locked_output
 from sentforge.recipes.data import PYTHON_ARGUMENTS, ArgumentNames, SentenceReading, data_paths, read_examples
 from sentforge.recipes.options import checked
 from sentforge.recipes.registry import DATA_OPTIONS, BuildContext, Recipe, get_recipe
-from sentforge.recipes.run_dir import RunDirectory
+from sentforge.recipes.run_dir import TRAIN, RunDirectory
 from sentforge.recipes.summary import record_on_card, run_summary
 
 logger = logging.getLogger(__name__)
@@ -43,6 +44,7 @@ def train(method: str, model: str | os.PathLike | Any, data: Any, output: str | 
     return run_recipe(method, model, data, output, **settings)[0]
 
 
+@locked_output(TRAIN)
 def run_recipe(method: str, model: str | os.PathLike | Any, data: Any, output: str | os.PathLike, *,
                steps: int | None = None, epochs: int | None = None, pooling: str | None = None,
                max_seq_length: int | None = None, reading: SentenceReading | None = None,

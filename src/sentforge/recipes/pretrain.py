@@ -31,6 +31,7 @@ from sentforge.errors import ConfigError
 from sentforge.modules import Pooling, Transformer
 from sentforge.objectives.mlm import MaskedLanguageModeling
 from sentforge.objectives.span_corruption import SpanCorruption
+from sentforge.output_guard import locked_output
 from sentforge.recipes.run_dir import RunDirectory
 from sentforge.seed import set_seed
 from sentforge.training import distributed
@@ -43,6 +44,7 @@ KINDS = ("mlm", "t5")
 TOKENIZER_DIR = "tokenizer"
 HELDOUT_FILE = "heldout.txt"
 SUMMARY_FILE = "pretrain.json"
+PRETRAIN = "pretrain"  # the command family named in the output marker and the lock
 
 
 @dataclass(frozen=True)
@@ -203,13 +205,14 @@ def _save_model(objective: torch.nn.Module, tokenizer: PreTrainedTokenizerFast, 
     tokenizer.save_pretrained(directory)
 
 
+@locked_output(PRETRAIN)
 def pretrain(sentences: Sequence[str], output: str | Path, config: PretrainConfig, resume: bool = False,
              overwrite: bool = False, show_progress: bool | None = None,
              inputs: Iterable[tuple[str, str | os.PathLike]] = ()) -> dict[str, Any]:
     """Pre-train from scratch on `sentences` and write the model to `output`; returns the summary.
     `inputs` name the files the sentences came from (an overwrite never deletes them)."""
     run = RunDirectory(output, resume=resume, overwrite=overwrite, inputs=inputs, summary_file=SUMMARY_FILE,
-                       run_name="pre-training run")
+                       run_name="pre-training run", kind=PRETRAIN)
     run.prepare(config.device)
     main = distributed.is_main_process()
     work = run.work

@@ -4,10 +4,11 @@ Layout: the trained model at the top (a sentence-transformers or Hugging Face di
 summary (`train.json`), and `training/` (the Trainer's metrics.jsonl and checkpoints; recipes may
 keep more entries, e.g. Sentence-T5's per-stage encoders).
 
-Safety rules:
-- inputs (the start model, data files) are read before anything is removed, and an input that lies
-  inside the output directory is refused: replacing the directory would delete it (the start model
-  may be the output directory itself: it is loaded first and replaced only by the trained one);
+Safety rules (sentforge.output_guard):
+- inputs (the start model, data files) are read before anything is removed, and an output that is,
+  holds or lies inside an input is refused (the start model may be the output directory itself: it is
+  loaded first and replaced only by the trained one); `overwrite` replaces only an earlier run's
+  directory (its output marker lists every entry);
 - `overwrite` trains in a sibling staging directory and replaces the old output only once the new
   one is complete: a failed or killed run leaves the old output as it was;
 - the final save builds the new directory beside the old one and swaps the two in one rename, so a
@@ -28,12 +29,14 @@ from pathlib import Path
 from typing import Any
 
 from sentforge.errors import ConfigError, OutputExistsError
-from sentforge.io import check_output_dir, save_json
+from sentforge.io import save_json
+from sentforge.output_guard import guard_output, write_marker
 
 logger = logging.getLogger(__name__)
 
 TRAINING_DIR = "training"
 SUMMARY_FILE = "train.json"
+TRAIN = "train"  # the command family named in the output marker and the lock
 
 
 class RunDirectory:
@@ -43,7 +46,7 @@ class RunDirectory:
     def __init__(self, output: str | os.PathLike, *, resume: bool = False, overwrite: bool = False,
                  inputs: Iterable[tuple[str, str | os.PathLike]] = (), model: str | os.PathLike | None = None,
                  summary_file: str = SUMMARY_FILE, keep: Sequence[str] = (TRAINING_DIR,),
-                 run_name: str = "training run") -> None:
+                 run_name: str = "training run", kind: str = TRAIN) -> None:
         self.output = Path(output)
         self.resume, self.overwrite = resume, overwrite
         self.inputs = [(name, Path(path)) for name, path in inputs]
@@ -51,6 +54,7 @@ class RunDirectory:
         self.summary_file = summary_file
         self.keep = list(keep)
         self.run_name = run_name
+        self.kind = kind
         self._staging: Path | None = None
 
     @property
@@ -66,12 +70,11 @@ class RunDirectory:
         """The checks that need no writing (run on every process, before any input is read)."""
         if self.resume and self.overwrite:
             raise ConfigError("resume and overwrite (--resume, --overwrite) exclude each other")
-        if self.resume:
-            if self.output.exists() and not (self.output / TRAINING_DIR).is_dir():
-                raise OutputExistsError(f"--resume: {self.output} holds no {self.run_name} ({TRAINING_DIR}/ is missing)")
-        else:
-            check_output_dir(self.output, self.overwrite)
-        self._refuse_inputs_inside()
+        if self.resume and self.output.exists() and not (self.output / TRAINING_DIR).is_dir():
+            raise OutputExistsError(f"--resume: {self.output} holds no {self.run_name} ({TRAINING_DIR}/ is missing)")
+        inputs = self.inputs + ([("--model", self.model)] if self.model is not None else [])
+        guard_output(self.output, inputs, self.kind, self.overwrite, may_be_output={"--model"},
+                     check_existing=not self.resume)
 
     def prepare(self, device: str | None = None, seed: int | None = None) -> None:
         """Join the process group, set up where the run writes, seed every generator."""
@@ -87,6 +90,9 @@ class RunDirectory:
             if distributed.is_main_process():
                 shutil.rmtree(self._staging, ignore_errors=True)  # a killed earlier overwrite's
                 self._staging.mkdir(parents=True)
+        elif distributed.is_main_process():  # marked at once: a killed run's directory may be overwritten later
+            self.output.mkdir(parents=True, exist_ok=True)
+            write_marker(self.output, self.kind, [TRAINING_DIR])
         distributed.barrier()
         if seed is not None:
             set_seed(seed)
@@ -111,6 +117,7 @@ class RunDirectory:
                     for name in self.keep:
                         if (self.output / name).exists():
                             (self.output / name).replace(new / name)
+                write_marker(new, self.kind)
             except BaseException:
                 if self._staging is None:
                     _restore(new, self.output, self.keep)
@@ -118,16 +125,6 @@ class RunDirectory:
             swap_in(new, self.output)
             self._staging = None
         distributed.barrier()
-
-    def _refuse_inputs_inside(self) -> None:
-        output = self.output.resolve()
-        for name, path in self.inputs + ([("--model", self.model)] if self.model is not None else []):
-            resolved = path.resolve()
-            if name == "--model" and resolved == output:
-                continue  # loaded before anything is written, replaced only by the trained model
-            if resolved == output or output in resolved.parents:
-                raise ConfigError(f"{name} {path} lies inside --output {self.output}, which this run replaces; "
-                                  "move it out of the output directory first")
 
 
 def _restore(new: Path, output: Path, keep: Sequence[str]) -> None:

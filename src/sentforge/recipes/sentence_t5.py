@@ -38,7 +38,8 @@ from sentforge.loading import SHORT_NAMES, build_encoder, load
 from sentforge.modules import Normalize, Pooling, Projection, T5EncoderDecoder, Transformer
 from sentforge.modules.backbone import T5_FAMILY
 from sentforge.objectives.contrastive import ContrastiveLoss
-from sentforge.recipes.run_dir import TRAINING_DIR, RunDirectory
+from sentforge.output_guard import locked_output
+from sentforge.recipes.run_dir import TRAIN, TRAINING_DIR, RunDirectory
 from sentforge.recipes.summary import record_on_card, run_summary
 from sentforge.training import distributed
 from sentforge.training.trainer import Trainer, TrainerState, TrainingConfig
@@ -287,6 +288,7 @@ def read_stage_data(kind: str, sources: Sequence[Any]) -> list[tuple[str, ...]]:
     return list(dict.fromkeys(examples))
 
 
+@locked_output(TRAIN)
 def train_sentence_t5(model: str | os.PathLike, data: Mapping[str, Sequence[Any]], output: str | os.PathLike,
                       stages: Sequence[str] = STAGE_KINDS, config: SentenceT5Config | None = None, *,
                       steps: Sequence[int | None] | None = None, epochs: Sequence[int | None] | None = None,

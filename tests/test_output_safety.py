@@ -1,0 +1,190 @@
+"""Every command that writes follows one rule (sentforge.output_guard): it never replaces, or writes into or
+around, one of its inputs; --overwrite replaces only what the command wrote; one run per output. Each row
+runs the real CLI and checks exit code 2, one `error:` line and every file under the test folder unchanged.
+
+The table is checked against the commands of the CLI app: a new command with an --output or --html path
+that has no row here fails `test_every_writing_command_has_a_row`."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+import typer
+
+from conftest import assert_one_line_error, run_cli
+
+from sentforge.recipes.registry import DATA_OPTIONS, recipes
+
+TEXTS = "a cat sat on the mat\na dog ran in the park\nthe sun is warm today\nrain falls on the roof\n"
+PAIRS = "sentence1\tsentence2\tscore\na cat\ta kitten\t4.5\na dog\ta car\t0.5\nthe sun\tthe moon\t2.0\n"
+
+# command -> (arguments before --output given the inputs, whether it takes --overwrite, the output option,
+# the output's format: None for a directory, else the suffix of a file).
+Row = tuple
+
+
+def lock_path(output: Path) -> Path:
+    """Where a run holds the lock of its output (documented in docs: beside it, never inside)."""
+    return output.parent / f".{output.name}.lock"
+
+
+def _table(ins: dict[str, Path]) -> dict[str, Row]:
+    model, texts, pairs = str(ins["model"]), str(ins["texts"]), str(ins["pairs"])
+    table = {
+        "encode": (["encode", texts, "-m", model], True, "--output", None),
+        "index build": (["index", "build", texts, "-m", model, "--kind", "flat"], True, "--output", None),
+        "export": (["export", model], True, "--output", None),
+        "meta fit": (["meta", "fit", "--member", model, "--corpus", texts, "--method", "concat"], True,
+                     "--output", None),
+        "meta ablate": (["meta", "ablate", "--member", model, "--member", model, "--corpus", texts, "--method",
+                         "concat"], True, "--output", ".json"),
+        "eval": (["eval", "-m", model, "--dataset", pairs], True, "--output", ".json"),
+        "explain": (["explain", model, "a cat", "a kitten", "--method", "deletion"], True, "--html", ".html"),
+        "pretrain": (["pretrain", "mlm", "--corpus", texts, "--config", "tiny", "--steps", "1"], True,
+                     "--output", None),
+        "train st5": (["train", "st5", "-m", model, "--stage", "qa", "--qa-data", pairs, "--stage-steps", "1"],
+                      True, "--output", None),
+        "labels": (["labels", "-m", model, "--labelled", pairs, "--dev", pairs, "--steps", "1", "--repeats", "1"],
+                   False, "--output", None),
+        "adapt": (["adapt", "-m", model, "--unlabelled", texts, "--dev", pairs, "--budget-minutes", "0.1"], False,
+                  "--output", None),
+    }
+    for recipe in recipes():
+        data = f"--{DATA_OPTIONS[recipe.data][0]}"
+        table[f"train {recipe.name}"] = (["train", recipe.name, "-m", model, data, texts, "--steps", "1"], True,
+                                         "--output", None)
+    return table
+
+
+def _writing_commands() -> set[str]:
+    """Every CLI command with an --output or --html path option, by its command path."""
+    from sentforge.cli import app
+
+    found = set()
+
+    def walk(command, path: list[str]) -> None:
+        if hasattr(command, "commands"):  # a group
+            for name, sub in command.commands.items():
+                walk(sub, [*path, name])
+            return
+        options = {opt for param in command.params for opt in getattr(param, "opts", [])}
+        if options & {"--output", "--html"}:
+            found.add(" ".join(path))
+
+    walk(typer.main.get_command(app), [])
+    return found
+
+
+@pytest.fixture
+def inputs(tmp_path, tiny_bert_dir) -> dict[str, Path]:
+    folder = tmp_path / "inputs"
+    folder.mkdir()
+    (folder / "texts.txt").write_text(TEXTS, encoding="utf-8")
+    (folder / "pairs.tsv").write_text(PAIRS, encoding="utf-8")
+    shutil.copytree(tiny_bert_dir, folder / "model")
+    return {"texts": folder / "texts.txt", "pairs": folder / "pairs.tsv", "model": folder / "model"}
+
+
+def _hashes(root: Path) -> dict[str, str]:
+    return {str(path.relative_to(root)): hashlib.sha256(path.read_bytes()).hexdigest()
+            for path in sorted(root.rglob("*")) if path.is_file()}
+
+
+def test_every_writing_command_has_a_row(tmp_path):
+    paths = {name: tmp_path for name in ("model", "texts", "pairs")}
+    assert _writing_commands() == set(_table(paths))
+
+
+CASES = ("output is an input", "output is the folder of an input", "output holds a foreign file",
+         "another run holds the output")
+
+
+@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("command", sorted(_table({n: Path(n) for n in ("model", "texts", "pairs")})))
+def test_a_writing_command_refuses_and_keeps_every_input(command, case, inputs, tmp_path, capsys):
+    args, takes_overwrite, option, file_suffix = _table(inputs)[command]
+    only_model = command in ("export", "explain")  # the model is their only input path
+    victim = inputs["model"] if only_model else inputs["texts"]
+    fragments = []
+    if case == "output is an input":
+        output = victim
+    elif case == "output is the folder of an input":
+        output = victim.parent
+    elif case == "output holds a foreign file":
+        if file_suffix:  # a file of the user's at the path, not in the format this command writes
+            output = tmp_path / f"notes{file_suffix}"
+            output.write_text("my own notes, not written by sentforge\n", encoding="utf-8")
+            fragments = [str(output)]
+        else:
+            output = tmp_path / "out"
+            output.mkdir()
+            (output / "keep-me.txt").write_text("mine\n", encoding="utf-8")
+            fragments = ["keep-me.txt"] if takes_overwrite else [str(output)]
+    else:
+        output = tmp_path / "fresh" / f"out{file_suffix or ''}"
+        output.parent.mkdir()
+        fragments = ["another sentforge", str(output), "process 4242"]
+    before = _hashes(tmp_path)
+    extra = ["--overwrite"] if takes_overwrite else []
+    if case == "another run holds the output":
+        import fcntl
+
+        with open(lock_path(output), "w") as held:  # what a running command holds
+            fcntl.flock(held, fcntl.LOCK_EX)
+            held.write(json.dumps({"pid": 4242, "command": command}) + "\n")
+            held.flush()
+            before = _hashes(tmp_path)
+            code, _, err = run_cli([*args, option, output, *extra], capsys)
+    else:
+        code, _, err = run_cli([*args, option, output, *extra], capsys)
+    assert_one_line_error(code, err, *fragments)
+    assert _hashes(tmp_path) == before
+    if case == "another run holds the output":
+        assert not output.exists()
+
+
+def test_a_lock_left_by_a_killed_run_is_taken_over(inputs, tmp_path, capsys, caplog):
+    output = tmp_path / "vectors"
+    # The process that wrote the lock is gone (the kernel released its flock): its pid no longer runs.
+    pid = os.getpid()
+    while True:
+        pid += 1000
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        except PermissionError:
+            continue
+    lock_path(output).write_text(json.dumps({"pid": pid, "command": "encode"}) + "\n", encoding="utf-8")
+    code, _, err = run_cli(["encode", inputs["texts"], "-m", inputs["model"], "--output", output], capsys)
+    assert code == 0, err
+    assert f"process {pid}" in caplog.text and "taking over" in caplog.text
+    assert not lock_path(output).exists()
+
+
+def test_overwrite_replaces_the_commands_own_output(inputs, tmp_path, capsys):
+    output = tmp_path / "vectors"
+    for _ in range(2):
+        code, _, err = run_cli(["encode", inputs["texts"], "-m", inputs["model"], "--output", output,
+                                "--overwrite"], capsys)
+        assert code == 0, err
+    (output / "keep-me.txt").write_text("mine\n", encoding="utf-8")  # added by the user since
+    code, _, err = run_cli(["encode", inputs["texts"], "-m", inputs["model"], "--output", output, "--overwrite"],
+                           capsys)
+    assert_one_line_error(code, err, "keep-me.txt", "did not write")
+    assert (output / "keep-me.txt").read_text(encoding="utf-8") == "mine\n"
+
+
+def test_an_unwritable_output_is_named_before_any_work(inputs, tmp_path, capsys):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x\n", encoding="utf-8")
+    output = blocker / "report.json"  # its folder is a file: nothing can be written there
+    code, _, err = run_cli(["eval", "-m", inputs["model"], "--dataset", inputs["pairs"], "--output", output],
+                           capsys)
+    assert_one_line_error(code, err, f"cannot write --output {output}")
+    assert ".lock" not in err and ".tmp" not in err
