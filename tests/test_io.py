@@ -67,18 +67,19 @@ def test_a_full_disk_is_one_error_naming_the_file_and_keeps_the_old_output(tmp_p
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
     target = tmp_path / "out.npy"
-    target.write_bytes(b"previous result")
+    np.save(target, np.ones(3, np.float32))  # an earlier result: --overwrite may replace only such a file
+    previous = target.read_bytes()
     monkeypatch.setattr(io.os, "fsync", full)
     with pytest.raises(OutputWriteError, match="out.npy.*No space left"):
         io.save_npy(target, np.zeros(2, np.float32))
-    assert target.read_bytes() == b"previous result"
+    assert target.read_bytes() == previous
     assert [p.name for p in tmp_path.iterdir()] == ["out.npy"]
     texts = tmp_path / "t.txt"
     texts.write_text("a b\n")
     code, _, err = run_cli(["encode", texts, "--output", target, "--overwrite", "--model", "glove:" + str(
         _glove(tmp_path))], capsys)
     assert_one_line_error(code, err, "out.npy", "No space left")
-    assert target.read_bytes() == b"previous result"
+    assert target.read_bytes() == previous
 
 
 def _glove(tmp_path):

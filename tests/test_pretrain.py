@@ -122,9 +122,15 @@ def test_cli_refuses_non_empty_output_and_resumes(tmp_path):
     runner = CliRunner()
     refused = runner.invoke(app, args)
     assert refused.exit_code != 0 and isinstance(refused.exception, OutputExistsError)
-    done = runner.invoke(app, [*args, "--overwrite"])
+    refused = runner.invoke(app, [*args, "--overwrite"])  # x is not a pretrain output's: kept
+    assert isinstance(refused.exception, OutputExistsError) and "holds x" in str(refused.exception)
+    assert (out / "x").read_text() == "x"
+    (out / "x").unlink()
+    done = runner.invoke(app, args)
     assert done.exit_code == 0, done.output
-    assert "6 steps" in done.output and not (out / "x").exists()
+    assert "6 steps" in done.output
+    again = runner.invoke(app, [*args, "--overwrite"])  # its own earlier output is replaced
+    assert again.exit_code == 0, again.output
     weights = (out / "model.safetensors").read_bytes()
     # Resuming a finished run restores the last checkpoint and writes the same model again.
     again = runner.invoke(app, [*args, "--resume"])

@@ -167,7 +167,8 @@ def test_a_crash_in_the_first_save_leaves_no_model_and_the_run_resumable(tiny_be
     with pytest.raises(OSError, match="simulated crash"):
         sentforge.train("simcse", tiny_bert_dir, CORPUS, output, checkpoint_every=2, **FAST)
     monkeypatch.undo()
-    assert sorted(p.name for p in output.iterdir()) == ["training"]  # nothing that loads with a wrong pooling
+    # nothing that loads with a wrong pooling; the marker says the directory is this run's
+    assert sorted(p.name for p in output.iterdir()) == [".sentforge-output.json", "training"]
     sentforge.train("simcse", tiny_bert_dir, CORPUS, output, resume=True, checkpoint_every=2, **FAST)
     sentforge.train("simcse", tiny_bert_dir, CORPUS, tmp_path / "straight", **FAST)
     np.testing.assert_array_equal(vectors(output), vectors(tmp_path / "straight"))

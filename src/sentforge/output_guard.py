@@ -72,12 +72,12 @@ def refuse_inputs_around(output: Path, inputs: Inputs, option: str = "--output",
         if source == target:
             if name in may_be_output:
                 continue
-            raise ConfigError(f"{option} {output} is the input {name} {path}; write the output to another path")
+            raise ConfigError(f"{option} {output} is also the {name} {path}; write the output to another path")
         if target in source.parents:
             raise ConfigError(f"{name} {path} lies inside {option} {output}, which this run replaces; move it out "
                               "of the output directory first")
         if source in target.parents:
-            raise ConfigError(f"{option} {output} lies inside the input {name} {path}; write the output outside it")
+            raise ConfigError(f"{option} {output} lies inside the {name} {path}; write the output outside it")
 
 
 def check_writable(output: Path, option: str = "--output") -> None:
@@ -96,8 +96,8 @@ def check_existing_dir(output: Path, kind: str, overwrite: bool, option: str = "
     """An existing directory is replaced only with `overwrite`, and only when `kind` wrote all of it."""
     if output.exists() and not output.is_dir():
         raise OutputExistsError(f"{option} {output} exists and is not a directory")
-    if not output.is_dir() or not any(output.iterdir()):
-        return
+    if not output.is_dir() or not any(entry.name != MARKER for entry in output.iterdir()):
+        return  # a run that stopped before writing anything leaves only its marker
     if not overwrite:
         raise OutputExistsError(f"output directory {output} is not empty; pass overwrite=True (--overwrite) to "
                                 "replace it")
@@ -119,8 +119,8 @@ def check_resumable_dir(output: Path, kind: str, state_file: str, option: str = 
         raise OutputExistsError(f"{option} {output} exists and is not a directory")
     entries = sorted(entry.name for entry in output.iterdir()) if output.is_dir() else []
     if entries and state_file not in entries:
-        raise OutputExistsError(f"{option} {output} is not empty and holds no sentforge {kind} run ({state_file}) "
-                                f"but {entries[0]}; choose a new directory")
+        raise OutputExistsError(f"{option} {output} is not empty and holds no {kind} run ({state_file}) but "
+                                f"{entries[0]}; choose a new directory")
 
 
 def check_existing_file(output: Path, file_format: str, overwrite: bool, option: str = "--output") -> None:
