@@ -15,7 +15,7 @@ import pytest
 
 import sentforge
 import sentforge.evaluation as evaluation
-from sentforge.adaptation.racing import Reference, decide, evaluation_cadence
+from sentforge.adaptation.racing import Race, Reference, decide, encodings_kept, evaluation_cadence
 from sentforge.adaptation.run import _Runner
 from sentforge.evaluation.paired import ItemScores
 
@@ -36,6 +36,30 @@ LONG_TSDAE = {"tsdae": {"lr": 1e-3, "steps": 60}, "mnrl": {"lr": 1e-3, "batch_si
 ])
 def test_the_default_cadence_is_minutes_of_training_and_at_least_four_evaluations(seconds_per_step, steps, expected):
     assert evaluation_cadence(seconds_per_step, steps) == expected
+
+
+def test_a_racing_evaluation_encodes_the_dev_texts_once_and_returns_the_tasks_metrics(tiny_bert_dir, domain):  # noqa: F811
+    task, encoder = evaluation.load_dataset(domain / "dev.jsonl"), sentforge.load(tiny_bert_dir)
+    expected, items = task.evaluate(encoder), task.item_scores(encoder)
+    calls = []
+    encode = encoder.encode
+
+    def counted(texts, *args, **kwargs):
+        calls.append(len(texts))
+        return encode(texts, *args, **kwargs)
+
+    encoder.encode = counted
+    start = Reference("m.start", items)
+    decisions = []
+    race = Race(task, start, None, expected["map"], 0, decisions.append, lambda: 60.0)
+    assert race.evaluate(encoder) == expected and len(calls) == 1
+    with encodings_kept(encoder):  # a copy each time: changing one result changes no other
+        first = encoder.encode(TEXTS[:3])
+        first[:] = 0
+        assert not np.allclose(encoder.encode(TEXTS[:3]), 0) and len(calls) == 2
+    assert encoder.encode is counted  # the wrapped method is back
+    # The same model as the start: no reason to stop it.
+    assert race.pending is None and decisions == []
 
 
 def _mean(values) -> ItemScores:

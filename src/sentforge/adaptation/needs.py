@@ -29,12 +29,12 @@ class Needs:
         steps, every = self._planned_steps(candidate), self.cadence(candidate)
         if candidate.after is None:
             steps -= self.state.probes.get(candidate.name, {}).get("steps", 0)
-            return shares.need(steps, self.step_cost(candidate), every, costs, racing=self.train.race)
+            return shares.need(steps, self.step_cost(candidate), every, costs)
         before = self.state.results.get(candidate.after)
         tsdae = next(c for c in self.planned if c.name == candidate.after)
         runs = len(rungs(before, self.state.run_dir(candidate.after))) if before and before["status"] == "done" \
             else len(self.snapshots(tsdae)) + 1
-        return shares.need(steps, self.step_cost(candidate), every, costs, runs, racing=self.train.race)
+        return shares.need(steps, self.step_cost(candidate), every, costs, runs)
 
     def cadence(self, candidate: Candidate) -> int:
         """Steps between the candidate's dev evaluations: --eval-every, else from its cost per step."""

@@ -22,9 +22,11 @@ and the leader, which neither expresses (and candidates run one after another, s
 
 from __future__ import annotations
 
+import copy
 import logging
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -87,11 +89,13 @@ class Race:
         self.pending: dict[str, Any] | None = None
 
     def evaluate(self, encoder: Any) -> dict[str, Any]:
-        metrics = dict(self.task.evaluate(encoder))
+        with encodings_kept(encoder):
+            metrics = dict(self.task.evaluate(encoder))
+            items = self.task.item_scores(encoder) if self.stopped is None else None
         score = float(metrics[self.task.metadata.main_metric])
         new_best, self.best = score > self.best, max(score, self.best)
-        if self.stopped is None:
-            decision = decide(self.task.item_scores(encoder), self.start, self.leader, new_best, self.seed)
+        if items is not None:
+            decision = decide(items, self.start, self.leader, new_best, self.seed)
             self.pending = None if decision is None else {**decision, "dev": score}
         return metrics
 
@@ -107,6 +111,31 @@ class Race:
                         self.stopped["against"])
         if self.stopped is not None and state.step >= self.stopped["step"]:
             state.should_stop, state.stop_reason = True, STOP_REASON
+
+
+@contextmanager
+def encodings_kept(encoder: Any) -> Iterator[None]:
+    """While open, `encoder.encode` of the same texts with the same options returns a copy of the first call's
+    vectors: the dev task's metrics and its per-unit scores encode the same texts once."""
+    encode, kept, own = encoder.encode, {}, "encode" in vars(encoder)
+
+    def once(texts: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            key = hash((texts if isinstance(texts, str) else tuple(texts), args, tuple(sorted(kwargs.items()))))
+        except TypeError:  # an unhashable option: encoded as asked
+            return encode(texts, *args, **kwargs)
+        if key not in kept:
+            kept[key] = encode(texts, *args, **kwargs)
+        return copy.deepcopy(kept[key])
+
+    encoder.encode = once
+    try:
+        yield
+    finally:
+        if own:  # an encode set on this object before
+            encoder.encode = encode
+        else:
+            del encoder.encode  # the class's method again
 
 
 def racing_lines(report: dict[str, Any]) -> list[str]:

@@ -1,8 +1,7 @@
 """Each trained candidate's time limit, planned from what its steps cost.
 
 A candidate's need is its training steps times its measured seconds per step (probe.py), plus its dev
-evaluations (one every `eval_every` steps, and one more; twice as long with racing, which scores the dev units
-too) and a test evaluation, timed on the start model.
+evaluations (one every `eval_every` steps, and one more) and a test evaluation, timed on the start model.
 Equal wall-clock slices would give a slow candidate (a large batch, a decoder) too little time to end its
 schedule and a fast one more than it can use. The time available is shared in proportion to the needs of the
 candidates still to run: when they fit, each gets its need or more (a cost from a few probe steps is a noisy
@@ -20,13 +19,10 @@ from statistics import fmean
 from sentforge.adaptation.budget import Costs
 
 
-def need(steps: int, seconds_per_step: float, eval_every: int, costs: Costs, runs: int = 1,
-         racing: bool = False) -> float:
+def need(steps: int, seconds_per_step: float, eval_every: int, costs: Costs, runs: int = 1) -> float:
     """Seconds for `runs` trainings of `steps` steps each (the TSDAE ladder runs MNRL once per rung), their
-    dev evaluations (twice the start model's with racing, which scores the dev units too), and one test
-    evaluation."""
-    evaluation_s = (2 if racing else 1) * costs.dev_s
-    return runs * (steps * seconds_per_step + (steps // eval_every + 1) * evaluation_s) + costs.test_s
+    dev evaluations, and one test evaluation."""
+    return runs * (steps * seconds_per_step + (steps // eval_every + 1) * costs.dev_s) + costs.test_s
 
 
 def step_cost(name: str, measured: Mapping[str, float], like: str | None = None) -> float:
