@@ -1,13 +1,15 @@
 """An adapt run for tests/test_adapt.py, run as a subprocess that may be SIGKILLed.
 
-usage: adapt_worker.py MODEL_DIR DATA_DIR OUTPUT [--kill-in-candidate N --kill-at-step S]
-Kills itself (SIGKILL) at step S of the N-th trained candidate (1-based; S beyond the probe's steps), after
-that step's checkpoint.
+usage: adapt_worker.py MODEL_DIR DATA_DIR OUTPUT [--kill-in-candidate N --kill-at-step S] [--penalise METHOD]
+Kills itself (SIGKILL) at step S of the N-th run of a trained candidate that reaches it (probes included), after
+that step's checkpoint. --penalise: the dev and test scores of every model of that method's candidate are 100
+points lower (`penalise`), so that racing stops it at its first evaluation.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import signal
 from pathlib import Path
@@ -30,13 +32,55 @@ def run(model_dir: str | Path, data: str | Path, output: str | Path, callbacks=(
                            labelled=data / "labelled.jsonl", test=data / "test.jsonl", callbacks=callbacks, **FAST)
 
 
+PENALTY = 100.0
+
+
+def penalise(method: str) -> None:
+    """Take PENALTY points off every dev and test score (the main metric and each unit's) of the models of
+    `method`'s candidate: those scored while it trains or is recorded. Patches the dev/test loader and the
+    runner of this process."""
+    import sentforge.evaluation as evaluation
+    from sentforge.adaptation.run import _Runner
+
+    current = {"method": None}
+    train_run, load_dataset = _Runner._train_run, evaluation.load_dataset
+
+    def tracked(self, candidate, *args, **kwargs):
+        current["method"] = candidate.method.name
+        return train_run(self, candidate, *args, **kwargs)
+
+    def penalised(*args, **kwargs):
+        task = load_dataset(*args, **kwargs)
+        evaluate, item_scores = task.evaluate, task.item_scores
+
+        def lower(encoder):
+            metrics = dict(evaluate(encoder))
+            if current["method"] == method:
+                metrics[task.metadata.main_metric] -= PENALTY
+            return metrics
+
+        def lower_items(encoder):
+            items = item_scores(encoder)
+            if current["method"] != method:
+                return items
+            return dataclasses.replace(items, values=items.values - PENALTY)
+
+        task.evaluate, task.item_scores = lower, lower_items
+        return task
+
+    _Runner._train_run, evaluation.load_dataset = tracked, penalised
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     for name in ("model_dir", "data", "output"):
         parser.add_argument(name)
     parser.add_argument("--kill-in-candidate", type=int)
     parser.add_argument("--kill-at-step", type=int)
+    parser.add_argument("--penalise")
     args = parser.parse_args()
+    if args.penalise:
+        penalise(args.penalise)
     torch.set_num_threads(1)
     reached = [0]
 

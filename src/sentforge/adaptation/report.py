@@ -7,6 +7,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from sentforge.adaptation.racing import racing_lines
 from sentforge.io import atomic_file, save_json
 
 logger = logging.getLogger(__name__)
@@ -59,7 +60,7 @@ def markdown(report: dict[str, Any]) -> str:
     lines += ["", f"Dev: `{report['dev']}` ({metric}); test: " + (f"`{report['test']}` ({test_metric}), reported "
               "only, never used for a choice." if report.get("test") else "none."),
               f"Budget: {report['budget_minutes']:g} min; used {report['wall_s'] / 60:.1f} min of wall time.",
-              *_step_costs(report["candidates"]), "",
+              *_step_costs(report["candidates"]), "", *racing_lines(report), "",
               *_hygiene_lines(report["hygiene"]), "",
               f"Dev gain: the candidate's dev {metric} minus {selection['base']}'s, with the 95 % paired bootstrap "
               "interval (resampling the dev queries or pairs).", "",

@@ -10,6 +10,7 @@ See docs/adapt.md for the candidates and the budget, resume and selection rules.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import time
@@ -26,18 +27,21 @@ from sentforge.adaptation.distil import ENCODE_SAMPLE, distil_plan, encode_rate
 from sentforge.adaptation.extension import cut_candidates
 from sentforge.adaptation.hygiene import apply_hygiene
 from sentforge.adaptation.inputs import AdaptInputs, file_digest, read_inputs
-from sentforge.adaptation.intervals import dev_gains, items_path, save_items
+from sentforge.adaptation.intervals import dev_gains, items_path, load_items, save_items
 from sentforge.adaptation.ladder import rung_name, rungs
 from sentforge.adaptation.meta import MAX_FIT_TEXTS, member_specs, run_meta
 from sentforge.adaptation.needs import Needs
 from sentforge.adaptation.probe import StepClock
+from sentforge.adaptation.racing import Race, Reference
 from sentforge.adaptation.report import write_report
 from sentforge.adaptation.scoring import main_score, metric_of
 from sentforge.adaptation.select import MODEL_DIR, best_start, check_rule, load_candidate, select, write_selected
-from sentforge.adaptation.state import STATE_FILE, AdaptState
+from sentforge.adaptation.state import RUNS_DIR, STATE_FILE, AdaptState
 from sentforge.adaptation.trained import TrainSettings, probe_trained, run_trained, timed, to_train
 from sentforge.errors import ConfigError, SentforgeError
 from sentforge.output_guard import guard_output, locked_output
+from sentforge.recipes.best import BEST_FILE
+from sentforge.recipes.run_dir import TRAINING_DIR
 
 logger = logging.getLogger(__name__)
 
@@ -48,11 +52,12 @@ META_RESERVE_SHARE = 0.25  # the most of the budget kept for the meta-embeddings
 @locked_output(ADAPT)
 def adapt(model: str | Sequence[str], unlabelled: str | os.PathLike, dev: str | os.PathLike,
           output: str | os.PathLike, *, labelled: str | os.PathLike | None = None, test: str | os.PathLike | None = None,
-          budget_minutes: float = 60.0, members: Sequence[str] = (), seed: int = 0, eval_every: int = 100,
-          candidates: Sequence[str] | None = None, max_epochs: int = 10, meta_members: int = 2,
-          device: str | None = None, show_progress: bool | None = None,
+          budget_minutes: float = 60.0, members: Sequence[str] = (), seed: int = 0,
+          eval_every: int | None = None, candidates: Sequence[str] | None = None, max_epochs: int = 10,
+          meta_members: int = 2, device: str | None = None, show_progress: bool | None = None,
           overrides: dict[str, dict[str, Any]] | None = None, select_rule: str = "significant",
-          keep_dev_texts: bool = False, callbacks: Sequence[Callable[[Any], None]] = ()) -> dict[str, Any]:
+          keep_dev_texts: bool = False, race: bool = True, callbacks: Sequence[Callable[[Any], None]] = ()
+          ) -> dict[str, Any]:
     """Run the candidates within the budget, write OUTPUT (model/, report.md, report.json, dev-curve.png,
     runs/, adapt.json) and return the report (what report.json holds).
 
@@ -64,7 +69,10 @@ def adapt(model: str | Sequence[str], unlabelled: str | os.PathLike, dev: str | 
     select_rule: "significant" (a candidate replaces the start model only when its dev gain's 95 % paired
     bootstrap interval lies above 0; the simplest of those within one standard error of the best) or "best"
     (the highest dev score). keep_dev_texts: train on unlabelled texts and pairs that are dev or test texts
-    (or near copies); by default they are dropped before any training.
+    (or near copies); by default they are dropped before any training. eval_every: steps between the dev
+    evaluations of a trained candidate; None: about every 2.5 minutes of its training at its probed cost per
+    step (racing.py). race: stop a trained candidate at a dev evaluation where it is significantly below the
+    start model (or below the leader and no longer improving), its time going to the others.
     callbacks: called with the TrainerState after every training step (of every trained candidate).
     A rerun of the same call resumes; a different call on the same output is refused.
     """
@@ -82,7 +90,7 @@ def adapt(model: str | Sequence[str], unlabelled: str | os.PathLike, dev: str | 
         "models": [str(m) for m in models], "unlabelled": _file(unlabelled), "dev": _file(dev),
         "labelled": None if labelled is None else _file(labelled), "test": None if test is None else _file(test),
         "members": [str(m) for m in members], "candidates": methods, "seed": seed, "device": device,
-        "select": select_rule, "keep_dev_texts": keep_dev_texts, **settings})
+        "select": select_rule, "keep_dev_texts": keep_dev_texts, "race": race, **settings})
     resumed = state.open()
     if resumed:
         logger.info("resuming the adapt run in %s (%d candidates finished)", output, len(state.results))
@@ -96,7 +104,7 @@ def adapt(model: str | Sequence[str], unlabelled: str | os.PathLike, dev: str | 
         state.results.setdefault(name, {"kind": "train", "status": "not applicable", "reason": reason,
                                         "method": name.rsplit(".", 1)[-1]})
     budget = Budget(budget_minutes * 60.0, state.spent())
-    train = TrainSettings(eval_every, max_epochs, seed, device, show_progress, settings["overrides"])
+    train = TrainSettings(eval_every, max_epochs, seed, device, show_progress, settings["overrides"], race)
     runner = _Runner(state, inputs, budget, train, list(members), meta_members, list(callbacks), planned)
     progress = tqdm(planned, desc="adapt", unit="candidate", disable=show_progress is False, dynamic_ncols=True)
     for candidate in progress:
@@ -167,6 +175,7 @@ class _Runner:
             kept = {key: earlier[key] for key in ("kind", "method", "model")}
             self._record(candidate, {**kept, **result, "commands": earlier["commands"] + result["commands"][-1:],
                                      "wall_s": round(earlier["wall_s"] + result["wall_s"], 2),
+                                     "share_s": round(earlier.get("share_s", 0.0) + result["share_s"], 1),
                                      "extensions": earlier.get("extensions", 0) + 1})
             if result["steps"] == earlier["steps"]:  # no step fitted: give up rather than loop
                 return
@@ -207,6 +216,11 @@ class _Runner:
             share, why = self._share(candidate)
             if share is None:
                 return {"status": "skipped", "reason": why}
+        result = self._trained_within(candidate, share, extend, start, options)
+        return result if result["status"] != "done" else result | {"share_s": round(share, 1)}
+
+    def _trained_within(self, candidate: Candidate, share: float, extend: bool, start: str | None,
+                        options: dict[str, Any] | None) -> dict[str, Any]:
         if candidate.after is None:
             return self._train_run(candidate, share, start or candidate.model, self.state.run_dir(candidate.name),
                                    extend, options, self.needs.snapshots(candidate))
@@ -236,7 +250,7 @@ class _Runner:
         # Every candidate still to run is probed before the first plan (each within an equal share): a need
         # planned from another candidate's cost per step would be off by the ratio of their steps' costs.
         for probed in [c for c in left if c.after is None and c.name not in self.state.probes]:
-            clock = StepClock(self.train.eval_every)
+            clock = StepClock(self.needs.probe_cadence())
             probe = self._train_run(probed, equal, probed.model, self.state.run_dir(probed.name),
                                     snapshots=self.needs.snapshots(probed), probe=clock)
             self.state.probed(probed.name, {"seconds_per_step": clock.seconds_per_step()
@@ -273,28 +287,65 @@ class _Runner:
                    options: dict[str, Any] | None = None, snapshots: list[int] = (),
                    stop_at: int | None = None, probe: StepClock | None = None) -> dict[str, Any]:
         """One recipe run of `candidate` from `start` into `run_dir` within `share` seconds (and `stop_at`
-        steps at most, the planned schedule unchanged); with `probe`, only its first steps: {steps, wall_s}."""
+        steps at most, the planned schedule unchanged), raced at its dev evaluations (racing.py); with `probe`,
+        only its first steps: {steps, wall_s}."""
         costs = self._costs()
-        probed = self.state.probes.get(candidate.name, {}).get("steps")
+        key = run_dir.relative_to(self.state.output / RUNS_DIR).as_posix()
+        raced = self.state.races.get(key)
+        # A run that racing stopped is finished, its probe's included: it is taken up, never continued.
+        probed = None if raced else self.state.probes.get(candidate.name, {}).get("steps")
         prior = self.state.prior_elapsed(candidate.name) if probe or to_train(run_dir, extend, probed) else 0.0
         # Room for the evaluation at the step that crosses the limit and for the test evaluation.
         time_limit = max(share - prior - costs.dev_s - costs.test_s, costs.dev_s, 1.0)
         started = time.monotonic()
 
+        def elapsed() -> float:
+            return prior + time.monotonic() - started
+
         def beat(state: Any) -> None:
-            self.state.beat(candidate.name, prior + time.monotonic() - started)
+            self.state.beat(candidate.name, elapsed())
             if stop_at is not None and state.step >= stop_at:
                 state.should_stop = True
 
+        race = self._race(candidate, run_dir, key, elapsed)
+        callbacks = [beat, *([race.after_step] if race else []), *([probe] if probe else []), *self.callbacks]
         self.state.beat(candidate.name, prior, force=True)
         if probe is not None:
             steps = probe_trained(candidate, start, self.inputs, run_dir, self.state.output / "data", self.train,
-                                  time_limit, [beat, probe, *self.callbacks], snapshots)
-            return {"steps": steps, "wall_s": round(prior + time.monotonic() - started, 2)}
+                                  time_limit, self.needs.probe_cadence(), callbacks, snapshots, race)
+            return {"steps": steps, "wall_s": round(elapsed(), 2)}
         result = timed(lambda: run_trained(candidate, start, self.inputs, run_dir, self.state.output / "data",
-                                           self.train, time_limit, [beat, *self.callbacks], extend, options,
-                                           snapshots, probed), prior)
-        return {"status": "done", "model_path": str(run_dir), "start": str(start), **result}
+                                           self.train, time_limit, self.needs.cadence(candidate), callbacks, extend,
+                                           options, snapshots, probed, race), prior)
+        raced = self.state.races.get(key)
+        return {"status": "done", "model_path": str(run_dir), "start": str(start), **result,
+                **({"race": raced} if raced else {})}
+
+    def _race(self, candidate: Candidate, run_dir: Path, key: str, elapsed: Callable[[], float]) -> Race | None:
+        """The racing evaluator of this run: against the best start model and the leader (the other finished
+        candidate with the highest dev score) on the dev units; None when racing is off."""
+        if not self.train.race:
+            return None
+        done = {name: r for name, r in self.state.results.items()
+                if r.get("status") == "done" and name != candidate.name
+                and items_path(self.state.output, name).is_file()}
+        starts = [name for name, r in done.items() if r["kind"] == "start"]
+        if not starts:
+            return None
+        start = best_start(done, starts)
+        leader = max(done, key=lambda name: done[name]["dev"])
+        # The candidate's best so far: its start model's score, or what this run reached before it was resumed.
+        saved = run_dir / TRAINING_DIR / BEST_FILE
+        best = max(done[start]["dev"], json.loads(saved.read_text(encoding="utf-8"))["value"]) \
+            if saved.is_file() else done[start]["dev"]
+
+        def record(decision: dict[str, Any]) -> None:
+            minutes = (self.budget.total_s - self.budget.remaining()) / 60
+            self.state.raced(key, {**decision, "adapt_minutes": round(minutes, 2)})
+
+        return Race(self.inputs.dev, Reference(start, load_items(self.state.output, start)),
+                    Reference(leader, load_items(self.state.output, leader)), best, self.train.seed, record, elapsed,
+                    self.state.races.get(key))
 
     def _distil(self, candidate: Candidate) -> dict[str, Any]:
         meta, member, why = distil_plan(self.state.results)
@@ -359,13 +410,13 @@ def _finish(state: AdaptState, inputs: AdaptInputs, order: list[str], budget_min
     return report
 
 
-def _checked_settings(models: list, budget_minutes: float, eval_every: int, max_epochs: int, meta_members: int,
+def _checked_settings(models: list, budget_minutes: float, eval_every: int | None, max_epochs: int, meta_members: int,
                       overrides: dict[str, dict[str, Any]] | None) -> dict[str, Any]:
     if not models:
         raise ConfigError("--model: give at least one start model")
     if not budget_minutes > 0:
         raise ConfigError(f"--budget-minutes must be positive, got {budget_minutes}")
-    for name, value in (("--eval-every", eval_every), ("--max-epochs", max_epochs)):
+    for name, value in (("--eval-every", 1 if eval_every is None else eval_every), ("--max-epochs", max_epochs)):
         if not isinstance(value, int) or value < 1:
             raise ConfigError(f"{name} must be a positive whole number, got {value}")
     if meta_members < 0:

@@ -25,8 +25,9 @@ HEARTBEAT_SECONDS = 5.0  # how often the running candidate's elapsed time is sav
 class AdaptState:
     """`results` (finished or skipped candidates by name), `running` (the candidate in progress and its
     elapsed seconds), `measured` (timings of the start model's evaluations), `probes` (each probed trained
-    candidate's seconds per step, probe steps and wall seconds: a rerun does not probe it again); `save()`
-    writes them."""
+    candidate's seconds per step, probe steps and wall seconds: a rerun does not probe it again), `races`
+    (racing's decision to stop a candidate, saved as it is taken: a rerun keeps it stopped); `save()` writes
+    them."""
 
     def __init__(self, output: str | os.PathLike, settings: dict[str, Any]) -> None:
         self.output = Path(output)
@@ -36,6 +37,7 @@ class AdaptState:
         self.running: dict[str, Any] | None = None
         self.measured: dict[str, float] = {}
         self.probes: dict[str, dict[str, float]] = {}
+        self.races: dict[str, dict[str, Any]] = {}
         self._last_beat = 0.0
 
     def open(self) -> bool:
@@ -51,6 +53,7 @@ class AdaptState:
                                   f"{', '.join(changed)}); rerun that command to resume it, or choose a new --output")
             self.results, self.running = saved["results"], saved.get("running")
             self.measured, self.probes = saved.get("measured", {}), saved.get("probes", {})
+            self.races = saved.get("races", {})
             return True
         if self.output.is_dir() and any(self.output.iterdir()):
             raise OutputExistsError(f"--output {self.output} is not empty and holds no adapt run ({STATE_FILE}); "
@@ -92,6 +95,11 @@ class AdaptState:
             self.running = None
         self.save()
 
+    def raced(self, name: str, decision: dict[str, Any]) -> None:
+        """Record racing's decision to stop the candidate (racing.py), before its run stops."""
+        self.races[name] = decision
+        self.save()
+
     def prior_elapsed(self, name: str) -> float:
         """Seconds the candidate ran before: before an interruption, or in its probe."""
         if self.running and self.running["name"] == name:
@@ -100,4 +108,4 @@ class AdaptState:
 
     def save(self) -> None:
         save_json(self.path, {"settings": self.settings, "results": self.results, "running": self.running,
-                              "measured": self.measured, "probes": self.probes})
+                              "measured": self.measured, "probes": self.probes, "races": self.races})

@@ -1,5 +1,6 @@
-"""A trained candidate: one library recipe run with dev evaluation every K steps, its best checkpoint
-kept, resumable from its checkpoints; and the `sentforge train` line that reproduces it."""
+"""A trained candidate: one library recipe run with dev evaluation every K steps (its own cadence, see
+racing.py), its best checkpoint kept, resumable from its checkpoints; and the `sentforge train` line that
+reproduces it."""
 
 from __future__ import annotations
 
@@ -23,12 +24,13 @@ METRICS_FILE = Path("training") / "metrics.jsonl"
 class TrainSettings:
     """What every trained candidate shares."""
 
-    eval_every: int
+    eval_every: int | None  # --eval-every; None: each candidate's cadence from its probe (racing.py)
     max_epochs: int
     seed: int
     device: str | None
     show_progress: bool | None
     overrides: dict[str, dict[str, Any]]  # per method: recipe settings replacing adapt's
+    race: bool = True  # stop candidates that cannot win at their dev evaluations (racing.py)
 
 
 def training_data(candidate: Candidate, inputs: AdaptInputs, data_dir: Path) -> tuple[Path, int]:
@@ -63,20 +65,23 @@ def recipe_settings(candidate: Candidate, examples: int, settings: TrainSettings
 
 
 def run_trained(candidate: Candidate, start: str, inputs: AdaptInputs, run_dir: Path, data_dir: Path,
-                settings: TrainSettings, time_limit: float, callbacks: Sequence[Callable[[Any], None]] = (),
-                extend: bool = False, options: dict[str, Any] | None = None, snapshots: Sequence[int] = (),
-                probed: int | None = None) -> dict[str, Any]:
+                settings: TrainSettings, time_limit: float, eval_every: int,
+                callbacks: Sequence[Callable[[Any], None]] = (), extend: bool = False,
+                options: dict[str, Any] | None = None, snapshots: Sequence[int] = (), probed: int | None = None,
+                evaluator: Any = None) -> dict[str, Any]:
     """Train (or resume, or take up the finished run in `run_dir`) and return the candidate's result:
     its dev score (the best evaluated checkpoint's), every evaluation, steps, the reproducing command.
     `extend`: continue a run that a time limit stopped, from its last checkpoint, for `time_limit` more
     seconds (the same weights as a run never stopped). `options`: the recipe's own options (distil's teacher).
     `snapshots`: steps at which the encoder is saved too (the TSDAE ladder). `probed`: the steps of the
-    candidate's probe (probe.py) in `run_dir`, a run to continue rather than to take up as finished."""
+    candidate's probe (probe.py) in `run_dir`, a run to continue rather than to take up as finished.
+    `evaluator`: the dev evaluator (a racing.Race), the dev task when None."""
     data, examples = training_data(candidate, inputs, data_dir)
     values = {**recipe_settings(candidate, examples, settings), **(options or {})}
     metric = metric_of(inputs.dev)
     if to_train(run_dir, extend, probed):
-        _train(candidate, start, data, values, inputs, run_dir, settings, time_limit, callbacks, extend, snapshots)
+        _train(candidate, start, data, values, inputs, run_dir, settings, time_limit, eval_every, callbacks, extend,
+               snapshots, evaluator)
     summary = json.loads((run_dir / SUMMARY_FILE).read_text(encoding="utf-8"))
     evaluations = read_evaluations(run_dir / METRICS_FILE, metric)
     best = summary.get("best")
@@ -87,10 +92,11 @@ def run_trained(candidate: Candidate, start: str, inputs: AdaptInputs, run_dir: 
         best = {"step": summary["steps"], "value": value}
         evaluations.append({"step": summary["steps"], "score": value})
     command = train_command(candidate.method.recipe, start, data, run_dir, inputs.dev_path, values, settings,
-                            time_limit, resume=extend, snapshots=snapshots)
+                            time_limit, eval_every, resume=extend, snapshots=snapshots)
     return {"dev": best["value"], "best_step": best["step"], "steps": summary["steps"],
             "planned_steps": values["steps"], "stopped": summary.get("stopped"), "examples": examples,
-            "evaluations": evaluations, "commands": [command], "time_limit_s": round(time_limit, 1)}
+            "evaluations": evaluations, "commands": [command], "time_limit_s": round(time_limit, 1),
+            "eval_every": eval_every}
 
 
 def to_train(run_dir: Path, extend: bool = False, probed: int | None = None) -> bool:
@@ -99,23 +105,24 @@ def to_train(run_dir: Path, extend: bool = False, probed: int | None = None) -> 
 
 
 def probe_trained(candidate: Candidate, start: str, inputs: AdaptInputs, run_dir: Path, data_dir: Path,
-                  settings: TrainSettings, time_limit: float, callbacks: Sequence[Callable[[Any], None]],
-                  snapshots: Sequence[int] = ()) -> int:
+                  settings: TrainSettings, time_limit: float, eval_every: int,
+                  callbacks: Sequence[Callable[[Any], None]], snapshots: Sequence[int] = (), evaluator: Any = None
+                  ) -> int:
     """Start (or restart) the candidate's run until a callback stops it (probe.py); the steps it reached."""
     data, examples = training_data(candidate, inputs, data_dir)
     _train(candidate, start, data, recipe_settings(candidate, examples, settings), inputs, run_dir, settings,
-           time_limit, callbacks, False, snapshots)
+           time_limit, eval_every, callbacks, False, snapshots, evaluator)
     return _steps(run_dir)
 
 
 def _train(candidate: Candidate, start: str, data: Path, values: dict[str, Any], inputs: AdaptInputs, run_dir: Path,
-           settings: TrainSettings, time_limit: float, callbacks: Sequence[Callable[[Any], None]], extend: bool,
-           snapshots: Sequence[int]) -> None:
+           settings: TrainSettings, time_limit: float, eval_every: int, callbacks: Sequence[Callable[[Any], None]],
+           extend: bool, snapshots: Sequence[int], evaluator: Any = None) -> None:
     """The recipe run, resumed from its last checkpoint when one is there."""
     from sentforge.recipes.api import run_recipe
 
-    run_recipe(candidate.method.recipe, start, data, run_dir, reading=READING, evaluator=inputs.dev,
-               eval_every=settings.eval_every, select=metric_of(inputs.dev), checkpoint_every=settings.eval_every,
+    run_recipe(candidate.method.recipe, start, data, run_dir, reading=READING, evaluator=evaluator or inputs.dev,
+               eval_every=eval_every, select=metric_of(inputs.dev), checkpoint_every=eval_every,
                keep_last=1, resume=extend or (run_dir / "training").is_dir(), device=settings.device,
                seed=settings.seed, time_limit=time_limit, show_progress=settings.show_progress, callbacks=callbacks,
                snapshots=snapshots, **values)
@@ -134,8 +141,8 @@ def read_evaluations(path: Path, metric: str) -> list[dict[str, Any]]:
 
 
 def train_command(recipe: str, start: str, data: Path, run_dir: Path, dev: Path, values: dict[str, Any],
-                  settings: TrainSettings, time_limit: float, resume: bool = False, snapshots: Sequence[int] = ()
-                  ) -> str:
+                  settings: TrainSettings, time_limit: float, eval_every: int, resume: bool = False,
+                  snapshots: Sequence[int] = ()) -> str:
     """The `sentforge train` line that runs this candidate's recipe with the same settings."""
     from sentforge.recipes import get_recipe
     from sentforge.recipes.registry import DATA_OPTIONS
@@ -146,8 +153,8 @@ def train_command(recipe: str, start: str, data: Path, run_dir: Path, dev: Path,
         parts += [f"--{key.replace('_', '-')}", str(value)]
     if get_recipe(recipe).data == "sentences":
         parts.append("--no-split")
-    parts += ["--dev", str(dev), "--eval-every", str(settings.eval_every), "--checkpoint-every",
-              str(settings.eval_every), "--keep-last", "1", "--time-limit", f"{time_limit:.0f}",
+    parts += ["--dev", str(dev), "--eval-every", str(eval_every), "--checkpoint-every",
+              str(eval_every), "--keep-last", "1", "--time-limit", f"{time_limit:.0f}",
               "--seed", str(settings.seed), *(["--resume"] if resume else []),
               *(["--snapshot-steps", ",".join(map(str, snapshots))] if snapshots else [])]
     if settings.device:

@@ -28,7 +28,9 @@ def adapt(
     candidates: Annotated[Optional[str], typer.Option(help="Comma-separated candidates to run (default: all): "
                                                            "tsdae, mnrl, tsdae+mnrl, pause, simcse, ct, meta-concat, "
                                                            "meta-gcca; the start model always runs.")] = None,
-    eval_every: Annotated[int, typer.Option(min=1, help="Score each trained candidate on dev every K steps.")] = 100,
+    eval_every: Annotated[Optional[int], typer.Option(min=1, help="Score each trained candidate on dev every K "
+                                                                  "steps (default: about every 2.5 minutes of its "
+                                                                  "training, from its timed first steps).")] = None,
     max_epochs: Annotated[int, typer.Option(min=1, help="At most this many epochs of each candidate's "
                                                         "data (TSDAE paper: 10).")] = 10,
     meta_members: Annotated[int, typer.Option(min=0, help="Best candidates combined in the "
@@ -40,6 +42,9 @@ def adapt(
     keep_dev_texts: Annotated[bool, typer.Option(help="Train on the unlabelled texts and pairs that are dev or test "
                                                       "texts or near copies (dropped by default); dev scores of the "
                                                       "candidates trained on them are then optimistic.")] = False,
+    race: Annotated[bool, typer.Option(help="Stop a trained candidate at a dev evaluation where it is significantly "
+                                            "below the start model (or below the leader and no longer improving); "
+                                            "its time goes to the others.")] = True,
     device: DeviceOpt = None,
     seed: SeedOpt = 0,
 ) -> None:
@@ -53,7 +58,7 @@ def adapt(
     report = run_adapt(model, unlabelled, dev, output, labelled=labelled, test=test, budget_minutes=budget_minutes,
                        members=member, seed=seed, eval_every=eval_every, candidates=names, max_epochs=max_epochs,
                        meta_members=meta_members, device=device, select_rule=select,
-                       keep_dev_texts=keep_dev_texts)
+                       keep_dev_texts=keep_dev_texts, race=race)
     chosen = report["candidates"][report["selected"]]
     typer.echo(f"selected {report['selected']}: dev {report['metric']} {chosen['dev']:.2f}; wrote {output}/model, "
                f"{output}/report.md, {output}/report.json")

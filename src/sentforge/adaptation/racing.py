@@ -1,0 +1,166 @@
+"""Racing: a trained candidate that cannot win is stopped at a dev evaluation, and its time goes to the others.
+
+At every dev evaluation of a trained candidate (its probe's included) the evaluated model's per-unit dev scores
+are compared with those of the best start model, and with those of the leader (the finished candidate with the
+highest dev score), by the paired bootstrap of intervals.py on the same dev units. The candidate is stopped when
+
+- the upper bound of the 95 % interval of its gain over the start model is below 0 (it is significantly worse
+  than the model it would replace), or
+- the upper bound of the interval of its difference from the leader is below 0 and this evaluation is no new
+  best of its own (a candidate still climbing is not judged by an early rung; one that fell back or stayed
+  flat is not catching up).
+
+A stopped candidate keeps its best evaluated checkpoint as its model, and the decision (step, minutes, the
+interval) is saved in OUTPUT/adapt.json before the run stops, so that a resumed run keeps it stopped. Its
+unused time is the budget's: the next candidates' shares are planned from the time then left (shares.py), and
+what is left after the pass extends the candidates the time limit cut, the best dev score first (extension.py).
+
+Not Optuna's SuccessiveHalvingPruner or Ray Tune's ASHA: they rank trials by one intermediate value at shared
+rungs, while the decision here is a paired significance test on the shared dev units against the start model
+and the leader, which neither expresses (and candidates run one after another, so an early one has no peers).
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import math
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from sentforge.evaluation.paired import ItemScores, paired_bootstrap
+
+logger = logging.getLogger(__name__)
+
+STOP_REASON = "racing"  # the trainer's stop reason (train.json "stopped") of a raced candidate
+EVALUATION_SECONDS = 150.0  # the default dev evaluation cadence: about every 2.5 minutes of a candidate's training
+MIN_EVALUATIONS = 4  # at least this many evaluations over a planned schedule, however fast its steps
+RESAMPLES = 2000  # paired bootstrap resamples of one racing decision (the final intervals use intervals.RESAMPLES)
+CONFIDENCE = 0.95
+
+
+def evaluation_cadence(seconds_per_step: float, planned_steps: int) -> int:
+    """Steps between dev evaluations when --eval-every is not given: about EVALUATION_SECONDS of the candidate's
+    training at its probed cost per step, and at least MIN_EVALUATIONS over its planned schedule."""
+    spread = max(1, math.ceil(planned_steps / MIN_EVALUATIONS))
+    if seconds_per_step <= 0:
+        return spread
+    return max(1, min(round(EVALUATION_SECONDS / seconds_per_step), spread))
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A model the candidate is compared with: its name and per-unit dev scores."""
+
+    name: str
+    items: ItemScores
+
+
+def decide(items: ItemScores, start: Reference, leader: Reference | None, new_best: bool, seed: int,
+           resamples: int = RESAMPLES) -> dict[str, Any] | None:
+    """The reason to stop a candidate whose evaluated model scored `items` (with the interval that decided it),
+    or None to let it run on."""
+    gain = paired_bootstrap(start.items, items, resamples, CONFIDENCE, seed)
+    if gain.high < 0:
+        return {"reason": "below the start", "against": start.name, "gain": gain.to_json()}
+    if leader is not None and leader.name != start.name and not new_best:
+        behind = paired_bootstrap(leader.items, items, resamples, CONFIDENCE, seed)
+        if behind.high < 0:
+            return {"reason": "below the leader", "against": leader.name, "gain": behind.to_json()}
+    return None
+
+
+class Race:
+    """The dev evaluator of one training run (the trainer calls it through KeepBest) and a trainer callback.
+
+    `evaluate`: scores the model on the dev task (its metrics are returned unchanged) and on its units, and
+    decides (`decide`). `after_step`, the callback: records a decision through `record` and stops the run.
+    `stopped`: a decision recorded by an earlier, interrupted call of the same candidate, which stops the run
+    as soon as it reaches that step. `elapsed`: the candidate's seconds so far."""
+
+    def __init__(self, task: Any, start: Reference, leader: Reference | None, start_score: float, seed: int,
+                 record: Callable[[dict[str, Any]], None], elapsed: Callable[[], float],
+                 stopped: dict[str, Any] | None = None) -> None:
+        self.task, self.start, self.leader, self.seed = task, start, leader, seed
+        self.record, self.elapsed, self.stopped = record, elapsed, stopped
+        self.best = start_score  # the candidate's step 0 is its start model
+        self.pending: dict[str, Any] | None = None
+
+    def evaluate(self, encoder: Any) -> dict[str, Any]:
+        with encodings_kept(encoder):
+            metrics = dict(self.task.evaluate(encoder))
+            items = self.task.item_scores(encoder) if self.stopped is None else None
+        score = float(metrics[self.task.metadata.main_metric])
+        new_best, self.best = score > self.best, max(score, self.best)
+        if items is not None:
+            decision = decide(items, self.start, self.leader, new_best, self.seed)
+            self.pending = None if decision is None else {**decision, "dev": score}
+        return metrics
+
+    def after_step(self, state: Any) -> None:
+        if self.pending is not None:
+            self.stopped = {"step": state.step, **self.pending,
+                            "candidate_minutes": round(self.elapsed() / 60, 2)}
+            self.pending = None
+            self.record(self.stopped)
+            gain = self.stopped["gain"]
+            logger.info("racing: stopped at step %d: %s (%+.2f [%+.2f, %+.2f] against %s)", state.step,
+                        self.stopped["reason"], gain["difference"], gain["low"], gain["high"],
+                        self.stopped["against"])
+        if self.stopped is not None and state.step >= self.stopped["step"]:
+            state.should_stop, state.stop_reason = True, STOP_REASON
+
+
+@contextmanager
+def encodings_kept(encoder: Any) -> Iterator[None]:
+    """While open, `encoder.encode` of the same texts with the same options returns a copy of the first call's
+    vectors: the dev task's metrics and its per-unit scores encode the same texts once."""
+    encode, kept, own = encoder.encode, {}, "encode" in vars(encoder)
+
+    def once(texts: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            key = hash((texts if isinstance(texts, str) else tuple(texts), args, tuple(sorted(kwargs.items()))))
+        except TypeError:  # an unhashable option: encoded as asked
+            return encode(texts, *args, **kwargs)
+        if key not in kept:
+            kept[key] = encode(texts, *args, **kwargs)
+        return copy.deepcopy(kept[key])
+
+    encoder.encode = once
+    try:
+        yield
+    finally:
+        if own:  # an encode set on this object before
+            encoder.encode = encode
+        else:
+            del encoder.encode  # the class's method again
+
+
+def racing_lines(report: dict[str, Any]) -> list[str]:
+    """report.md's lines on racing: which candidates it stopped, when and why, and the time each trained
+    candidate was given and used."""
+    candidates = report["candidates"]
+    stopped = []
+    for name, result in candidates.items():
+        race = result.get("race")
+        if race:
+            gain = race["gain"]
+            stopped.append(f"- {name}: stopped at step {race['step']} (minute {race['candidate_minutes']:.1f} of "
+                           f"its training, {race['adapt_minutes']:.1f} of the run), {race['reason']} "
+                           f"{race['against']}: {gain['difference']:+.2f} [{gain['low']:+.2f}, {gain['high']:+.2f}] "
+                           f"({100 * gain['confidence']:g} % paired interval)")
+    if not report["settings"].get("race", True):
+        lines = ["Racing: off (--no-race)."]
+    elif stopped:
+        lines = ["Racing stopped these candidates at a dev evaluation (significantly below the start model, or below "
+                 "the leader and no longer improving); their time went to the others:", "", *stopped]
+    else:
+        lines = ["Racing stopped no candidate."]
+    given = [f"{name} {result['share_s'] / 60:.1f} given, {result['wall_s'] / 60:.1f} used"
+             for name, result in candidates.items() if "share_s" in result]
+    if given:
+        lines += ["", "Minutes of the trained candidates (share of the budget given, wall time used): "
+                  + ", ".join(given) + "."]
+    return lines
