@@ -40,6 +40,9 @@ def adapt(
     keep_dev_texts: Annotated[bool, typer.Option(help="Train on the unlabelled texts and pairs that are dev or test "
                                                       "texts or near copies (dropped by default); dev scores of the "
                                                       "candidates trained on them are then optimistic.")] = False,
+    keep_checkpoints: Annotated[bool, typer.Option(help="Keep the candidates' training checkpoints once the run is "
+                                                        "done (by default each keeps its model and metrics).")
+                                ] = False,
     device: DeviceOpt = None,
     seed: SeedOpt = 0,
 ) -> None:
@@ -53,7 +56,7 @@ def adapt(
     report = run_adapt(model, unlabelled, dev, output, labelled=labelled, test=test, budget_minutes=budget_minutes,
                        members=member, seed=seed, eval_every=eval_every, candidates=names, max_epochs=max_epochs,
                        meta_members=meta_members, device=device, select_rule=select,
-                       keep_dev_texts=keep_dev_texts)
+                       keep_dev_texts=keep_dev_texts, keep_checkpoints=keep_checkpoints)
     chosen = report["candidates"][report["selected"]]
     typer.echo(f"selected {report['selected']}: dev {report['metric']} {chosen['dev']:.2f}; wrote {output}/model, "
                f"{output}/report.md, {output}/report.json")
