@@ -232,7 +232,7 @@ def test_a_tiny_budget_skips_the_trained_candidates_and_lists_them(tiny_bert_dir
     markdown = (out / "report.md").read_text()
     assert f"- {K}.tsdae: skipped: " in markdown and "- meta-gcca: skipped: " in markdown
     # The headline says that nothing ran, not that no candidate's interval lies above 0.
-    assert "no candidate ran: 3 of 3 were skipped" in markdown and "interval" not in markdown.split("\n")[4]
+    assert "no candidate finished: 3 of 3 were skipped" in markdown and "interval" not in markdown.split("\n")[4]
 
 
 def test_partial_labels_select_pause_and_binary_positives_feed_mnrl(tiny_bert_dir, domain, tmp_path):

@@ -55,9 +55,9 @@ def _why(report: dict[str, Any]) -> str:
     skipped = sum(r["status"] == "skipped" for r in others.values())
     if not skipped:
         return "no candidate beside the start model could run (see Not run below): the start model is kept"
-    return (f"no candidate ran: {skipped} of {len(others)} were skipped (the budget left too little, or what they "
-            "build on did not run) and the others were not applicable or failed (see Not run below); with nothing "
-            "to compare, the start model is kept")
+    return (f"no candidate finished: {skipped} of {len(others)} were skipped (the budget left too little, or what "
+            "they build on did not run) and the others were not applicable or failed (see Not run below); with "
+            "nothing to compare, the start model is kept")
 
 
 def markdown(report: dict[str, Any]) -> str:

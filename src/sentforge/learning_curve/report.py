@@ -129,7 +129,7 @@ def _shape_line(result: dict[str, Any]) -> str:
     shape = result["shape"]
     if not shape["tested"]:
         return (f"- Saturating or straight in log n: not testable ({shape['reason']}); the predictions use the "
-                "straight line in log n, the simpler curve.")
+                "**straight line in log n**, the simpler curve.")
     test = (f"the F-test of the saturating curve against the straight line gives F = {shape['f']:.2f} on "
             f"{shape['dof'][0]} and {shape['dof'][1]} degrees of freedom, p = {shape['p']:.3g}")
     if shape["kind"] == "saturating":
