@@ -112,6 +112,9 @@ def test_end_to_end_selection_scores_report_and_card(tiny_bert_dir, domain, tmp_
     assert f"| {expected} (selected) |" in markdown and f"{K}.pause: not applicable" in markdown
     assert f"{K}.mnrl {results[f'{K}.mnrl']['seconds_per_step']:.3g}" in markdown
     assert (out / "dev-curve.png").read_bytes()[:4] == b"\x89PNG"
+    # Done: each candidate keeps its model and metrics, not its training checkpoints; report.md gives the size.
+    assert not list((out / "runs").rglob("checkpoints")) and (out / f"runs/{K}.mnrl/training/metrics.jsonl").is_file()
+    assert "Output: " in markdown and "checkpoints were removed" in markdown and report["output_bytes"] > 0
     if results[expected]["kind"] != "meta":
         from sentence_transformers import SentenceTransformer
 
@@ -176,6 +179,7 @@ def test_resume_after_sigkill_reuses_finished_and_continues_the_interrupted(tiny
     state = json.loads((out / "adapt.json").read_text())
     assert set(state["results"]) == {f"{K}.start", f"{K}.tsdae"}  # mnrl was interrupted
     assert set(state["probes"]) == {f"{K}.tsdae", f"{K}.mnrl"}  # after mnrl's probe
+    assert (out / f"runs/{K}.mnrl/training/checkpoints").is_dir()  # not done: what resumes it stays
     first = (out / "runs" / f"{K}.tsdae" / "train.json").stat().st_mtime_ns
     resumed = adapt_worker.run(tiny_bert_dir, domain, out)
     assert (out / "runs" / f"{K}.tsdae" / "train.json").stat().st_mtime_ns == first  # reused, not retrained
@@ -190,6 +194,14 @@ def test_resume_after_sigkill_reuses_finished_and_continues_the_interrupted(tiny
     assert resumed["candidates"][f"{K}.mnrl"]["seconds_per_step"] == state["probes"][f"{K}.mnrl"]["seconds_per_step"]
     np.testing.assert_array_equal(sentforge.load(out / f"runs/{K}.mnrl").encode(TEXTS[:6]),
                                   sentforge.load(tmp_path / f"straight/runs/{K}.mnrl").encode(TEXTS[:6]))
+
+
+def test_keep_checkpoints_keeps_them(tiny_bert_dir, domain, tmp_path):
+    out = tmp_path / "adapted"
+    report = run(tiny_bert_dir, domain, out, candidates=["mnrl"], keep_checkpoints=True)
+    assert report["candidates"][f"{K}.mnrl"]["status"] == "done"
+    assert (out / f"runs/{K}.mnrl/training/checkpoints").is_dir()
+    assert "training checkpoints kept" in (out / "report.md").read_text()
 
 
 def test_a_changed_command_is_refused(tiny_bert_dir, domain, tmp_path, capsys):
@@ -219,6 +231,8 @@ def test_a_tiny_budget_skips_the_trained_candidates_and_lists_them(tiny_bert_dir
     assert not (out / "runs" / f"{K}.tsdae").exists()
     markdown = (out / "report.md").read_text()
     assert f"- {K}.tsdae: skipped: " in markdown and "- meta-gcca: skipped: " in markdown
+    # The headline says that nothing ran, not that no candidate's interval lies above 0.
+    assert "no candidate finished: 3 of 3 were skipped" in markdown and "interval" not in markdown.split("\n")[4]
 
 
 def test_partial_labels_select_pause_and_binary_positives_feed_mnrl(tiny_bert_dir, domain, tmp_path):

@@ -10,6 +10,7 @@ import torch
 import sentforge
 from sentforge import Encoder
 from sentforge.errors import ConfigError
+from sentforge.explanation import format_table
 from sentforge.explanation.words import Word, split_words, tokenize_words, without_word, words_from_tokens
 from sentforge.modules import Pooling, T5EncoderDecoder
 
@@ -178,3 +179,42 @@ def test_cli_prints_the_table_and_writes_the_html(tiny_bert_dir, tmp_path, capsy
 def test_cli_bad_input_is_one_error_line(tiny_bert_dir, capsys, args, fragment):
     code, _, err = run_cli(["explain", tiny_bert_dir, *args], capsys)
     assert_one_line_error(code, err, fragment)
+
+
+# --- what the tokenizer hides -------------------------------------------------------------------------------
+
+def test_words_of_unknown_tokens_are_flagged_in_the_result_table_and_html(tiny_bert_dir, tmp_path, capsys):
+    # The tiny vocabulary holds the corpus' characters only: an emoji maps to [UNK] alone.
+    text_a = f"{A} \N{GRINNING FACE}"
+    result = sentforge.explain(str(tiny_bert_dir), text_a, B, methods="deletion")
+    flags = {w.word: w.unknown for w in result.a.words}
+    assert flags["\N{GRINNING FACE}"] is True and sum(flags.values()) == 1
+    assert not any(w.unknown for w in result.b.words) and result.warnings == ()
+    page = tmp_path / "pair.html"
+    code, out, err = run_cli(["explain", tiny_bert_dir, text_a, B, "--method", "deletion", "--top", "30",
+                              "--html", page], capsys)
+    assert code == 0, err
+    assert "\N{GRINNING FACE} *" in out and "maps this word only to its unknown token" in out
+    html = page.read_text(encoding="utf-8")
+    assert html.count('class="unknown"') == 1 and "(unknown token)" in html
+
+
+def test_two_texts_of_unknown_tokens_only_are_warned_about(tiny_bert_dir, caplog):
+    with caplog.at_level("WARNING", logger="sentforge.explanation.api"):
+        result = sentforge.explain(str(tiny_bert_dir), "\N{GRINNING FACE} \N{PARTY POPPER}",
+                                   "\N{SLIGHTLY SMILING FACE} \N{CLOUD WITH RAIN}", methods="deletion")
+    assert result.similarity == pytest.approx(1.0)  # [CLS] [UNK] [UNK] [SEP] twice: one input
+    assert len(result.warnings) == 1 and "unknown token" in result.warnings[0] and "says nothing" in result.warnings[0]
+    assert "says nothing" in caplog.text
+    assert any(line.startswith("warning: every word of both texts") for line in format_table(result).splitlines())
+
+
+def test_a_text_cut_at_the_max_length_says_how_many_of_its_words_were_explained(tiny_bert_dir):
+    encoder = sentforge.load(tiny_bert_dir)
+    encoder.max_seq_length = 8  # [CLS] + 6 pieces + [SEP]
+    long_text = " ".join(["the cat sat on the mat"] * 5)  # 30 words, each one piece
+    result = sentforge.explain(encoder, long_text, B, methods="deletion")
+    assert len(result.a.words) == 6 and result.a.words_in_text == 30
+    assert result.b.words_in_text == len(result.b.words)
+    assert result.warnings == ("text a is longer than the model's max length of 8 tokens: 6 of its 30 words "
+                               "explained (the model never sees the rest)",)

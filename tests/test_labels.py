@@ -16,8 +16,8 @@ import pytest
 import sentforge
 from sentforge.errors import ConfigError
 from sentforge.evaluation.paired import paired_bootstrap
-from sentforge.learning_curve.answer import answer, holdout
-from sentforge.learning_curve.curve import fit_curve, saturating
+from sentforge.learning_curve.answer import answer, check_target, holdout, metric_range
+from sentforge.learning_curve.curve import fit_curve, fit_log_linear, saturating, shape_test
 from sentforge.learning_curve.data import read_label_data, write_rows
 from sentforge.learning_curve.run import time_for_run
 from sentforge.learning_curve.subsets import nested_subsets, repeat_order, sizes_of
@@ -104,8 +104,8 @@ def test_fit_recovers_known_parameters_from_noiseless_points():
     fit = fit_curve(n, saturating(n, 80.0, 120.0, 0.6))
     assert (fit.a, fit.b, fit.c) == pytest.approx((80.0, 120.0, 0.6), rel=1e-5)
     assert np.all(fit.errors < 1e-4)  # noiseless: the covariance vanishes
-    value, error = fit.predict(2000)
-    assert value == pytest.approx(80 - 120 * 2000 ** -0.6, rel=1e-6) and error < 1e-4
+    predicted = fit.predict(2000)
+    assert predicted.value == pytest.approx(80 - 120 * 2000 ** -0.6, rel=1e-6) and predicted.error < 1e-4
     with pytest.raises(ConfigError, match="at least 3 sizes"):
         fit_curve([10, 10, 20], [1.0, 1.1, 2.0])
 
@@ -124,34 +124,119 @@ def test_fit_errors_match_the_linearised_least_squares_covariance():
     assert fit.covariance == pytest.approx(reference, rel=1e-3, abs=1e-8)
 
 
+def _points(n, y):
+    return [(int(k), float(v)) for k, v in zip(n, y)], {int(k): float(v) for k, v in zip(n, y)}
+
+
+RISES = {"difference": 3.0, "low": 1.0, "high": 5.0, "sizes": [4, 100]}
+FALLS = {"difference": -3.0, "low": -5.0, "high": -1.0, "sizes": [4, 100]}
+SPANS = {"difference": 0.4, "low": -1.0, "high": 2.0, "sizes": [4, 100]}
+
+
 def test_answer_on_points_computed_by_hand():
     # score(n) = 90 - 100/sqrt(n): at n = 100 it is 80; 2x = 200 -> 90 - 100/sqrt(200) = 82.9289;
     # 5x = 500 -> 90 - 100/sqrt(500) = 85.5279; a target of 85 needs (100/5)^2 = 400 labels.
     n = np.array([4, 16, 25, 100])
-    fit = fit_curve(n, saturating(n, 90.0, 100.0, 0.5))
-    means = {int(k): float(v) for k, v in zip(n, saturating(n, 90.0, 100.0, 0.5))}
-    result = answer(fit, means, target=85.0)
+    points, means = _points(n, saturating(n, 90.0, 100.0, 0.5))
+    result = answer(points, means, RISES, target=85.0)
+    assert result["trend"] == "rising" and result["model"] == "saturating"  # noiseless curvature: F is infinite
+    assert result["shape"]["tested"] and result["shape"]["p"] < 1e-6 and result["shape"]["dof"] == [1, 1]
     assert result["labels"] == 100 and result["measured"] == pytest.approx(80.0)
     assert result["at_2x"]["labels"] == 200 and result["at_2x"]["score"] == pytest.approx(82.9289, abs=1e-3)
     assert result["at_5x"]["score"] == pytest.approx(85.5279, abs=1e-3)
+    assert result["at_5x"]["low"] == pytest.approx(85.5279, abs=1e-2)  # noiseless: the interval closes
     assert result["target"]["status"] == "predicted"
     assert result["target"]["fitted_labels"] == pytest.approx(400, rel=1e-4)
-    assert not result["flattened"]  # 5x adds 5.53 points
-    assert result["per_doubling"] == pytest.approx(2.9289, abs=1e-3) and not result["log_linear"]
-    assert result["rising"]
-    assert answer(fit, means, target=95.0)["target"]["status"] == "not reached"  # above the ceiling a = 90
-    reached = answer(fit, means, target=70.0)["target"]  # 90 - 100/sqrt(16) = 65 < 70 <= 90 - 100/5 = 70
+    assert result["worth"] == "above"  # 5x adds 5.53 points
+    assert result["per_doubling"]["score"] == pytest.approx(2.9289, abs=1e-3)
+    assert result["ceiling"]["score"] == pytest.approx(90.0, abs=1e-3)
+    assert answer(points, means, RISES, target=95.0)["target"]["status"] == "not reached"  # above the ceiling a = 90
+    reached = answer(points, means, RISES, target=70.0)["target"]  # 90 - 100/sqrt(16) = 65 < 70 <= 90 - 100/5 = 70
     assert reached["status"] == "reached" and reached["measured_labels"] == 25
-    # A nearly flat curve: 5x adds 2*(1/sqrt(100) - 1/sqrt(500)) = 0.1106 points.
-    flat = fit_curve(n, saturating(n, 60.0, 2.0, 0.5))
-    assert answer(flat, {100: 59.8}, flat_points=1.0)["flattened"]
-    falling = fit_curve(n, saturating(n, 60.0, -20.0, 0.5))  # scores that fall towards 60 as labels grow
-    assert not answer(falling, {100: 58.0})["rising"]
-    # Scores that grow by the same 1.5 points per doubling, without saturation: c goes to its lower bound.
-    line = fit_curve(n, 70 + 1.5 * np.log2(n))
-    straight = answer(line, {100: 70 + 1.5 * np.log2(100)})
-    assert straight["log_linear"] and straight["per_doubling"] == pytest.approx(1.5, abs=0.01)
-    assert straight["at_2x"]["score"] == pytest.approx(70 + 1.5 * np.log2(200), abs=0.02)
+    # Not shown to rise: no number of labels is predicted for a target, whatever the fit says.
+    assert answer(points, means, SPANS, target=85.0)["target"]["status"] == "not predicted"
+    assert answer(points, means, FALLS, target=85.0)["trend"] == "falling"
+    # A nearly flat curve: 5x adds 2*(1/sqrt(100) - 1/sqrt(500)) = 0.1106 points, all of it below 1.
+    flat_points, flat_means = _points(n, saturating(n, 60.0, 2.0, 0.5))
+    flat = answer(flat_points, flat_means, RISES, flat_points=1.0)
+    assert flat["gain_5x"]["score"] == pytest.approx(0.1106, abs=1e-3) and flat["worth"] == "below"
+    # Scores that grow by the same 1.5 points per doubling, without saturation: the straight line in log n.
+    line_points, line_means = _points(n, 70 + 1.5 * np.log2(n))
+    straight = answer(line_points, line_means, RISES)
+    assert straight["model"] == "log-linear" and straight["per_doubling"]["score"] == pytest.approx(1.5, abs=1e-9)
+    assert straight["at_2x"]["score"] == pytest.approx(70 + 1.5 * np.log2(200), abs=1e-9)
+    assert "ceiling" not in straight
+    with pytest.raises(ConfigError, match="at least 3 sizes"):
+        answer(points[:2], {4: 40.0, 16: 65.0}, RISES)
+
+
+def test_log_linear_fit_and_its_intervals_by_hand():
+    # x = ln n = 0, 1, 2 (n = 1, e, e²); y = 1, 3, 4: x̄ = 1, Sxx = 2, ȳ = 8/3,
+    # b = Σ(x−x̄)(y−ȳ)/Sxx = ((−1)(−5/3) + 0 + (1)(4/3)) / 2 = 1.5, a = ȳ − b·x̄ = 7/6;
+    # residuals 1 − 7/6 = −1/6, 3 − 8/3 = 1/3, 4 − 25/6 = −1/6: RSS = 1/36 + 4/36 + 1/36 = 1/6, s² = RSS/1.
+    n = np.exp([0.0, 1.0, 2.0])
+    fit = fit_log_linear(n, [1.0, 3.0, 4.0])
+    assert (fit.a, fit.b, fit.rss, fit.dof) == pytest.approx((7 / 6, 1.5, 1 / 6, 1))
+    assert fit.errors[1] == pytest.approx(np.sqrt((1 / 6) / 2))  # se(b)² = s²/Sxx
+    # At x0 = 3: value 7/6 + 4.5, se² = s²(1/3 + (3 − 1)²/2); t with 1 degree of freedom is Cauchy:
+    # its 97.5 % quantile is tan(0.475 π) = 12.7062.
+    predicted = fit.predict(np.exp(3.0))
+    se = np.sqrt((1 / 6) * (1 / 3 + 4 / 2))
+    assert predicted.value == pytest.approx(7 / 6 + 4.5) and predicted.error == pytest.approx(se)
+    assert predicted.high - predicted.value == pytest.approx(np.tan(0.475 * np.pi) * se)
+    doubling = fit.difference(2 * np.exp(2.0), np.exp(2.0))
+    assert doubling.value == pytest.approx(1.5 * np.log(2))
+    assert doubling.error == pytest.approx(fit.errors[1] * np.log(2))
+    # Two sizes: the line goes through both points and leaves no freedom for an interval.
+    assert fit_log_linear([1, np.e], [1.0, 3.0]).predict(10.0).low is None
+
+
+def test_shape_test_is_the_extra_sum_of_squares_f_test_by_hand():
+    # Five points with curvature and noise: F = (RSS_line − RSS_sat) / (RSS_sat / 2). With 2 denominator degrees of
+    # freedom F(1, 2) is T² for Student's t with 2: p = P(|T| > √F) = 1 − √F / √(2 + F).
+    n = np.array([10, 20, 50, 100, 200])
+    y = saturating(n, 80.0, 60.0, 0.7) + np.array([0.3, -0.2, 0.1, -0.3, 0.2])
+    curve, line = fit_curve(n, y), fit_log_linear(n, y)
+    design = np.column_stack([np.ones(5), np.log(n)])
+    residual_line = y - design @ np.linalg.lstsq(design, y, rcond=None)[0]
+    residual_sat = y - saturating(n, curve.a, curve.b, curve.c)
+    f_value = (residual_line @ residual_line - residual_sat @ residual_sat) / (residual_sat @ residual_sat / 2)
+    test = shape_test(curve, line)
+    assert test["f"] == pytest.approx(f_value, rel=1e-6) and test["dof"] == [1, 2]
+    assert test["p"] == pytest.approx(1 - np.sqrt(f_value) / np.sqrt(2 + f_value), rel=1e-6)
+    assert test["kind"] == ("saturating" if test["p"] < 0.05 else "log-linear")
+    # Three runs: the saturating curve has no residual freedom, so the test is not made and the line is used.
+    three = shape_test(fit_curve(n[:3], y[:3]), fit_log_linear(n[:3], y[:3]))
+    assert not three["tested"] and three["kind"] == "log-linear" and "no residual degree of freedom" in three["reason"]
+
+
+def test_targets_are_capped_and_checked_against_the_metric_range():
+    n = np.array([4, 16, 25, 100])
+    points, means = _points(n, 70 + 0.1 * np.log2(n))  # 0.1 points per doubling
+    far = answer(points, means, RISES, target=99.0)["target"]  # 2^(290) labels: not a number to print
+    assert far["status"] == "beyond" and far["cap"] == 100 * 100 and far["fitted_labels"] is None
+    near = answer(points, means, RISES, target=70.0 + 0.1 * np.log2(400))["target"]
+    assert near["status"] == "predicted" and near["fitted_labels"] == pytest.approx(400, rel=1e-6)
+    assert metric_range("map") == (0, 100) and metric_range("spearman") == (-100, 100)
+    check_target(-50.0, "spearman")
+    with pytest.raises(ConfigError, match="--target 500"):
+        check_target(500.0, "map")
+    with pytest.raises(ConfigError, match=r"\[0, 100\]"):
+        check_target(-1.0, "ap")
+
+
+def test_paired_gain_of_groups_is_the_gain_of_their_mean_scores():
+    """For per-query metrics the mean of two runs' metrics is the metric of their averaged per-query scores."""
+    from sentforge.evaluation.paired import ItemScores
+
+    rng = np.random.default_rng(1)
+    small = [ItemScores("mean", rng.uniform(0, 100, 30)) for _ in range(2)]
+    large = [ItemScores("mean", rng.uniform(0, 100, 30)) for _ in range(2)]
+    grouped = paired_bootstrap(small, large, 2000, 0.95, 3)
+    averaged = paired_bootstrap(ItemScores("mean", (small[0].values + small[1].values) / 2),
+                                ItemScores("mean", (large[0].values + large[1].values) / 2), 2000, 0.95, 3)
+    assert (grouped.difference, grouped.low, grouped.high) == pytest.approx(
+        (averaged.difference, averaged.low, averaged.high))
 
 
 def test_holdout_predicts_the_largest_size_from_the_smaller_ones():
@@ -159,11 +244,14 @@ def test_holdout_predicts_the_largest_size_from_the_smaller_ones():
     true = saturating(np.array(n, float), 75.0, 50.0, 0.4)
     measured = {200: float(true[-1]) - 1.5}  # the largest size measured 1.5 points below the curve
     points = [(k, float(v)) for k, v in zip(n[:-1], true[:-1])] + [(200, measured[200])]
-    check = holdout(points, {**{k: float(v) for k, v in zip(n[:-1], true[:-1])}, **measured})
+    check = holdout(points, {**{k: float(v) for k, v in zip(n[:-1], true[:-1])}, **measured}, "saturating")
     assert check["status"] == "done" and check["labels"] == 200
     assert check["predicted"]["score"] == pytest.approx(float(true[-1]), abs=1e-4)
     assert check["error"] == pytest.approx(1.5, abs=1e-4)
-    assert holdout(points[:2] + [(200, 1.0)], {10: 1.0, 20: 1.0, 200: 1.0})["status"] == "not enough sizes"
+    assert holdout(points[:2] + [(200, 1.0)], {10: 1.0, 20: 1.0, 200: 1.0}, "saturating")["status"] == \
+        "not enough sizes"
+    line = holdout(points[:2] + [(200, 1.0)], {10: 1.0, 20: 1.0, 200: 1.0}, "log-linear")
+    assert line["status"] == "done" and line["predicted"]["low"] is None  # two sizes: no interval
 
 
 # --- end to end ------------------------------------------------------------------------------------------
@@ -235,6 +323,16 @@ def test_end_to_end_report_and_resume_without_retraining(tiny_bert_dir, domain, 
         scores = [runs[f"n{row['labels']}-r{r}"]["dev"] for r in (0, 1)]
         assert row["mean"] == pytest.approx(np.mean(scores)) and row["spread"] == pytest.approx(np.std(scores, ddof=1))
     assert report["fit"] is None and "at least 3 sizes" in report["fit_error"]  # two sizes fit no curve
+    # A finished run keeps its model and metrics, not its checkpoints; the report gives the output's size.
+    for name in runs:
+        assert not (out / "runs" / name / "training" / "checkpoints").exists()
+        assert (out / "runs" / name / "training" / "metrics.jsonl").is_file()
+    markdown = (out / "report.md").read_text()
+    assert "checkpoints were removed" in markdown and report["output_bytes"] > 0
+    # 2 steps of 4 rows see 8 of the 12 pairs of the largest subset: said in the log and the report.
+    assert report["unseen"] == [{"labels": 12, "examples": 12, "seen": 8}]
+    assert "**Warning**: the runs of some sizes never see their whole subset" in markdown
+    assert "12 (8 of 12 rows)" in markdown
     # A rerun of the finished command trains nothing and gives the same report.
     again = StopAt()
     assert sentforge.labels(*args, callbacks=[again], **FAST)["runs"] == runs and again.steps == 0
@@ -252,6 +350,8 @@ def test_resume_after_sigkill_reuses_finished_runs_and_continues_the_interrupted
     assert killed.returncode == -signal.SIGKILL, killed.stderr
     state = json.loads((out / "labels.json").read_text())
     assert set(state["results"]) == {"start", "n6-r0", "n12-r0"} and state["running"]["name"] == "n6-r1"
+    assert (out / "runs/n6-r1/training/checkpoints").is_dir()  # the interrupted run keeps what resumes it
+    assert not (out / "runs/n6-r0/training/checkpoints").exists()  # a finished one does not
     first = {name: (out / "runs" / name / "train.json").stat().st_mtime_ns for name in ("n6-r0", "n12-r0")}
     resumed = labels_worker.run(tiny_bert_dir, domain, out)
     assert {name: (out / "runs" / name / "train.json").stat().st_mtime_ns for name in first} == first  # not retrained
@@ -291,6 +391,12 @@ def test_cli_errors_exit_2_with_one_line(tiny_bert_dir, domain, tmp_path, capsys
                domain / "dev.jsonl", "--output", tmp_path / "o"]
     assert_one_line_error(*run_cli(missing, capsys)[::2], "none.jsonl")
     assert_one_line_error(*run_cli([*base, "--repeats", "0"], capsys)[::2], "--repeats")
+    assert_one_line_error(*run_cli([*base, "--target", "500"], capsys)[::2], "--target 500", "map", "[0, 100]")
+    zeros = write_jsonl(tmp_path / "zeros.jsonl", [{"sentence1": s, "sentence2": s, "label": 0} for s in SENTENCES])
+    code, err = run_cli(["labels", "--model", tiny_bert_dir, "--labelled", zeros, "--dev", domain / "dev.jsonl",
+                         "--output", tmp_path / "o"], capsys)[::2]
+    assert_one_line_error(code, err, "zeros.jsonl", "labels trains on")
+    assert "adapt" not in err
     assert not (tmp_path / "o").exists()
 
 
@@ -304,3 +410,24 @@ def test_cli_calls_the_library_function(tiny_bert_dir, domain, tmp_path, capsys)
     report = json.loads((out / "report.json").read_text())
     assert report["settings"]["seed"] == 3 and report["settings"]["max_seq_length"] == 16
     assert report["settings"]["sizes"] == [6, 12] and report["skipped"] == ["n6-r0", "n12-r0"]
+
+
+@pytest.mark.usefixtures("one_torch_thread")
+def test_keep_checkpoints_keeps_them_and_the_printed_answer_has_its_interval(tiny_bert_dir, domain, tmp_path, capsys):
+    out = tmp_path / "o"
+    code, stdout, err = run_cli(["labels", "--model", tiny_bert_dir, "--labelled", domain / "labelled.jsonl",
+                                 "--dev", domain / "dev.jsonl", "--output", out, "--fractions", "25,50,100",
+                                 "--repeats", "1", "--steps", "1", "--batch-size", "4", "--max-seq-length", "16",
+                                 "--keep-checkpoints"], capsys)
+    assert code == 0, err
+    report = json.loads((out / "report.json").read_text())
+    assert all((out / "runs" / name / "training" / "checkpoints").is_dir() for name in report["runs"])
+    assert "training checkpoints kept" in (out / "report.md").read_text()
+    # Three sizes, one repeat: the straight line has one residual degree of freedom, so 2x has an interval.
+    at_2x = report["answer"]["at_2x"]
+    assert f"dev map {at_2x['score']:.2f} [95 % interval {at_2x['low']:.2f}, {at_2x['high']:.2f}]" in stdout
+    markdown = (out / "report.md").read_text()
+    assert "± -" not in markdown and "interval -," not in markdown
+    verdicts = ("**rises**", "**falls**", "**not distinguishable from flat**", "**saturates**",
+                "**straight line in log n**")
+    assert sum(v in markdown for v in verdicts[:3]) == 1 and sum(v in markdown for v in verdicts[3:]) == 1

@@ -62,9 +62,10 @@ def read_inputs(unlabelled: str | os.PathLike, dev: str | os.PathLike, labelled:
                        dev_task, test_task)
 
 
-def read_labelled(path: Path) -> Labelled:
+def read_labelled(path: Path, command: str = "adapt") -> Labelled:
     """Positive pairs (with an optional `negative` column), or pairs with a `label` column that may be
-    empty on some rows (then PAUSE trains on them; 0/1 labels also give their positives to MNRL)."""
+    empty on some rows (then PAUSE trains on them; 0/1 labels also give their positives to MNRL).
+    `command` names the command that reads them in the error for a file with nothing to train on."""
     from sentforge.data.nli import read_nli_table
     from sentforge.data.pairs import read_pairs
 
@@ -77,9 +78,9 @@ def read_labelled(path: Path) -> Labelled:
     partial = rows if any(label is None for _, _, label in rows) else None
     positives = [(a, b) for a, b, label in rows if label == POSITIVE_LABEL] if labels <= BINARY_LABELS else []
     if partial is None and not positives:
-        raise ConfigError(f"--labelled {path}: every row has a class label ({', '.join(sorted(labels))}); adapt "
-                          "trains on positive pairs (no label column, or 0/1 labels) or on partially labelled "
-                          "pairs (some labels empty)")
+        raise ConfigError(f"--labelled {path}: every row has a class label ({', '.join(sorted(labels))}); "
+                          f"{command} trains on positive pairs (no label column, or 0/1 labels) or on partially "
+                          "labelled pairs (some labels empty)")
     return Labelled(path, positives, partial, None)
 
 

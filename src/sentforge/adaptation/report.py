@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from sentforge.adaptation.racing import racing_lines
+from sentforge.disk import human_size
 from sentforge.io import atomic_file, save_json
 
 logger = logging.getLogger(__name__)
@@ -47,13 +48,26 @@ def _step_costs(candidates: dict[str, dict[str, Any]]) -> list[str]:
             "planned (tsdae+mnrl: its start model's mnrl's, else the mean): " + ", ".join(costs) + "."] if costs else []
 
 
+def _why(report: dict[str, Any]) -> str:
+    """The selection's reason, unless no candidate beside the start models ran: then that is the reason."""
+    others = {name: r for name, r in report["candidates"].items() if r["kind"] != "start"}
+    if not others or any(r["status"] == "done" for r in others.values()):
+        return report["selection"]["why"]
+    skipped = sum(r["status"] == "skipped" for r in others.values())
+    if not skipped:
+        return "no candidate beside the start model could run (see Not run below): the start model is kept"
+    return (f"no candidate finished: {skipped} of {len(others)} were skipped (the budget left too little, or what "
+            "they build on did not run) and the others were not applicable or failed (see Not run below); with "
+            "nothing to compare, the start model is kept")
+
+
 def markdown(report: dict[str, Any]) -> str:
     metric, test_metric = report["metric"], report.get("test_metric")
     selected = report["candidates"][report["selected"]]
     selection = report["selection"]
     lines = ["# sentforge adapt", "",
              f"Selected: **{report['selected']}** (dev {metric} {selected['dev']:.2f}), saved in `model/`.", "",
-             f"Rule `{selection['rule']}`: {selection['why']}."]
+             f"Rule `{selection['rule']}`: {_why(report)}."]
     if selected["kind"] == "meta":
         lines += ["", "The selected model is a sentforge MetaEncoder directory: load it with `sentforge.load` or "
                       "`sentforge.meta.MetaEncoder.load`; sentence-transformers cannot load it."]
@@ -78,6 +92,9 @@ def markdown(report: dict[str, Any]) -> str:
     skipped = {name: r for name, r in report["candidates"].items() if r["status"] != "done"}
     if skipped:
         lines += ["", "Not run:", ""] + [f"- {name}: {r['status']}: {r['reason']}" for name, r in skipped.items()]
+    lines += ["", f"Output: {human_size(report['output_bytes'])} on disk (" + (
+        "the candidates' training checkpoints kept" if report["keep_checkpoints"] else
+        "each candidate keeps its model and metrics; the training checkpoints were removed") + ")."]
     lines += ["", "## Dev score of every evaluated checkpoint", ""]
     for name, r in report["candidates"].items():
         if r.get("evaluations"):

@@ -38,6 +38,7 @@ from sentforge.adaptation.scoring import main_score, metric_of
 from sentforge.adaptation.select import MODEL_DIR, best_start, check_rule, load_candidate, select, write_selected
 from sentforge.adaptation.state import RUNS_DIR, STATE_FILE, AdaptState
 from sentforge.adaptation.trained import TrainSettings, probe_trained, run_trained, timed, to_train
+from sentforge.disk import CHECKPOINTS, directory_size, remove_checkpoints
 from sentforge.errors import ConfigError, SentforgeError
 from sentforge.output_guard import guard_output, locked_output
 from sentforge.recipes.best import BEST_FILE
@@ -56,8 +57,8 @@ def adapt(model: str | Sequence[str], unlabelled: str | os.PathLike, dev: str | 
           eval_every: int | None = None, candidates: Sequence[str] | None = None, max_epochs: int = 10,
           meta_members: int = 2, device: str | None = None, show_progress: bool | None = None,
           overrides: dict[str, dict[str, Any]] | None = None, select_rule: str = "significant",
-          keep_dev_texts: bool = False, race: bool = True, callbacks: Sequence[Callable[[Any], None]] = ()
-          ) -> dict[str, Any]:
+          keep_dev_texts: bool = False, race: bool = True, keep_checkpoints: bool = False,
+          callbacks: Sequence[Callable[[Any], None]] = ()) -> dict[str, Any]:
     """Run the candidates within the budget, write OUTPUT (model/, report.md, report.json, dev-curve.png,
     runs/, adapt.json) and return the report (what report.json holds).
 
@@ -73,6 +74,8 @@ def adapt(model: str | Sequence[str], unlabelled: str | os.PathLike, dev: str | 
     evaluations of a trained candidate; None: about every 2.5 minutes of its training at its probed cost per
     step (racing.py). race: stop a trained candidate at a dev evaluation where it is significantly below the
     start model (or below the leader and no longer improving), its time going to the others.
+    keep_checkpoints: keep the candidates' training checkpoints once the run is done (by default each
+    candidate keeps its model and metrics; an interrupted run keeps them to resume).
     callbacks: called with the TrainerState after every training step (of every trained candidate).
     A rerun of the same call resumes; a different call on the same output is refused.
     """
@@ -114,7 +117,8 @@ def adapt(model: str | Sequence[str], unlabelled: str | os.PathLike, dev: str | 
         runner.run(candidate)
     runner.extend_cut()
     progress.close()
-    return _finish(state, inputs, [c.name for c in planned] + list(left_out), budget_minutes, budget, hygiene)
+    return _finish(state, inputs, [c.name for c in planned] + list(left_out), budget_minutes, budget, hygiene,
+                   keep_checkpoints)
 
 
 class _Runner:
@@ -164,7 +168,9 @@ class _Runner:
         while True:
             costs = self._costs()
             available = self.budget.remaining() - self._meta_reserve(costs)
-            cut = cut_candidates(self.planned, self.state.results)
+            # (a finished run's removed checkpoints leave nothing to resume from)
+            cut = [c for c in cut_candidates(self.planned, self.state.results)
+                   if (Path(self.state.results[c.name]["model_path"]) / CHECKPOINTS).is_dir()]
             if not cut or available < costs.trained_minimum:
                 return
             candidate, earlier = cut[0], self.state.results[cut[0].name]
@@ -384,7 +390,7 @@ class _Runner:
 
 
 def _finish(state: AdaptState, inputs: AdaptInputs, order: list[str], budget_minutes: float,
-            budget: Budget, hygiene: dict[str, Any]) -> dict[str, Any]:
+            budget: Budget, hygiene: dict[str, Any], keep_checkpoints: bool) -> dict[str, Any]:
     results = {name: state.results[name] for name in order}
     starts = [name for name in order if results[name]["kind"] == "start"]
     done = [name for name in order if results[name]["status"] == "done"]
@@ -404,7 +410,10 @@ def _finish(state: AdaptState, inputs: AdaptInputs, order: list[str], budget_min
               "test_metric": None if inputs.test is None else metric_of(inputs.test),
               "dev": inputs.dev.name, "test": None if inputs.test is None else inputs.test.name,
               "budget_minutes": budget_minutes, "wall_s": round(budget.total_s - budget.remaining(), 2),
-              "settings": state.settings, "candidates": results}
+              "settings": state.settings, "candidates": results, "keep_checkpoints": keep_checkpoints}
+    if not keep_checkpoints:  # every candidate is done: resuming needs them no more
+        remove_checkpoints(state.output / RUNS_DIR)
+    report["output_bytes"] = directory_size(state.output)
     write_report(state.output, report)
     logger.info("selected %s: dev %s %.2f", chosen, metric, results[chosen]["dev"])
     return report

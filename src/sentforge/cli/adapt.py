@@ -45,6 +45,9 @@ def adapt(
     race: Annotated[bool, typer.Option(help="Stop a trained candidate at a dev evaluation where it is significantly "
                                             "below the start model (or below the leader and no longer improving); "
                                             "its time goes to the others.")] = True,
+    keep_checkpoints: Annotated[bool, typer.Option(help="Keep the candidates' training checkpoints once the run is "
+                                                        "done (by default each keeps its model and metrics).")
+                                ] = False,
     device: DeviceOpt = None,
     seed: SeedOpt = 0,
 ) -> None:
@@ -58,7 +61,7 @@ def adapt(
     report = run_adapt(model, unlabelled, dev, output, labelled=labelled, test=test, budget_minutes=budget_minutes,
                        members=member, seed=seed, eval_every=eval_every, candidates=names, max_epochs=max_epochs,
                        meta_members=meta_members, device=device, select_rule=select,
-                       keep_dev_texts=keep_dev_texts, race=race)
+                       keep_dev_texts=keep_dev_texts, race=race, keep_checkpoints=keep_checkpoints)
     chosen = report["candidates"][report["selected"]]
     typer.echo(f"selected {report['selected']}: dev {report['metric']} {chosen['dev']:.2f}; wrote {output}/model, "
                f"{output}/report.md, {output}/report.json")

@@ -42,21 +42,25 @@ def labels(
                                                                   "subset's size).")] = None,
     max_seq_length: Annotated[Optional[int], typer.Option(min=1, help="Tokens per text, in training and in dev "
                                                                       "scoring (default: the model's).")] = None,
-    flat_points: Annotated[float, typer.Option(min=0.0, help="The curve has flattened when 5× the labels add "
+    flat_points: Annotated[float, typer.Option(min=0.0, help="More labels are not worth it when 5× the labels add "
                                                              "fewer dev points than this.")] = 1.0,
+    keep_checkpoints: Annotated[bool, typer.Option(help="Keep each finished run's training checkpoints (by default "
+                                                        "only its model and metrics stay).")] = False,
     device: DeviceOpt = None,
     seed: SeedOpt = 0,
 ) -> None:
     """How many labels do I need? Train on nested subsets of the labelled pairs, score each on dev, fit
-    a − b·n^(−c) and report the expected dev score with 2× and 5× the labels, the labels a --target needs,
-    and a check that predicts the largest size from the smaller ones. Rerun the same command to resume."""
+    a saturating curve and a straight line in log n, and report whether the score rises, which curve the
+    runs support, the expected dev score with 2× and 5× the labels (with intervals), the labels a --target
+    needs, and a check that predicts the largest size from the smaller ones. Rerun the same command to resume."""
     from sentforge.learning_curve import labels as run_labels
+    from sentforge.learning_curve.report import scored
 
     report = run_labels(model, labelled, dev, output, method=method, fractions=_fractions(fractions),
                         repeats=repeats, budget_minutes=budget_minutes, target=target, steps=steps, epochs=epochs,
-                        batch_size=batch_size, max_seq_length=max_seq_length, flat_points=flat_points, seed=seed,
-                        device=device)
+                        batch_size=batch_size, max_seq_length=max_seq_length, flat_points=flat_points,
+                        keep_checkpoints=keep_checkpoints, seed=seed, device=device)
     result = report["answer"]
-    summary = (f"with 2x the labels: dev {report['metric']} {result['at_2x']['score']:.2f}" if result
+    summary = (f"with 2x the labels: dev {report['metric']} {scored(result['at_2x'], result['basis'])}" if result
                else "no curve fitted")
     typer.echo(f"{summary}; wrote {output}/report.md, {output}/report.json")

@@ -11,6 +11,7 @@ seconds (scipy's calls a Python statistic once per batch of resamples and has no
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -89,28 +90,41 @@ class PairedInterval:
         return {key: round(value, 4) if isinstance(value, float) else value for key, value in asdict(self).items()}
 
 
-def paired_bootstrap(base: ItemScores, other: ItemScores, resamples: int = 5000, confidence: float = 0.95,
-                     seed: int = 0) -> PairedInterval:
-    """The difference other − base of the metric, with a seeded paired percentile bootstrap interval."""
-    if base.statistic != other.statistic or len(base) != len(other):
-        raise ConfigError(f"paired scores differ: {base.statistic} over {len(base)} units vs {other.statistic} over "
-                          f"{len(other)}; both models must be scored on the same evaluation set")
-    if base.targets is not None and not np.array_equal(base.targets, other.targets):
-        raise ConfigError("paired scores have different labels or gold scores: not the same evaluation set")
+def paired_bootstrap(base: ItemScores | Sequence[ItemScores], other: ItemScores | Sequence[ItemScores],
+                     resamples: int = 5000, confidence: float = 0.95, seed: int = 0) -> PairedInterval:
+    """The difference other − base of the metric, with a seeded paired percentile bootstrap interval.
+
+    base or other may be several models' scores on the same units (repeated runs): their metric is then the
+    mean of the models' metrics, on every resample as on the full set."""
+    bases = [base] if isinstance(base, ItemScores) else list(base)
+    others = [other] if isinstance(other, ItemScores) else list(other)
+    reference = bases[0]
+    for scores in [*bases[1:], *others]:
+        if reference.statistic != scores.statistic or len(reference) != len(scores):
+            raise ConfigError(f"paired scores differ: {reference.statistic} over {len(reference)} units vs "
+                              f"{scores.statistic} over {len(scores)}; both models must be scored on the same "
+                              "evaluation set")
+        if reference.targets is not None and not np.array_equal(reference.targets, scores.targets):
+            raise ConfigError("paired scores have different labels or gold scores: not the same evaluation set")
     if resamples < 1 or not 0 < confidence < 1:
         raise ConfigError(f"resamples must be positive and confidence within (0, 1); got {resamples}, {confidence}")
-    units = len(base)
+    units = len(reference)
     rng = np.random.default_rng(seed)
     block = max(1, MAX_BLOCK_CELLS // max(units, 1))
     differences = []
     for start in range(0, resamples, block):
         draws = rng.integers(0, units, size=(min(block, resamples - start), units))
-        differences.append(other.resampled(draws) - base.resampled(draws))
+        differences.append(_mean_resampled(others, draws) - _mean_resampled(bases, draws))
     spread = np.concatenate(differences)
     tail = (1 - confidence) / 2
     low, high = np.quantile(spread, [tail, 1 - tail])
-    return PairedInterval(other.score() - base.score(), float(low), float(high), float(spread.std(ddof=1)),
-                          confidence, resamples, units)
+    difference = float(np.mean([s.score() for s in others]) - np.mean([s.score() for s in bases]))
+    return PairedInterval(difference, float(low), float(high), float(spread.std(ddof=1)), confidence, resamples,
+                          units)
+
+
+def _mean_resampled(group: list[ItemScores], draws: np.ndarray) -> np.ndarray:
+    return np.mean([scores.resampled(draws) for scores in group], axis=0)
 
 
 def _average_precision(scores: np.ndarray, labels: np.ndarray) -> np.ndarray:

@@ -37,9 +37,29 @@ def _text_explanation(text: TokenizedText, deletion: Sequence[float] | None,
     words = tuple(
         WordInfluence(word.text, word.start, word.end,
                       deletion=None if deletion is None else float(deletion[i]),
-                      gradient=None if gradients is None else float(sum(gradients[p] for p in word.tokens)))
+                      gradient=None if gradients is None else float(sum(gradients[p] for p in word.tokens)),
+                      unknown=word.unknown)
         for i, word in enumerate(text.words))
-    return TextExplanation(text.text, words, None if gradients is None else tuple(gradients))
+    return TextExplanation(text.text, words, None if gradients is None else tuple(gradients), text.words_in_text)
+
+
+def _warnings(a: TokenizedText, b: TokenizedText) -> tuple[str, ...]:
+    """What the explanation cannot show: words past the model's max length, texts of unknown tokens only."""
+    found = []
+    for side, text in (("a", a), ("b", b)):
+        if text.max_tokens is not None:
+            found.append(f"text {side} is longer than the model's max length of {text.max_tokens} tokens: "
+                         f"{len(text.words)} of its {text.words_in_text} words explained (the model never sees "
+                         "the rest)")
+    if a.words and b.words and all(w.unknown for w in (*a.words, *b.words)):
+        found.append("every word of both texts maps only to the tokenizer's unknown token: the model sees two "
+                     "identical texts, whatever they say, so their similarity says nothing about them")
+    else:
+        for side, text in (("a", a), ("b", b)):
+            unknown = [w.text for w in text.words if w.unknown]
+            if unknown and len(unknown) == len(text.words):
+                found.append(f"every word of text {side} maps only to the tokenizer's unknown token")
+    return tuple(found)
 
 
 def explain(model: Any, text_a: str, text_b: str, *, methods: Sequence[str] | str = METHODS, steps: int = 50,
@@ -53,6 +73,9 @@ def explain(model: Any, text_a: str, text_b: str, *, methods: Sequence[str] | st
     text from an all-padding baseline with the other kept (`baseline="each"`) or both at once ("pair");
     transformer Encoders only: word-vector and ONNX models raise ConfigError). Words are whole words,
     however many word pieces the tokenizer splits them into. Texts are encoded as written (no prompt).
+    A word the tokenizer maps only to its unknown token is marked (`WordInfluence.unknown`); a text cut at
+    the model's max length, or two texts of unknown tokens only, give a line in `Explanation.warnings`
+    (and a logged warning).
     """
     from sentforge.encoder import Encoder
     from sentforge.seed import set_seed
@@ -77,6 +100,9 @@ def explain(model: Any, text_a: str, text_b: str, *, methods: Sequence[str] | st
 
         gradient_backbone(model)  # refuse before any work
     a, b = tokenize_words(model, text_a), tokenize_words(model, text_b)
+    warnings = _warnings(a, b)
+    for warning in warnings:
+        logger.warning("%s", warning)
     name = getattr(model, "name", type(model).__name__)
 
     deletion = None
@@ -104,4 +130,4 @@ def explain(model: Any, text_a: str, text_b: str, *, methods: Sequence[str] | st
         model=name, similarity=similarity,
         a=_text_explanation(a, None if deletion is None else deletion.a, None if grads is None else grads.a),
         b=_text_explanation(b, None if deletion is None else deletion.b, None if grads is None else grads.b),
-        methods=chosen, gradients=summary)
+        methods=chosen, gradients=summary, warnings=warnings)

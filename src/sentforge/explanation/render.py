@@ -35,7 +35,15 @@ def summary_lines(explanation: Explanation) -> list[str]:
     agree, both = explanation.sign_agreement()
     if both:
         lines.append(f"deletion and gradients agree in sign on {agree} of {both} words ({100 * agree / both:.0f}%)")
+    lines += [f"warning: {warning}" for warning in explanation.warnings]
     return lines
+
+
+UNKNOWN_NOTE = "* the tokenizer maps this word only to its unknown token: the model cannot tell it from another one"
+
+
+def _has_unknown(explanation: Explanation) -> bool:
+    return any(w.unknown for w in (*explanation.a.words, *explanation.b.words))
 
 
 def format_table(explanation: Explanation, top: int | None = 10) -> str:
@@ -45,10 +53,12 @@ def format_table(explanation: Explanation, top: int | None = 10) -> str:
     rows = []
     for side, word in explanation.ranked(top):
         values = "".join(f" {getattr(word, attr):>+10.4f}" for attr, _ in columns)
-        rows.append(f"{side:<5} {_clip(word.word):<{_WORD_WIDTH}}{values}")
+        shown = _clip(word.word)[:_WORD_WIDTH - 2] + " *" if word.unknown else _clip(word.word)
+        rows.append(f"{side:<5} {shown:<{_WORD_WIDTH}}{values}")
     if not rows:
         rows.append("(no words)")
-    return "\n".join([*summary_lines(explanation), "", header, *rows])
+    note = [UNKNOWN_NOTE] if any(word.unknown for _, word in explanation.ranked(top)) else []
+    return "\n".join([*summary_lines(explanation), "", header, *rows, *note])
 
 
 def _colour(value: float, scale: float) -> str:
@@ -65,7 +75,8 @@ def _coloured(text: TextExplanation, attr: str, scale: float) -> str:
             continue
         value = getattr(word, attr)
         parts.append(html.escape(text.text[at:word.start]))
-        parts.append(f'<span style="background: {_colour(value, scale)}" title="{value:+.4f}">'
+        mark, note = (' class="unknown"', " (unknown token)") if word.unknown else ("", "")
+        parts.append(f'<span{mark} style="background: {_colour(value, scale)}" title="{value:+.4f}{note}">'
                      f"{html.escape(text.text[word.start:word.end])}</span>")
         at = word.end
     parts.append(html.escape(text.text[at:]))
@@ -90,9 +101,12 @@ def to_html(explanation: Explanation) -> str:
         "<title>sentforge explain</title>\n<style>\n"
         "body { font-family: sans-serif; max-width: 60em; margin: 2em auto; line-height: 1.8; }\n"
         ".text span { border-radius: 3px; padding: 1px 2px; }\n.scale { color: #666; font-size: 0.9em; }\n"
+        ".text span.unknown { outline: 1px dashed #333; }\n"
         "</style>\n</head>\n<body>\n<h1>Why are these texts similar?</h1>\n"
         f"<ul>{summary}</ul>\n"
-        "<p>Green words raise the similarity, red words lower it.</p>\n"
+        "<p>Green words raise the similarity, red words lower it."
+        + (" Words in a dashed box map only to the tokenizer's unknown token: the model cannot tell them from any "
+           "other unknown word." if _has_unknown(explanation) else "") + "</p>\n"
         + "\n".join(sections) + "\n</body>\n</html>\n")
 
 

@@ -12,7 +12,9 @@ class WordInfluence:
 
     `deletion`: similarity - similarity with this word removed (positive: the word makes the texts more
     similar). `gradient`: its integrated-gradients attribution, summed over its word pieces and their
-    embedding dimensions. None where that method was not run.
+    embedding dimensions. None where that method was not run. `unknown`: the tokenizer maps the word only to
+    its unknown token (an emoji for an uncased BERT vocabulary, say), so the model sees it as it sees any
+    other unknown word.
     """
 
     word: str
@@ -20,6 +22,7 @@ class WordInfluence:
     end: int
     deletion: float | None = None
     gradient: float | None = None
+    unknown: bool = False
 
 
 @dataclass(frozen=True)
@@ -30,6 +33,7 @@ class TextExplanation:
     text: str
     words: tuple[WordInfluence, ...]
     token_gradients: tuple[float, ...] | None = None
+    words_in_text: int | None = None  # all its words; more than len(words) when the model's max length cut it
 
 
 @dataclass(frozen=True)
@@ -59,6 +63,7 @@ class Explanation:
     b: TextExplanation
     methods: tuple[str, ...]  # "deletion" and/or "gradients", as computed
     gradients: GradientSummary | None = None
+    warnings: tuple[str, ...] = ()  # what limits the explanation: cut texts, texts the model cannot read
 
     def ranked(self, top: int | None = None) -> list[tuple[str, WordInfluence]]:
         """("a" or "b", word) pairs by decreasing absolute influence (deletion, else gradient), at most `top`."""

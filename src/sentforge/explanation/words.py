@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 # The fallback split for models without a tokenizer of their own: words and single punctuation marks.
@@ -24,6 +24,7 @@ class Word:
     start: int
     end: int
     tokens: tuple[int, ...] = ()
+    unknown: bool = False  # every piece is the tokenizer's unknown token: the model cannot tell it from another
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,8 @@ class TokenizedText:
     text: str
     ids: tuple[int, ...]
     words: tuple[Word, ...]
+    words_in_text: int | None = None  # all words of the text, those cut off at the model's max length too
+    max_tokens: int | None = None  # the model's max length, when it cut the text
 
     @property
     def special(self) -> tuple[int, ...]:
@@ -70,9 +73,10 @@ def split_words(text: str) -> tuple[Word, ...]:
     return tuple(Word(match.group(), match.start(), match.end()) for match in _WORD.finditer(text))
 
 
-def _encode(input_module: Any, text: str) -> tuple[str, Any] | None:
-    """The prepared text and its `tokenizers.Encoding` (ids, word ids, offsets), as the module tokenises it;
-    None for an input module without a word-aligned tokenizer."""
+def _encode(input_module: Any, text: str) -> tuple[str, Any, int | None] | None:
+    """The prepared text, its `tokenizers.Encoding` (ids, word ids, offsets) as the module tokenises it, and
+    its words before truncation (None when not truncated); None for an input module without a word-aligned
+    tokenizer."""
     from tokenizers import Tokenizer
 
     from sentforge.modules.backbone import HFBackbone
@@ -82,28 +86,43 @@ def _encode(input_module: Any, text: str) -> tuple[str, Any] | None:
         # A private copy of the Rust tokenizer, truncating as the model does.
         backend = Tokenizer.from_str(input_module.tokenizer.backend_tokenizer.to_str())
         backend.no_padding()
-        backend.enable_truncation(input_module.max_seq_length)
+        backend.no_truncation()
         prepared = input_module.prepare(text)
-        return prepared, backend.encode(prepared)
+        whole = backend.encode(prepared)
+        backend.enable_truncation(input_module.max_seq_length)
+        encoding = backend.encode(prepared)
+        cut = len(whole.ids) > len(encoding.ids)
+        return prepared, encoding, _count_words(whole.word_ids) if cut else None
     if isinstance(input_module, WordVectors):
-        return text, input_module.tokenizer.encode(text, add_special_tokens=False)
+        return text, input_module.tokenizer.encode(text, add_special_tokens=False), None
     return None
+
+
+def _count_words(word_ids: Sequence[int | None]) -> int:
+    return len({word for word in word_ids if word is not None})
 
 
 def tokenize_words(model: Any, text: str) -> TokenizedText:
     """The words of `text` and their token positions, as `model` (an Encoder, or anything with `encode`) reads it.
 
     For an Encoder the ids are the input ids its `encode` uses (truncated to `max_seq_length`; words past
-    the limit are not listed, since the model never sees them; neither are words a word-vector model has
-    no vector for). Other models get a plain word split without ids.
+    the limit are not listed, since the model never sees them, but counted in `words_in_text`; neither are
+    words a word-vector model has no vector for). A word whose pieces are all the unknown token is marked
+    `unknown`. Other models get a plain word split without ids.
     """
     from sentforge.encoder import Encoder
 
     encoded = _encode(model.input_module, text) if isinstance(model, Encoder) else None
     if encoded is None:
         return TokenizedText(text, (), split_words(text))
-    prepared, encoding = encoded
-    return TokenizedText(prepared, tuple(encoding.ids), words_from_tokens(prepared, encoding.word_ids, encoding.offsets))
+    prepared, encoding, words_in_text = encoded
+    words = words_from_tokens(prepared, encoding.word_ids, encoding.offsets)
+    unknown_id = getattr(getattr(model.input_module, "tokenizer", None), "unk_token_id", None)
+    if unknown_id is not None:
+        words = tuple(replace(word, unknown=all(encoding.ids[p] == unknown_id for p in word.tokens)) for word in words)
+    cut = words_in_text is not None
+    return TokenizedText(prepared, tuple(encoding.ids), words, words_in_text if cut else len(words),
+                         model.input_module.max_seq_length if cut else None)
 
 
 def without_word(text: str, word: Word) -> str:

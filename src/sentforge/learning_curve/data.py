@@ -53,7 +53,7 @@ def read_label_data(path: str | Path, method: str | None = None) -> LabelData:
         raise InputFileError(f"--labelled {path}: file not found")
     scored = any("score" in record for _, record in file_rows(path))
     if method is None:
-        method = "sts" if scored else "pause" if read_labelled(path).partial is not None else "mnrl"
+        method = "sts" if scored else "pause" if read_labelled(path, "labels").partial is not None else "mnrl"
     if method == "sts":
         if not scored:
             raise ConfigError(f"--method sts: {path} has no score column (sentence1, sentence2, score)")
@@ -67,7 +67,7 @@ def read_label_data(path: str | Path, method: str | None = None) -> LabelData:
         if not units:
             raise ConfigError(f"--method pause: {path} has no labelled rows (a label column, some rows filled)")
         return LabelData(path, method, rows, units)
-    positives = read_labelled(path).positives
+    positives = read_labelled(path, "labels").positives
     if not positives:
         raise ConfigError(f"--method mnrl: {path} holds no positive pairs")
     return LabelData(path, method, [tuple(p) for p in positives], list(range(len(positives))))

@@ -11,9 +11,10 @@ from typing import Any
 import numpy as np
 
 from sentforge.errors import ConfigError
+from sentforge.disk import human_size
 from sentforge.io import atomic_file, save_json
 from sentforge.learning_curve.answer import answer, holdout
-from sentforge.learning_curve.curve import fit_curve, saturating
+from sentforge.learning_curve.curve import curve_values, formula
 
 logger = logging.getLogger(__name__)
 
@@ -37,7 +38,10 @@ def size_table(runs: dict[str, dict[str, Any]], gains: dict[str, dict[str, Any]]
 
 
 def build_report(state: Any, names: list[str], gains: dict[str, dict[str, Any]], metric: str, dev_name: str,
-                 target: float | None, flat_points: float, budget: Any) -> dict[str, Any]:
+                 target: float | None, flat_points: float, budget: Any, size_gain: dict[str, Any] | None = None,
+                 unseen: list[dict[str, Any]] = ()) -> dict[str, Any]:
+    """size_gain: the paired gain of the largest size over the smallest (the rising test); unseen: the sizes
+    whose runs train on fewer rows than the subset holds."""
     runs = {name: dict(state.results[name]) for name in names}
     for name, gain in gains.items():
         runs[name]["dev_gain"] = gain
@@ -50,15 +54,16 @@ def build_report(state: Any, names: list[str], gains: dict[str, dict[str, Any]],
         "skipped": [name for name in names if runs[name]["status"] != "done"],
         "sizes_without_runs": [row["labels"] for row in sizes if row["runs"] == 0],
         "budget_minutes": state.settings["budget_minutes"], "wall_s": round(budget.total_s - budget.remaining(), 2),
-        "settings": state.settings, "fit": None, "answer": None}
+        "settings": state.settings, "unseen": list(unseen), "fit": None, "answer": None}
     try:
-        fit = fit_curve([n for n, _ in points], [y for _, y in points])
+        result = answer(points, means, size_gain, target, flat_points)
     except (ConfigError, RuntimeError) as err:  # too few sizes, or a fit that does not converge
         report["fit_error"] = str(err)
+        report["holdout"] = {"status": "no curve", "reason": str(err)} if means else {"status": "no runs"}
     else:
-        report["fit"] = fit.to_json()
-        report["answer"] = answer(fit, means, target, flat_points)
-    report["holdout"] = holdout(points, means) if means else {"status": "no runs"}
+        report["answer"] = result
+        report["fit"] = result["fits"][result["model"]]
+        report["holdout"] = holdout(points, means, result["model"])
     return report
 
 
@@ -73,61 +78,135 @@ def _n(value: float | None, digits: int = 2) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
+def interval(estimate: dict[str, Any], basis: str, signed: bool = False) -> str:
+    """"[95 % interval low, high]", or why there is none."""
+    if estimate["low"] is None:
+        return f"(interval not estimable from {basis})"
+    form = "+.2f" if signed else ".2f"
+    return f"[95 % interval {estimate['low']:{form}}, {estimate['high']:{form}}]"
+
+
+def scored(estimate: dict[str, Any], basis: str) -> str:
+    """A predicted score with its interval (the CLI's answer and the report's)."""
+    return f"{estimate['score']:.2f} {interval(estimate, basis)}"
+
+
+def _parameters(fit: dict[str, Any], names: str, basis: str) -> str:
+    """"a = 1.00 ± 0.10, b = ...", or the values and why their standard errors are missing."""
+    undetermined = any(fit[f"{name}_err"] is None for name in names)
+    values = ", ".join(f"{name} = {fit[name]:.4g}" + ("" if undetermined else f" ± {fit[f'{name}_err']:.3g}")
+                       for name in names)
+    return values + (f" (standard errors not estimable from {basis})" if undetermined else "")
+
+
+def _fit_lines(result: dict[str, Any], metric: str) -> list[str]:
+    fits, chosen, basis = result["fits"], result["model"], result["basis"]
+    line = _parameters(fits["log-linear"], "ab", basis)
+    lines = [f"- straight line in log n: dev {metric} ≈ a + b·ln n with {line}"
+             + (" (used)" if chosen == "log-linear" else "") + ";"]
+    curve = fits["saturating"]
+    if curve is None:
+        lines.append("- saturating a − b·n^(−c): the fit did not converge.")
+    else:
+        lines.append(f"- saturating: dev {metric} ≈ a − b·n^(−c) with {_parameters(curve, 'abc', basis)}"
+                     + (" (used)" if chosen == "saturating" else "") + ".")
+    return lines
+
+
+def _trend_line(result: dict[str, Any]) -> str:
+    gain, direction = result["size_gain"], result["trend"]
+    if gain is None:
+        return "- Rising or flat: not tested (no dev scores of the smallest and largest sizes to pair)."
+    test = (f"the paired gain of {gain['sizes'][1]} labels over {gain['sizes'][0]} on the dev units is "
+            f"{gain['difference']:+.2f} [95 % bootstrap interval {gain['low']:+.2f}, {gain['high']:+.2f}]")
+    verdict = {"rising": "it lies above 0: the score **rises** with the labels",
+               "falling": "it lies below 0: the score **falls** with the labels",
+               "flat": "it includes 0: within the measured sizes the curve is **not distinguishable from flat**"}
+    return f"- Rising or flat: {test}; {verdict[direction]}."
+
+
+def _shape_line(result: dict[str, Any]) -> str:
+    shape = result["shape"]
+    if not shape["tested"]:
+        return (f"- Saturating or straight in log n: not testable ({shape['reason']}); the predictions use the "
+                "**straight line in log n**, the simpler curve.")
+    test = (f"the F-test of the saturating curve against the straight line gives F = {shape['f']:.2f} on "
+            f"{shape['dof'][0]} and {shape['dof'][1]} degrees of freedom, p = {shape['p']:.3g}")
+    if shape["kind"] == "saturating":
+        ceiling = result["ceiling"]
+        spread = "" if ceiling["error"] is None else f" ± {ceiling['error']:.2f}"
+        return (f"- Saturating or straight in log n: {test}; the curve **saturates**, towards a ceiling of "
+                f"{ceiling['score']:.2f}{spread}; the predictions use the saturating curve.")
+    return (f"- Saturating or straight in log n: {test}; no evidence of saturation, so the predictions use the "
+            "**straight line in log n** (no ceiling is estimated).")
+
+
 def answer_lines(report: dict[str, Any]) -> list[str]:
     """The answer in sentences."""
-    metric, result, fit = report["metric"], report["answer"], report["fit"]
+    metric, result = report["metric"], report["answer"]
     if result is None:
         return [f"No curve was fitted: {report.get('fit_error', 'no finished runs')}."]
-    lines = [f"Fit: dev {metric} ≈ a − b·n^(−c) with a = {fit['a']:.2f} ± {_n(fit['a_err'])}, "
-             f"b = {fit['b']:.3g} ± {_n(fit['b_err'], 3)}, c = {fit['c']:.3f} ± {_n(fit['c_err'], 3)} "
-             f"(standard errors from the fit's covariance; {fit['points']} runs over {len(fit['sizes'])} sizes).", ""]
-    lines.append(f"With {result['labels']} labels the measured mean is {result['measured']:.2f}.")
+    basis = result["basis"]
+    lines = [f"Fits to the dev score of every finished run ({basis}; standard errors from each fit's covariance, "
+             "95 % intervals with Student's t at the fit's residual degrees of freedom):", "",
+             *_fit_lines(result, metric), "", _trend_line(result), _shape_line(result)]
+    doubling = result["per_doubling"]
+    spans = doubling["low"] is not None and doubling["low"] <= 0 <= doubling["high"]
+    lines.append(f"- Per doubling of the labels the fitted score changes by {doubling['score']:+.2f} points "
+                 f"{interval(doubling, basis, signed=True)}" + (": not distinguishable from flat" if spans else "")
+                 + ".")
+    lines += ["", f"With {result['labels']} labels the measured mean is {result['measured']:.2f}."]
     for multiple in (2, 5):
         p = result[f"at_{multiple}x"]
-        lines.append(f"- {multiple}× the labels ({p['labels']}): expected dev {metric} {p['score']:.2f} "
-                     f"[95 % interval {_n(p['low'])}, {_n(p['high'])}].")
-    ceiling = result["ceiling"]
-    if not result["rising"]:
-        lines.append(f"- The fitted curve does not rise with the labels (b ≤ 0): within the measured sizes more labels "
-                     f"did not raise the dev score; the fit levels off at {ceiling['score']:.2f} ± "
-                     f"{_n(ceiling['error'])}.")
-    elif result["log_linear"]:
-        lines.append(f"- No saturation within the measured sizes: the fit's c is at its lower bound, where "
-                     f"a − b·n^(−c) is a straight line in log n; its ceiling a ({ceiling['score']:.2f}) means "
-                     f"nothing. The score grows by about {result['per_doubling']:+.2f} points per doubling of the "
-                     "labels, and the predictions extrapolate that line.")
-    else:
-        lines.append(f"- The fitted ceiling is {ceiling['score']:.2f} ± {_n(ceiling['error'])}; doubling the labels "
-                     f"adds {result['per_doubling']:+.2f} points.")
-    if result["flattened"]:
-        lines.append(f"- The curve has flattened: 5× the labels add {result['gain_5x']:+.2f} points (less than "
-                     f"{result['flat_points']:g}).")
-    else:
-        lines.append(f"- The curve has not flattened: 5× the labels add {result['gain_5x']:+.2f} points (at least "
-                     f"{result['flat_points']:g}).")
+        lines.append(f"- {multiple}× the labels ({p['labels']}): expected dev {metric} {scored(p, basis)}.")
+    gain, threshold = result["gain_5x"], result["flat_points"]
+    worth = {"below": f"all of it below the --flat-points threshold of {threshold:g}: more labels are not worth it "
+                      "by that threshold",
+             "above": f"all of it at or above the --flat-points threshold of {threshold:g}",
+             "undecided": f"not decided against the --flat-points threshold of {threshold:g}"}[result["worth"]]
+    lines.append(f"- 5× the labels add {gain['score']:+.2f} points {interval(gain, basis, signed=True)}: {worth}.")
     target = result.get("target")
     if target is not None:
-        if target["status"] == "reached":
-            lines.append(f"- Target {target['score']:g}: reached with {target['measured_labels']} labels (measured).")
-        elif target["status"] == "predicted":
-            lines.append(f"- Target {target['score']:g}: about {target['fitted_labels']:.0f} labels by the fitted "
-                         "curve" + (" (far beyond the measured sizes: an extrapolation)"
-                                    if target["fitted_labels"] > 5 * result["labels"] else "") + ".")
-        else:
-            lines.append(f"- Target {target['score']:g}: not reached by any number of labels; it lies above the "
-                         f"fitted ceiling {ceiling['score']:.2f}.")
+        lines.append(_target_line(target, result))
     return lines
+
+
+def _target_line(target: dict[str, Any], result: dict[str, Any]) -> str:
+    head = f"- Target {target['score']:g}: "
+    if target["status"] == "reached":
+        return head + f"reached with {target['measured_labels']} labels (measured)."
+    if target["status"] == "not predicted":
+        return head + (f"not reached by the measured sizes, and not predicted: the score is not shown to rise with "
+                       f"the labels (the curve is {result['trend'] or 'untested'}).")
+    if target["status"] == "beyond":
+        return head + (f"more than {target['cap'] // result['labels']}× your labels (over {target['cap']}) by the "
+                       f"fitted {result['model']} curve: far beyond what the measured sizes can say.")
+    if target["status"] == "predicted":
+        return head + (f"about {target['fitted_labels']:.0f} labels by the fitted {result['model']} curve"
+                       + (" (far beyond the measured sizes: an extrapolation)"
+                          if target["fitted_labels"] > 5 * result["labels"] else "") + ".")
+    return head + (f"not reached by any number of labels; it lies above the fitted ceiling "
+                   f"{result['ceiling']['score']:.2f}.")
 
 
 def holdout_lines(check: dict[str, Any], metric: str) -> list[str]:
     if check["status"] != "done":
         return [f"Holdout check not made: {check.get('reason', check['status'])}."]
     p = check["predicted"]
-    return [f"Holdout check: fitted on the sizes below {check['labels']} only, the curve predicts dev {metric} "
-            f"{p['score']:.2f} [95 % interval {_n(p['low'])}, {_n(p['high'])}] at {check['labels']} labels; measured "
+    return [f"Holdout check: fitted on the sizes below {check['labels']} only, the {check['fit']['kind']} curve "
+            f"predicts dev {metric} {scored(p, check['basis'])} at {check['labels']} labels; measured "
             f"{check['measured']:.2f}: a prediction error of {check['error']:+.2f} points"
             + ("" if check["within_interval"] is None else
                f" ({'inside' if check['within_interval'] else 'outside'} the interval)") + "."]
+
+
+def unseen_lines(unseen: list[dict[str, Any]]) -> list[str]:
+    if not unseen:
+        return []
+    sizes = ", ".join(f"{u['labels']} ({u['seen']} of {u['examples']} rows)" for u in unseen)
+    return [f"**Warning**: the runs of some sizes never see their whole subset (steps × batch size is smaller than "
+            f"the subset): {sizes}. The rest of those subsets is never trained on, so the curve cannot show what it "
+            "adds; give more --steps (or none: one epoch of each subset).", ""]
 
 
 def markdown(report: dict[str, Any]) -> str:
@@ -140,7 +219,8 @@ def markdown(report: dict[str, Any]) -> str:
              f"scored on `{report['dev']}` ({metric}).", "",
              f"Start model: dev {metric} {report['start']:.2f}.",
              f"Budget: {report['budget_minutes']:g} min; used {report['wall_s'] / 60:.1f} min of wall time.", "",
-             "## Answer", "", *answer_lines(report), "", *holdout_lines(report["holdout"], metric), "",
+             *unseen_lines(report["unseen"]), "## Answer", "", *answer_lines(report), "",
+             *holdout_lines(report["holdout"], metric), "",
              "## Per size", "",
              "Spread: the standard deviation over the repeats. Gain: the mean dev gain over the start model; "
              "above 0: the runs whose 95 % paired bootstrap interval (resampling the dev units) lies above 0.", "",
@@ -168,7 +248,10 @@ def markdown(report: dict[str, Any]) -> str:
         lines += ["", f"Skipped or failed: {', '.join(report['skipped'])}" + (
             f"; sizes without any run: {', '.join(map(str, report['sizes_without_runs']))}"
             if report["sizes_without_runs"] else "") + "."]
-    lines += ["", "Each run's `command` in report.json retrains it with `sentforge train`.", ""]
+    lines += ["", "Each run's `command` in report.json retrains it with `sentforge train`.", "",
+              f"Output: {human_size(report['output_bytes'])} on disk ("
+              + ("the runs' training checkpoints kept" if report["keep_checkpoints"] else
+                 "each finished run keeps its model and metrics; its training checkpoints were removed") + ").", ""]
     return "\n".join(lines)
 
 
@@ -193,8 +276,7 @@ def plot(path: Path, report: dict[str, Any]) -> None:
     if report["fit"] is not None and largest is not None:
         fit = report["fit"]
         grid = np.geomspace(min(row["labels"] for row in rows), 5 * largest, 200)
-        axes.plot(grid, saturating(grid, fit["a"], fit["b"], fit["c"]), color="C1",
-                  label=f"fit {fit['a']:.1f} − {fit['b']:.3g}·n^(−{fit['c']:.3g})")
+        axes.plot(grid, curve_values(fit, grid), color="C1", label=f"fit {formula(fit)}")
         for multiple in (2, 5):
             p = report["answer"][f"at_{multiple}x"]
             error = None if p["low"] is None else [[p["score"] - p["low"]], [p["high"] - p["score"]]]
@@ -204,7 +286,7 @@ def plot(path: Path, report: dict[str, Any]) -> None:
     if check["status"] == "done":
         fit = check["fit"]
         grid = np.geomspace(min(row["labels"] for row in rows), largest, 200)
-        axes.plot(grid, saturating(grid, fit["a"], fit["b"], fit["c"]), color="C2", linestyle=":",
+        axes.plot(grid, curve_values(fit, grid), color="C2", linestyle=":",
                   label=f"fit without {check['labels']} (predicts {check['predicted']['score']:.1f})")
     if rows:  # (without a finished run only the start model is drawn)
         axes.set_xscale("log")

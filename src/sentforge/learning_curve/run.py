@@ -25,6 +25,7 @@ from sentforge.adaptation.budget import Budget
 from sentforge.adaptation.inputs import file_digest
 from sentforge.adaptation.intervals import dev_gains, items_path, load_items, save_items
 from sentforge.adaptation.scoring import metric_of
+from sentforge.disk import directory_size, remove_checkpoints
 from sentforge.errors import ConfigError, SentforgeError
 from sentforge.learning_curve.data import LabelData, read_label_data, write_rows
 from sentforge.learning_curve.subsets import DEFAULT_FRACTIONS, nested_subsets, sizes_of
@@ -48,7 +49,7 @@ def labels(model: str, labelled: str | os.PathLike, dev: str | os.PathLike, outp
            method: str | None = None, fractions: Sequence[float] = DEFAULT_FRACTIONS, repeats: int = 3,
            budget_minutes: float = 60.0, target: float | None = None, steps: int | None = None,
            epochs: int = 1, batch_size: int | None = None, max_seq_length: int | None = None,
-           flat_points: float | None = None, seed: int = 0,
+           flat_points: float | None = None, keep_checkpoints: bool = False, seed: int = 0,
            device: str | None = None, show_progress: bool | None = None,
            callbacks: Sequence[Callable[[Any], None]] = ()) -> dict[str, Any]:
     """Train `model` on nested subsets of `labelled` (`repeats` seeded orders × `fractions` percent),
@@ -60,12 +61,15 @@ def labels(model: str, labelled: str | os.PathLike, dev: str | os.PathLike, outp
     `epochs` epochs of each subset. batch_size: default the recipe's, at most the subset's size.
     max_seq_length: tokens per text in training and in dev scoring, the start model's too (default: the
     model's). Runs go repeat by repeat; one whose steps are not expected to fit in the time left is skipped.
-    target: a dev score; the report says how many labels reach it. flat_points: the curve has flattened
-    when 5× the labels add fewer dev points (default 1). A rerun of the same call resumes; `target` and
-    `flat_points` only shape the answer, so a rerun with other values answers again without training.
+    target: a dev score (within the dev metric's range); the report says how many labels reach it.
+    flat_points: more labels are not worth it when 5× the labels add fewer dev points (default 1).
+    keep_checkpoints: keep each finished run's training checkpoints (by default only its model and metrics
+    stay; an interrupted run keeps them to resume). A rerun of the same call resumes; `target`,
+    `flat_points` and `keep_checkpoints` only shape the answer and the files kept, so a rerun with other
+    values answers again without training.
     """
     from sentforge.evaluation import load_dataset
-    from sentforge.learning_curve.answer import FLAT_POINTS
+    from sentforge.learning_curve.answer import FLAT_POINTS, check_target
     from sentforge.loading import load
 
     _check(repeats, budget_minutes, steps, epochs, batch_size, max_seq_length)
@@ -75,6 +79,7 @@ def labels(model: str, labelled: str | os.PathLike, dev: str | os.PathLike, outp
     data = read_label_data(labelled, method)
     sizes = sizes_of(len(data.units), fractions)
     task = load_dataset(dev, name=f"dev:{Path(dev).name}")
+    check_target(target, metric_of(task))
     encoder = load(str(model), device=device)  # a bad --model fails before anything is written
     if max_seq_length:  # the start model is scored at the length the runs train and are scored at
         encoder.max_seq_length = max_seq_length
@@ -86,7 +91,11 @@ def labels(model: str, labelled: str | os.PathLike, dev: str | os.PathLike, outp
     if state.open():
         logger.info("resuming the labels run in %s (%d runs recorded)", output, len(state.results))
     budget = Budget(budget_minutes * 60.0, state.spent())
-    runner = _Runner(state, data, task, str(model), budget, device, show_progress, list(callbacks))
+    runner = _Runner(state, data, task, str(model), budget, device, show_progress, list(callbacks), keep_checkpoints)
+    unseen = runner.unseen()
+    if unseen:
+        logger.warning("--steps %s: the runs of %s never see their whole subset (steps x batch size is smaller)",
+                       steps, ", ".join(f"{u['labels']} labels ({u['seen']} of {u['examples']} rows)" for u in unseen))
     runner.start(encoder)
     del encoder
     planned = [(size, repeat) for repeat in range(repeats) for size in sizes]
@@ -101,16 +110,46 @@ def labels(model: str, labelled: str | os.PathLike, dev: str | os.PathLike, outp
     done = [name for name in names if state.results[name]["status"] == "done"]
     gains = dev_gains(output, done, START, seed)
     report = build_report(state, names, gains, metric_of(task), task.name, target,
-                          FLAT_POINTS if flat_points is None else flat_points, budget)
+                          FLAT_POINTS if flat_points is None else flat_points, budget,
+                          size_gain(output, {name: state.results[name]["size"] for name in done}, seed), unseen)
+    report["keep_checkpoints"], report["output_bytes"] = keep_checkpoints, directory_size(output)
     write_report(output, report)
     return report
 
 
+def size_gain(output: Path, sizes: dict[str, int], seed: int) -> dict[str, Any] | None:
+    """The paired gain of the largest size's runs over the smallest's (each size's runs averaged) with its
+    bootstrap interval over the dev units; None with fewer than two sizes."""
+    from sentforge.adaptation.intervals import CONFIDENCE, RESAMPLES
+    from sentforge.evaluation.paired import paired_bootstrap
+
+    if len(set(sizes.values())) < 2:
+        return None
+    small, large = min(sizes.values()), max(sizes.values())
+    group = {n: [load_items(output, name) for name, size in sizes.items() if size == n] for n in (small, large)}
+    gain = paired_bootstrap(group[small], group[large], RESAMPLES, CONFIDENCE, seed)
+    return gain.to_json() | {"sizes": [small, large]}
+
+
 class _Runner:
     def __init__(self, state: LabelsState, data: LabelData, task: Any, model: str, budget: Budget,
-                 device: str | None, show_progress: bool | None, callbacks: list) -> None:
+                 device: str | None, show_progress: bool | None, callbacks: list, keep_checkpoints: bool) -> None:
         self.state, self.data, self.task, self.model, self.budget = state, data, task, model, budget
         self.device, self.show_progress, self.callbacks = device, show_progress, callbacks
+        self.keep_checkpoints = keep_checkpoints
+
+    def unseen(self) -> list[dict[str, Any]]:
+        """The sizes whose --steps × batch size cover fewer rows than their subset holds (epochs cover it)."""
+        if not self.state.settings["steps"]:
+            return []
+        found = []
+        for size in self.state.settings["sizes"]:
+            examples = self._examples(size)
+            values = self._values(examples)
+            seen = values["steps"] * values["batch_size"]
+            if seen < examples:
+                found.append({"labels": size, "examples": examples, "seen": seen})
+        return found
 
     def start(self, encoder: Any) -> None:
         """Score the start model on dev (its per-unit scores are every run's reference)."""
@@ -128,6 +167,7 @@ class _Runner:
         name = run_name(size, repeat)
         if name in self.state.results:
             logger.info("%s: recorded earlier, reused", name)
+            self._tidy(name)
             return
         base = {"size": size, "repeat": repeat}
         dev_s = self.state.results[START]["dev_s"]
@@ -153,6 +193,12 @@ class _Runner:
         self.state.record(name, base | result | {"wall_s": round(prior + time.monotonic() - started, 2)})
         if result["status"] == "done":
             logger.info("%s: dev %s %.2f", name, metric_of(self.task), result["dev"])
+            self._tidy(name)
+
+    def _tidy(self, name: str) -> None:
+        """A finished run keeps its model and metrics; its checkpoints go, unless asked to keep them."""
+        if not self.keep_checkpoints and self.state.results[name]["status"] == "done":
+            remove_checkpoints(self.state.output / RUNS_DIR / name)
 
     def _train(self, name: str, size: int, repeat: int, time_limit: float, callbacks: list) -> dict[str, Any]:
         import json
