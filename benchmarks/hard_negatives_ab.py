@@ -68,8 +68,9 @@ def main(argv: list[str] | None = None) -> int:
         dev_path, test_path = data / "dev.jsonl", data / DOMAINS[args.domain]
     tasks = {"dev": load_dataset(dev_path, name="dev"), "test": load_dataset(test_path, name="test")}
     arms = {"negatives": data / "labelled.jsonl", "pairs": positives_only(data / "labelled.jsonl", work / "pairs.jsonl")}
-    scores = {"start": {split: task.evaluate(sentforge.load(args.model))[task.metadata.main_metric]
-                        for split, task in tasks.items()}}
+    start = sentforge.load(args.model)
+    start.max_seq_length = args.max_seq_length  # every model scored at the length the arms train and keep
+    scores = {"start": {split: task.evaluate(start)[task.metadata.main_metric] for split, task in tasks.items()}}
     for arm, training in arms.items():
         output = work / arm
         encoder = sentforge.train("mnrl", args.model, training, output, steps=args.steps,
