@@ -8,7 +8,9 @@ batch size and number of steps; both trained models and the start model scored o
 Arms: `negatives` trains on `labelled.jsonl` as it is (each label-1 pair with a label-0 text of the same
 question as its hard negative, data/pairs.py); `pairs` on its label-1 pairs only. Qatar Living has no test
 file (TEST-BASE is never read): its dev queries are split in two halves by query, seeded, one the dev set,
-the other the test set. WikiQA uses its dev and test files. Writes WORK/DOMAIN/ab.json and prints a table.
+the other the test set. WikiQA uses its dev and test files. Writes WORK/DOMAIN/ab.json and prints a table
+with the paired bootstrap interval of negatives − pairs on each split (queries resampled). An arm already
+trained in WORK/DOMAIN is loaded and scored again, not retrained.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ def positives_only(labelled: Path, output: Path) -> Path:
 def main(argv: list[str] | None = None) -> int:
     import sentforge
     from sentforge.evaluation import load_dataset
+    from sentforge.evaluation.paired import paired_bootstrap
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("domain", choices=sorted(DOMAINS))
@@ -70,21 +73,28 @@ def main(argv: list[str] | None = None) -> int:
     arms = {"negatives": data / "labelled.jsonl", "pairs": positives_only(data / "labelled.jsonl", work / "pairs.jsonl")}
     start = sentforge.load(args.model)
     start.max_seq_length = args.max_seq_length  # every model scored at the length the arms train and keep
-    scores = {"start": {split: task.evaluate(start)[task.metadata.main_metric] for split, task in tasks.items()}}
+    items = {"start": {split: task.item_scores(start) for split, task in tasks.items()}}
     for arm, training in arms.items():
         output = work / arm
-        encoder = sentforge.train("mnrl", args.model, training, output, steps=args.steps,
-                                  batch_size=args.batch_size, max_seq_length=args.max_seq_length, seed=args.seed)
-        summary = json.loads((output / "train.json").read_text(encoding="utf-8"))
-        scores[arm] = {split: task.evaluate(encoder)[task.metadata.main_metric] for split, task in tasks.items()}
-        scores[arm].update(examples=summary["examples"], steps=args.steps)
-    result = {"domain": args.domain, "model": args.model, "seed": args.seed, "batch_size": args.batch_size,
-              "max_seq_length": args.max_seq_length, "dev": str(dev_path), "test": str(test_path), "scores": scores}
+        if (output / "train.json").is_file():  # trained by an earlier call with these settings: scored again
+            encoder = sentforge.load(str(output))
+        else:
+            encoder = sentforge.train("mnrl", args.model, training, output, steps=args.steps, batch_size=args.batch_size,
+                                      max_seq_length=args.max_seq_length, seed=args.seed)
+        items[arm] = {split: task.item_scores(encoder) for split, task in tasks.items()}
+    scores = {arm: {split: values.score() for split, values in splits.items()} for arm, splits in items.items()}
+    gains = {split: paired_bootstrap(items["pairs"][split], items["negatives"][split], seed=args.seed).to_json()
+             for split in tasks}
+    result = {"domain": args.domain, "model": args.model, "seed": args.seed, "steps": args.steps,
+              "batch_size": args.batch_size, "max_seq_length": args.max_seq_length, "dev": str(dev_path),
+              "test": str(test_path), "scores": scores, "negatives_minus_pairs": gains}
     (work / "ab.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     metric = tasks["dev"].metadata.main_metric
     print(f"| arm | dev {metric} | test {metric} |\n|---|---:|---:|")
     for arm, values in scores.items():
         print(f"| {arm} | {values['dev']:.2f} | {values['test']:.2f} |")
+    print("| negatives - pairs [95 % paired bootstrap] | "
+          + " | ".join(f"{g['difference']:+.2f} [{g['low']:+.2f}, {g['high']:+.2f}]" for g in gains.values()) + " |")
     return 0
 
 
