@@ -70,7 +70,8 @@ def main(argv: list[str] | None = None) -> int:
     else:
         dev_path, test_path = data / "dev.jsonl", data / DOMAINS[args.domain]
     tasks = {"dev": load_dataset(dev_path, name="dev"), "test": load_dataset(test_path, name="test")}
-    arms = {"negatives": data / "labelled.jsonl", "pairs": positives_only(data / "labelled.jsonl", work / "pairs.jsonl")}
+    labelled = data / "labelled.jsonl"
+    arms = {"negatives": labelled, "pairs": positives_only(labelled, work / "pairs.jsonl")}
     start = sentforge.load(args.model)
     start.max_seq_length = args.max_seq_length  # every model scored at the length the arms train and keep
     items = {"start": {split: task.item_scores(start) for split, task in tasks.items()}}
@@ -79,8 +80,8 @@ def main(argv: list[str] | None = None) -> int:
         if (output / "train.json").is_file():  # trained by an earlier call with these settings: scored again
             encoder = sentforge.load(str(output))
         else:
-            encoder = sentforge.train("mnrl", args.model, training, output, steps=args.steps, batch_size=args.batch_size,
-                                      max_seq_length=args.max_seq_length, seed=args.seed)
+            encoder = sentforge.train("mnrl", args.model, training, output, steps=args.steps,
+                                      batch_size=args.batch_size, max_seq_length=args.max_seq_length, seed=args.seed)
         items[arm] = {split: task.item_scores(encoder) for split, task in tasks.items()}
     scores = {arm: {split: values.score() for split, values in splits.items()} for arm, splits in items.items()}
     gains = {split: paired_bootstrap(items["pairs"][split], items["negatives"][split], seed=args.seed).to_json()

@@ -10,16 +10,16 @@ MNRL trains on the label-1 pairs, each with a label-0 text of the same question 
 - `qatarliving/`, SemEval-2016 Task 3 subtask B (question-question): `dev.jsonl` re-ranking, from
   `cleaned/subtask-b/VAL-BASE.csv` (query: the original question; PerfectMatch and Relevant related
   questions are positives, as in the official scorer; Irrelevant ones negatives); `labelled.jsonl`, every
-  pair of `cleaned/subtask-b/TRAIN-BASE.csv`, labelled 1 (PerfectMatch, Relevant) or 0 (Irrelevant); `unlabelled.txt`, every distinct question (subject
-  and body) of the SemEval-2015 trial/devel/test XML and of the 2016 train part 1 XML. The cleaned CSVs
-  keep only question bodies (their `feature` column glues two subjects together), so the dev and
-  labelled texts are bodies. No file named TEST-BASE is read. Checks: no original question of the
-  labelled file is one of the dev file (exact match after lower-casing and collapsing white space, and
-  word-set Jaccard >= 0.5); and how many dev texts the unlabelled corpus holds (VAL-BASE is drawn from
-  the 2016 train part 1, so it holds them); `unlabelled-without-dev.txt` leaves those out.
+  pair of `cleaned/subtask-b/TRAIN-BASE.csv`, labelled 1 (PerfectMatch, Relevant) or 0 (Irrelevant);
+  `unlabelled.txt`, every distinct question (subject and body) of the SemEval-2015 trial/devel/test XML
+  and of the 2016 train part 1 XML. The cleaned CSVs keep only question bodies (their `feature` column
+  glues two subjects together), so the dev and labelled texts are bodies. No file named TEST-BASE is
+  read. Checks: no original question of the labelled file is one of the dev file (exact match after
+  lower-casing and collapsing white space, and word-set Jaccard >= 0.5); and how many dev texts the
+  unlabelled corpus holds (VAL-BASE is drawn from the 2016 train part 1, so it holds them);
+  `unlabelled-without-dev.txt` leaves those out.
 - `wikiqa/`: `labelled.jsonl`, the train split's (question, candidate sentence) pairs, labelled 1 for a
-  correct answer and 0 for the others; `dev.jsonl` and
-  `test.jsonl` re-ranking from the dev and test splits, questions without a correct answer dropped (the
+  correct answer and 0 for the others; `dev.jsonl` and `test.jsonl` re-ranking from the dev and test splits, questions without a correct answer dropped (the
   standard protocol, which the WikiQA task follows too).
 - `twitterpara/`: `unlabelled.txt`, the distinct Twitter URL corpus (TURL) train tweets minus near-duplicates
   of the test sentences (`sentforge.data.domain_corpora`); `labelled-10pct.jsonl`, every TURL train pair

@@ -1,6 +1,7 @@
 """Training data is never silently misread: a 0/1 label column trains MNRL on the label-1 rows, with the
 label-0 texts as hard negatives (the counts are logged), a score column given to a method that needs
-positive pairs is an error naming `sts`, and strings that are paths of existing files are read as files, never trained on as texts."""
+positive pairs is an error naming `sts`, and strings that are paths of existing files are read as files,
+never trained on as texts."""
 
 from __future__ import annotations
 
