@@ -19,8 +19,9 @@ MNRL trains on the label-1 pairs, each with a label-0 text of the same question 
   unlabelled corpus holds (VAL-BASE is drawn from the 2016 train part 1, so it holds them);
   `unlabelled-without-dev.txt` leaves those out.
 - `wikiqa/`: `labelled.jsonl`, the train split's (question, candidate sentence) pairs, labelled 1 for a
-  correct answer and 0 for the others; `dev.jsonl` and `test.jsonl` re-ranking from the dev and test splits, questions without a correct answer dropped (the
-  standard protocol, which the WikiQA task follows too).
+  correct answer and 0 for the others; `dev.jsonl` and `test.jsonl` re-ranking from the dev and test
+  splits, questions without a correct answer dropped (the standard protocol, which the WikiQA task
+  follows too).
 - `twitterpara/`: `unlabelled.txt`, the distinct Twitter URL corpus (TURL) train tweets minus near-duplicates
   of the test sentences (`sentforge.data.domain_corpora`); `labelled-10pct.jsonl`, every TURL train pair
   with a class-stratified, seeded 10% of their labels and the rest empty (`null`: unlabelled, the layout
