@@ -9,9 +9,11 @@
 Experiments (each one `sentforge.adapt` call into WORK/NAME, 60 minutes of budget by default):
 - qatarliving-l6, qatarliving-l3: SemEval-2016 Task 3 subtask B question-question re-ranking from
   all-MiniLM-L6-v2 and from paraphrase-MiniLM-L3-v2; unlabelled = the 2015 and 2016 train part 1
-  questions, labelled = TRAIN-BASE positive pairs, dev = VAL-BASE (MAP); no test file is used;
-- wikiqa (from paraphrase-MiniLM-L3-v2), wikiqa-l6 (from all-MiniLM-L6-v2): labelled = the train (question, correct answer) pairs, unlabelled = their distinct texts,
-  dev = the dev split, test = the test split (reported);
+  questions, labelled = TRAIN-BASE pairs (0/1 labels: the Irrelevant related questions are hard
+  negatives), dev = VAL-BASE (MAP); no test file is used;
+- wikiqa (from paraphrase-MiniLM-L3-v2), wikiqa-l6 (from all-MiniLM-L6-v2): labelled = the train
+  (question, candidate) pairs (0/1 labels: the wrong candidates are hard negatives), unlabelled = the
+  distinct texts of the correct pairs, dev = the dev split, test = the test split (reported);
 - twitterpara: unlabelled = TURL train tweets only; dev = PIT-2015 dev; test = PIT + TURL test (AP);
 - twitterpara-pause: the same with the TURL train pairs, 10% of their labels kept (PAUSE).
 `compare-pause` then trains PAUSE with every TURL train label (`labelled-all.jsonl`) with the same settings
@@ -68,7 +70,9 @@ def unlabelled_from_pairs(pairs: Path, output: Path) -> Path:
     path = output.with_name(f"{output.name}-unlabelled.txt")
     if not path.is_file():
         rows = [json.loads(line) for line in pairs.read_text(encoding="utf-8").splitlines() if line]
-        texts = dict.fromkeys(text for row in rows for text in (row["sentence1"], row["sentence2"]))
+        # the texts of the positive pairs (label 1, or no label): the corpus of the documented WikiQA runs
+        texts = dict.fromkeys(text for row in rows if row.get("label", 1) == 1
+                              for text in (row["sentence1"], row["sentence2"]))
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("".join(f"{t}\n" for t in texts), encoding="utf-8")
     return path
@@ -212,7 +216,7 @@ def train_to_steps(result: dict, done: dict, name: str, target: int, output: Pat
     method = METHODS[record["method"]]
     candidate = Candidate(name, method, record["model"], name.rsplit(".", 1)[0])
     start = record["model"] if method.after is None else done[method.after][1]["model_path"]
-    data, examples = training_data(candidate, inputs, output.with_name(f"{output.name}-data"))
+    data, examples = training_data(candidate, inputs)
     train = TrainSettings(settings["eval_every"], settings["max_epochs"], settings["seed"], None, None,
                           settings["overrides"])
 

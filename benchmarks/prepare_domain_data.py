@@ -3,22 +3,25 @@ that `sentforge eval --dataset` reads, from the data store's original files, int
 
     python benchmarks/prepare_domain_data.py --data-dir ../shared/data --output domain-data
 
-Writes, per domain, `unlabelled.txt` (one text per line), `labelled.jsonl` (training pairs), `dev.*` and
+Writes, per domain, `unlabelled.txt` (one text per line), `labelled.jsonl` (training pairs with 0/1 labels:
+MNRL trains on the label-1 pairs, each with a label-0 text of the same question as its hard negative), `dev.*` and
 `test*.*` (evaluation files), and `counts.json` (also printed):
 
 - `qatarliving/`, SemEval-2016 Task 3 subtask B (question-question): `dev.jsonl` re-ranking, from
   `cleaned/subtask-b/VAL-BASE.csv` (query: the original question; PerfectMatch and Relevant related
-  questions are positives, as in the official scorer; Irrelevant ones negatives); `labelled.jsonl`, the
-  positive pairs of `cleaned/subtask-b/TRAIN-BASE.csv`; `unlabelled.txt`, every distinct question (subject
-  and body) of the SemEval-2015 trial/devel/test XML and of the 2016 train part 1 XML. The cleaned CSVs
-  keep only question bodies (their `feature` column glues two subjects together), so the dev and
-  labelled texts are bodies. No file named TEST-BASE is read. Checks: no original question of the
-  labelled file is one of the dev file (exact match after lower-casing and collapsing white space, and
-  word-set Jaccard >= 0.5); and how many dev texts the unlabelled corpus holds (VAL-BASE is drawn from
-  the 2016 train part 1, so it holds them); `unlabelled-without-dev.txt` leaves those out.
-- `wikiqa/`: `labelled.jsonl`, the train split's (question, correct answer) pairs; `dev.jsonl` and
-  `test.jsonl` re-ranking from the dev and test splits, questions without a correct answer dropped (the
-  standard protocol, which the WikiQA task follows too).
+  questions are positives, as in the official scorer; Irrelevant ones negatives); `labelled.jsonl`, every
+  pair of `cleaned/subtask-b/TRAIN-BASE.csv`, labelled 1 (PerfectMatch, Relevant) or 0 (Irrelevant);
+  `unlabelled.txt`, every distinct question (subject and body) of the SemEval-2015 trial/devel/test XML
+  and of the 2016 train part 1 XML. The cleaned CSVs keep only question bodies (their `feature` column
+  glues two subjects together), so the dev and labelled texts are bodies. No file named TEST-BASE is
+  read. Checks: no original question of the labelled file is one of the dev file (exact match after
+  lower-casing and collapsing white space, and word-set Jaccard >= 0.5); and how many dev texts the
+  unlabelled corpus holds (VAL-BASE is drawn from the 2016 train part 1, so it holds them);
+  `unlabelled-without-dev.txt` leaves those out.
+- `wikiqa/`: `labelled.jsonl`, the train split's (question, candidate sentence) pairs, labelled 1 for a
+  correct answer and 0 for the others; `dev.jsonl` and `test.jsonl` re-ranking from the dev and test
+  splits, questions without a correct answer dropped (the standard protocol, which the WikiQA task
+  follows too).
 - `twitterpara/`: `unlabelled.txt`, the distinct Twitter URL corpus (TURL) train tweets minus near-duplicates
   of the test sentences (`sentforge.data.domain_corpora`); `labelled-10pct.jsonl`, every TURL train pair
   with a class-stratified, seeded 10% of their labels and the rest empty (`null`: unlabelled, the layout
@@ -106,6 +109,17 @@ def reranking_records(queries: Sequence[RankingQuery]) -> list[dict]:
              "negative": [c for c, r in zip(q.candidates, q.relevant) if not r]} for q in queries if q.has_positive]
 
 
+def labelled_records(queries: Sequence[RankingQuery]) -> list[dict]:
+    """Every (query, candidate) pair, labelled 1 for a relevant candidate and 0 for the others."""
+    return [{"sentence1": q.query, "sentence2": c, "label": int(r)} for q in queries
+            for c, r in zip(q.candidates, q.relevant)]
+
+
+def labelled_counts(records: Sequence[dict]) -> dict:
+    return {"labelled_positive_pairs": sum(r["label"] for r in records),
+            "labelled_negative_pairs": sum(1 - r["label"] for r in records)}
+
+
 def pair_records(pairs: LabelledPairs) -> list[dict]:
     """Labelled-pairs rows of the decided pairs (debatable ones left out)."""
     return [{"sentence1": a, "sentence2": b, "label": int(label)}
@@ -147,7 +161,7 @@ def prepare_qatarliving(root: Path, out: Path, seed: int) -> dict:
     if exact_shared or near_shared:
         raise SentforgeError(f"TRAIN-BASE and VAL-BASE share {len(exact_shared)} original questions exactly and "
                              f"{near_shared} as near-duplicates; split them apart before using them")
-    positives = [{"sentence1": q.query, "sentence2": c} for q in train for c, r in zip(q.candidates, q.relevant) if r]
+    labelled = labelled_records(train)
     dev = reranking_records(val)
     unlabelled = [t for f in QL_2015 for t in read_semeval2015_questions(source(root, f))]
     unlabelled += [t for q in read_semeval_question_similarity(source(root, QL_2016_TRAIN1))
@@ -157,9 +171,9 @@ def prepare_qatarliving(root: Path, out: Path, seed: int) -> dict:
     in_dev = near_duplicates(unlabelled, dev_texts)
     out.mkdir()
     return {
-        "labelled_positive_pairs": write_jsonl(out / "labelled.jsonl", positives),
+        "labelled_pairs_read": write_jsonl(out / "labelled.jsonl", labelled),
+        **labelled_counts(labelled),
         "labelled_original_questions": len(train),
-        "labelled_pairs_read": sum(len(q.candidates) for q in train),
         "dev_queries": write_jsonl(out / "dev.jsonl", dev),
         "dev_queries_dropped_without_positive": len(val) - len(dev),
         "dev_candidates": sum(len(r["positive"]) + len(r["negative"]) for r in dev),
@@ -180,10 +194,9 @@ def prepare_qatarliving(root: Path, out: Path, seed: int) -> dict:
 
 def prepare_wikiqa(root: Path, out: Path, seed: int) -> dict:
     splits = {split: read_wikiqa(source(root, f"wikiqa/{split}")) for split in ("train", "dev", "test")}
-    positives = [{"sentence1": q.query, "sentence2": c} for q in splits["train"]
-                 for c, r in zip(q.candidates, q.relevant) if r]
+    labelled = labelled_records(splits["train"])
     out.mkdir()
-    counts = {"labelled_positive_pairs": write_jsonl(out / "labelled.jsonl", positives),
+    counts = {"labelled_pairs": write_jsonl(out / "labelled.jsonl", labelled), **labelled_counts(labelled),
               "train_questions": len(splits["train"])}
     for split in ("dev", "test"):
         records = reranking_records(splits[split])

@@ -240,10 +240,10 @@ def test_partial_labels_select_pause_and_binary_positives_feed_mnrl(tiny_bert_di
                  candidates=["pause", "mnrl"], overrides={"pause": {"batch_size": 6}, "mnrl": {"batch_size": 2}})
     results = done(report)
     assert {f"{K}.pause", f"{K}.mnrl"} <= set(results)
-    assert results[f"{K}.mnrl"]["examples"] == 6  # the pairs labelled 1
+    assert results[f"{K}.mnrl"]["examples"] == 6  # the pairs labelled 1, each with a label-0 hard negative
     assert results[f"{K}.pause"]["examples"] == 2 * len(SENTENCES)
-    positives = tmp_path / "adapted" / "data" / "positives.jsonl"
-    assert f"--corpus {positives}" in results[f"{K}.mnrl"]["commands"][0]
+    # the command reads the labelled file itself: `sentforge train mnrl` gives its label-1 pairs the same negatives
+    assert f"--corpus {domain / 'partial.jsonl'} " in results[f"{K}.mnrl"]["commands"][0]
 
 
 @pytest.mark.parametrize("change, fragments", [

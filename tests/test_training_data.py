@@ -1,6 +1,7 @@
-"""Training data is never silently misread: a 0/1 label column trains MNRL on the label-1 rows only (the
-count is logged), a score column given to a method that needs positive pairs is an error naming `sts`, and
-strings that are paths of existing files are read as files, never trained on as texts."""
+"""Training data is never silently misread: a 0/1 label column trains MNRL on the label-1 rows, with the
+label-0 texts as hard negatives (the counts are logged), a score column given to a method that needs
+positive pairs is an error naming `sts`, and strings that are paths of existing files are read as files,
+never trained on as texts."""
 
 from __future__ import annotations
 
@@ -22,6 +23,9 @@ ROWS = [("how do i reset my password", "where can i change my password", 1),
         ("the app crashes on start", "the application fails when it starts", 1),
         ("a man is playing a guitar", "two women are walking on the beach", 0),
         ("please cancel my subscription", "i want to end my subscription", 1)]
+# No positive's sentence1 has a label-0 row: each borrows from the pool (weather, beach), spread evenly over
+# the three: starts 0 * 2 // 3, 1 * 2 // 3, 2 * 2 // 3 = 0, 0, 1.
+TRIPLES = [(*ROWS[0][:2], ROWS[1][1]), (*ROWS[2][:2], ROWS[1][1]), (*ROWS[4][:2], ROWS[3][1])]
 
 
 def write_tsv(path, header, rows):
@@ -30,12 +34,13 @@ def write_tsv(path, header, rows):
     return path
 
 
-def test_label_column_keeps_the_positive_rows_and_logs_the_count(tmp_path, caplog):
+def test_label_column_keeps_the_positive_rows_with_label_0_negatives_and_logs_the_count(tmp_path, caplog):
     path = write_tsv(tmp_path / "pairs.tsv", ["sentence1", "sentence2", "label"], ROWS)
     with caplog.at_level(logging.INFO, logger="sentforge"):
         pairs = read_examples("pairs", path)
-    assert pairs == [(a, b) for a, b, label in ROWS if label == 1]
-    assert "3 positive pairs (label 1); 2 rows labelled 0 or unlabelled left out" in caplog.text
+    assert pairs == TRIPLES
+    assert "3 positive pairs (label 1), each with a hard negative from the rows labelled 0: 0 of its own " \
+           "sentence1, 3 (a sentence1 without such a row) of another" in caplog.text
 
 
 def test_mnrl_from_the_cli_trains_on_the_label_1_rows(tiny_bert_dir, tmp_path, capsys):
@@ -160,7 +165,7 @@ def test_input_examples_with_the_default_label_are_all_positive_pairs():
 def test_column_mapping_renames_a_file_s_columns(tmp_path):
     path = write_tsv(tmp_path / "qa.tsv", ["question", "answer", "label"], ROWS)
     pairs = read_examples("pairs", path, columns={"question": "sentence1", "answer": "sentence2"})
-    assert pairs == [(a, b) for a, b, label in ROWS if label == 1]
+    assert pairs == TRIPLES
 
 
 def test_a_dataset_trains_like_its_file(tiny_bert_dir, tmp_path):
@@ -243,7 +248,8 @@ def test_sentence_transformers_column_names_in_a_file_are_the_pair_fields(tmp_pa
     plain = write_tsv(tmp_path / "plain.tsv", ["sentence1", "sentence2", "label"], ROWS)
     assert read_examples("pairs", named) == read_examples("pairs", plain)
     swapped = read_examples("pairs", named, columns={"positive": "sentence1", "anchor": "sentence2"})
-    assert swapped == [(b, a) for a, b in read_examples("pairs", plain)]
+    # swapped, the label-0 rows' sentence2 is their first text: the negatives borrowed are those
+    assert swapped == [(b, a, n) for (a, b, _), n in zip(TRIPLES, (ROWS[1][0], ROWS[1][0], ROWS[3][0]))]
 
 
 def test_a_mapped_column_the_file_lacks_is_named(tmp_path):

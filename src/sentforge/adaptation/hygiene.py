@@ -4,7 +4,9 @@ A candidate trained on the dev texts scores well on dev for that reason alone (a
 learns the very sentences it is then scored on), and the choice stops holding on unseen data. Before any
 training, every unlabelled text and every labelled pair with a side that is an exact or near duplicate
 (word-set Jaccard >= 0.5, `sentforge.data.domain_corpora.near_duplicates`) of a dev or test text is
-dropped; the kept data are written to OUTPUT/data/ and the candidates train on those files.
+dropped, and so is every label-0 pair (a hard negative) with such a side, before the positives take their
+hard negatives from the rest; the kept data are written to OUTPUT/data/ and the candidates train on those
+files.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from sentforge.io import atomic_file
 logger = logging.getLogger(__name__)
 
 UNLABELLED_FILE, POSITIVES_FILE, PARTIAL_FILE = "unlabelled.txt", "positives.jsonl", "partial.jsonl"
-PAIR_KINDS = {"positives": "positive", "partial": "partially labelled"}
+PAIR_KINDS = {"positives": "positive", "negatives": "label-0 (hard negative)", "partial": "partially labelled"}
 
 
 def heldout_texts(inputs: AdaptInputs) -> list[str]:
@@ -45,7 +47,8 @@ def apply_hygiene(inputs: AdaptInputs, data_dir: Path, keep_dev_texts: bool) -> 
     labelled = inputs.labelled
     pair_hits: dict[str, np.ndarray] = {}
     if labelled is not None:
-        for kind, pairs in (("positives", labelled.positives), ("partial", labelled.partial or [])):
+        for kind, pairs in (("positives", labelled.pairs), ("negatives", labelled.negatives),
+                            ("partial", labelled.partial or [])):
             if pairs:
                 pair_hits[kind] = _pairs_touching(pairs, heldout)
                 counts[kind] = {"read": len(pairs), "near_duplicates": int(pair_hits[kind].sum())}
@@ -62,7 +65,7 @@ def apply_hygiene(inputs: AdaptInputs, data_dir: Path, keep_dev_texts: bool) -> 
     logger.info("dev hygiene: %d of %d unlabelled texts dropped (a dev or test text or a near copy)%s",
                 counts["unlabelled"]["near_duplicates"], len(inputs.texts),
                 "".join(f"; {c['near_duplicates']} of {c['read']} {PAIR_KINDS[kind]} pairs dropped"
-                        for kind, c in counts.items() if kind in ("positives", "partial")))
+                        for kind, c in counts.items() if kind in PAIR_KINDS))
     return dataclasses.replace(inputs, unlabelled=unlabelled, texts=texts, labelled=labelled), counts
 
 
@@ -75,18 +78,20 @@ def _pairs_touching(pairs: list[tuple], heldout: list[str]) -> np.ndarray:
 
 
 def _clean_labelled(labelled: Labelled, hits: dict[str, np.ndarray], data_dir: Path) -> Labelled:
-    positives = [pair for pair, hit in zip(labelled.positives, hits.get("positives", [])) if not hit]
+    pairs = [pair for pair, hit in zip(labelled.pairs, hits.get("positives", [])) if not hit]
+    negatives = [pair for pair, hit in zip(labelled.negatives, hits.get("negatives", [])) if not hit]
     partial = None
     if labelled.partial is not None:
         partial = [pair for pair, hit in zip(labelled.partial, hits["partial"]) if not hit]
         _write_records(data_dir / PARTIAL_FILE, [{"sentence1": a, "sentence2": b, "label": label}
                                                  for a, b, label in partial])
-    positives_file = None
-    if positives:
-        names = ("sentence1", "sentence2", "negative")
-        positives_file = _write_records(data_dir / POSITIVES_FILE, [dict(zip(names, pair)) for pair in positives])
+    positives_file = data_dir / POSITIVES_FILE if pairs else None
     path = data_dir / PARTIAL_FILE if partial is not None else (positives_file or labelled.path)
-    return Labelled(path, positives, partial, positives_file)
+    cleaned = Labelled(path, pairs, partial, positives_file, negatives)
+    if positives_file is not None:
+        names = ("sentence1", "sentence2", "negative")
+        _write_records(positives_file, [dict(zip(names, example)) for example in cleaned.positives])
+    return cleaned
 
 
 def _write_lines(path: Path, texts: list[str]) -> Path:

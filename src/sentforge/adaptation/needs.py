@@ -45,7 +45,7 @@ class Needs:
         return self.train.eval_every or PROBE_STEPS + 1
 
     def _planned_steps(self, candidate: Candidate) -> int:
-        _, examples = training_data(candidate, self.inputs, self.state.output / "data")
+        _, examples = training_data(candidate, self.inputs)
         return recipe_settings(candidate, examples, self.train)["steps"]
 
     def step_cost(self, candidate: Candidate) -> float:

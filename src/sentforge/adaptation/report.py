@@ -32,7 +32,7 @@ def _gain(gain: dict[str, Any] | None) -> str:
 
 
 def _hygiene_lines(hygiene: dict[str, Any]) -> list[str]:
-    counted = [(kind, hygiene[kind]) for kind in ("unlabelled", "positives", "partial") if kind in hygiene]
+    counted = [(kind, hygiene[kind]) for kind in ("unlabelled", "positives", "negatives", "partial") if kind in hygiene]
     overlap = "; ".join(f"{c['near_duplicates']} of {c['read']} {kind}{'' if kind == 'unlabelled' else ' pairs'}"
                         for kind, c in counted)
     if hygiene["applied"]:

@@ -317,10 +317,10 @@ class _Runner:
         callbacks = [beat, *([race.after_step] if race else []), *([probe] if probe else []), *self.callbacks]
         self.state.beat(candidate.name, prior, force=True)
         if probe is not None:
-            steps = probe_trained(candidate, start, self.inputs, run_dir, self.state.output / "data", self.train,
+            steps = probe_trained(candidate, start, self.inputs, run_dir, self.train,
                                   time_limit, self.needs.probe_cadence(), callbacks, snapshots, race)
             return {"steps": steps, "wall_s": round(elapsed(), 2)}
-        result = timed(lambda: run_trained(candidate, start, self.inputs, run_dir, self.state.output / "data",
+        result = timed(lambda: run_trained(candidate, start, self.inputs, run_dir,
                                            self.train, time_limit, self.needs.cadence(candidate), callbacks, extend,
                                            options, snapshots, probed, race), prior)
         raced = self.state.races.get(key)

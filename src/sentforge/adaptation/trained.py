@@ -33,24 +33,15 @@ class TrainSettings:
     race: bool = True  # stop candidates that cannot win at their dev evaluations (racing.py)
 
 
-def training_data(candidate: Candidate, inputs: AdaptInputs, data_dir: Path) -> tuple[Path, int]:
-    """(the file the candidate's recipe reads, its number of examples); positives taken out of a
-    class-labelled file are written to `data_dir` first, so that the command line can read them."""
+def training_data(candidate: Candidate, inputs: AdaptInputs) -> tuple[Path, int]:
+    """(the file the candidate's recipe reads, its number of examples)."""
     kind = candidate.method.data
     if kind == "unlabelled":
         return inputs.unlabelled, len(inputs.texts)
     labelled = inputs.labelled
     if kind == "partial":
         return labelled.path, len(labelled.partial)
-    if labelled.positives_file is not None:
-        return labelled.positives_file, len(labelled.positives)
-    path = data_dir / "positives.jsonl"
-    if not path.is_file():
-        from sentforge.io import atomic_file
-
-        with atomic_file(path, "w") as handle:
-            handle.writelines(json.dumps({"sentence1": a, "sentence2": b}) + "\n" for a, b in labelled.positives)
-    return path, len(labelled.positives)
+    return labelled.positives_file, len(labelled.positives)
 
 
 def recipe_settings(candidate: Candidate, examples: int, settings: TrainSettings) -> dict[str, Any]:
@@ -64,7 +55,7 @@ def recipe_settings(candidate: Candidate, examples: int, settings: TrainSettings
     return values
 
 
-def run_trained(candidate: Candidate, start: str, inputs: AdaptInputs, run_dir: Path, data_dir: Path,
+def run_trained(candidate: Candidate, start: str, inputs: AdaptInputs, run_dir: Path,
                 settings: TrainSettings, time_limit: float, eval_every: int,
                 callbacks: Sequence[Callable[[Any], None]] = (), extend: bool = False,
                 options: dict[str, Any] | None = None, snapshots: Sequence[int] = (), probed: int | None = None,
@@ -76,7 +67,7 @@ def run_trained(candidate: Candidate, start: str, inputs: AdaptInputs, run_dir: 
     `snapshots`: steps at which the encoder is saved too (the TSDAE ladder). `probed`: the steps of the
     candidate's probe (probe.py) in `run_dir`, a run to continue rather than to take up as finished.
     `evaluator`: the dev evaluator (a racing.Race), the dev task when None."""
-    data, examples = training_data(candidate, inputs, data_dir)
+    data, examples = training_data(candidate, inputs)
     values = {**recipe_settings(candidate, examples, settings), **(options or {})}
     metric = metric_of(inputs.dev)
     if to_train(run_dir, extend, probed):
@@ -104,12 +95,12 @@ def to_train(run_dir: Path, extend: bool = False, probed: int | None = None) -> 
     return extend or not (run_dir / SUMMARY_FILE).is_file() or (probed is not None and _steps(run_dir) <= probed)
 
 
-def probe_trained(candidate: Candidate, start: str, inputs: AdaptInputs, run_dir: Path, data_dir: Path,
+def probe_trained(candidate: Candidate, start: str, inputs: AdaptInputs, run_dir: Path,
                   settings: TrainSettings, time_limit: float, eval_every: int,
                   callbacks: Sequence[Callable[[Any], None]], snapshots: Sequence[int] = (), evaluator: Any = None
                   ) -> int:
     """Start (or restart) the candidate's run until a callback stops it (probe.py); the steps it reached."""
-    data, examples = training_data(candidate, inputs, data_dir)
+    data, examples = training_data(candidate, inputs)
     _train(candidate, start, data, recipe_settings(candidate, examples, settings), inputs, run_dir, settings,
            time_limit, eval_every, callbacks, False, snapshots, evaluator)
     return _steps(run_dir)

@@ -1,10 +1,11 @@
 """The labelled data of a learning curve: which training method it feeds, its labelled units (what a
 subset size counts), and the training file of a subset.
 
-mnrl: positive pairs (sentence1, sentence2[, negative]), or the label-1 pairs of a file with 0/1 labels;
-a unit is a pair. pause: pairs with a `label` column, some rows empty; a unit is a labelled row, and a
-subset keeps every pair but only its units' labels (the other rows become unlabelled: the question is
-what labelling more of the same pairs buys). sts: pairs with a `score` column; a unit is a scored pair.
+mnrl: positive pairs (sentence1, sentence2[, negative]), or the label-1 pairs of a file with 0/1 labels,
+with its label-0 pairs as their hard negatives; a unit is a positive pair. pause: pairs with a `label`
+column, some rows empty; a unit is a labelled row, and a subset keeps every pair but only its units'
+labels (the other rows become unlabelled: the question is what labelling more of the same pairs buys).
+sts: pairs with a `score` column; a unit is a scored pair.
 """
 
 from __future__ import annotations

@@ -11,7 +11,8 @@ column is the label, the other columns are texts, by position (anchor/sentence1,
 a hard negative) unless every one of them names its role (sentence1, sentence2, anchor, positive,
 negative). An InputExample's texts are taken by position and its `label` is the label column. The rows
 then go through the file readers' rules (data/pairs.py), so the same rows give the same examples: a 0/1
-`label` keeps the pairs labelled 1, a `score` to a positive-pair method is refused. `columns` renames a
+`label` keeps the pairs labelled 1, with the pairs labelled 0 as their hard negatives; a `score` to a
+positive-pair method is refused. `columns` renames a
 file's (or a Dataset's) columns to roles first: {"anchor": "sentence1", "positive": "sentence2"}.
 """
 
