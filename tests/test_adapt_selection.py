@@ -253,3 +253,15 @@ def test_adapt_trains_on_the_hygienic_data_and_reports_counts_and_intervals(tiny
     assert report["speed_texts"] == len(set(inputs.dev.texts()) | set(inputs.texts))  # all: fewer than the sample
     assert (tmp_path / "adapted" / "front.png").read_bytes()[:4] == b"\x89PNG"
     assert "| texts/s | params M | dim |" in text and "speed–quality front" in text
+
+
+def test_a_rerun_with_another_speed_bound_chooses_again_without_measuring_again(tiny_bert_dir, overlapping,
+                                                                                 tmp_path):
+    options = {**adapt_worker.FAST, "candidates": []}
+    args = (str(tiny_bert_dir), overlapping / "unlabelled.txt", overlapping / "dev.jsonl", tmp_path / "adapted")
+    first = sentforge.adapt(*args, **options)
+    start = f"{tiny_bert_dir.name}.start"
+    measured = first["candidates"][start]["speed"]
+    bounded = sentforge.adapt(*args, **options, min_texts_per_second=1.0)  # the bound is no changed command
+    assert bounded["selection"]["min_texts_per_second"] == 1.0 and first["selection"]["min_texts_per_second"] is None
+    assert bounded["candidates"][start]["speed"] == measured and bounded["selected"] == start
