@@ -59,9 +59,9 @@ def _speed(result: dict[str, Any]) -> str:
 def _comparison_lines(selection: dict[str, Any]) -> list[str]:
     if not selection.get("comparisons"):
         return []
-    lines = ["", f"Paired on the dev units, the leader {selection['leader']} against the other candidates that pass "
-                 "the gate:", "", f"| candidate | {selection['leader']} − candidate [95 % interval] | costs less to run |",
-             "|---|---:|---|"]
+    leader = selection["leader"]
+    lines = ["", f"Paired on the dev units, the leader {leader} against the other candidates that pass the gate:", "",
+             f"| candidate | {leader} − candidate [95 % interval] | costs less to run |", "|---|---:|---|"]
     for c in selection["comparisons"]:
         cost = c["cheaper"] or ("no: the same architecture" if c["same_cost"] else "no")
         lines.append(f"| {c['candidate']} | {_gain(c)} | {cost} |")

@@ -66,8 +66,8 @@ def adapt(model: str | Sequence[str], unlabelled: str | os.PathLike, dev: str | 
     to run is not significantly worse than it on the same dev units) or "best" (the highest dev score).
     min_texts_per_second: only candidates that encode at least this many of your texts per second here are
     eligible (refused before the run when no start model does); it only affects the choice, so a rerun with
-    another value chooses again from the finished candidates. keep_dev_texts: train on unlabelled texts and pairs that are dev or test texts
-    (or near copies); by default they are dropped before any training.
+    another value chooses again from the finished candidates. keep_dev_texts: train on unlabelled texts and
+    pairs that are dev or test texts (or near copies); by default they are dropped before any training.
     callbacks: called with the TrainerState after every training step (of every trained candidate).
     A rerun of the same call resumes; a different call on the same output is refused.
     """
@@ -336,8 +336,8 @@ def _finish(state: AdaptState, inputs: AdaptInputs, order: list[str], budget_min
     starts = [name for name in order if results[name]["kind"] == "start"]
     done = [name for name in order if results[name]["status"] == "done"]
     _measure_speeds(state, done, speed_texts)
-    selection = select(results, starts, state.settings["select"], {name: load_items(state.output, name) for name in done},
-                       state.settings["seed"], min_texts_per_second)
+    items = {name: load_items(state.output, name) for name in done}
+    selection = select(results, starts, state.settings["select"], items, state.settings["seed"], min_texts_per_second)
     chosen = selection.chosen
     for name in done:
         results[name]["dev_gain"] = selection.gains[name]
