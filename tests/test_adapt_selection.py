@@ -16,6 +16,7 @@ import sentforge
 from sentforge.adaptation.hygiene import apply_hygiene
 from sentforge.adaptation.inputs import read_inputs
 from sentforge.adaptation.front import pareto_front
+from sentforge.adaptation.report import write_report
 from sentforge.adaptation.select import cheaper, select
 from sentforge.evaluation.paired import ItemScores
 
@@ -170,6 +171,29 @@ def test_a_bound_no_start_model_reaches_is_refused_before_the_run(tiny_bert_dir,
                             "--min-texts-per-second", "1e9"], capsys)
     assert_one_line_error(code, err, "--min-texts-per-second", "no start model")
     assert not (tmp_path / "out").exists()
+
+
+def test_the_report_gives_the_costs_the_paired_comparisons_the_bound_and_the_front(tmp_path):
+    results, items = table({"l3.start": (BASE - 1, L3, 0), "l6.start": (BASE, L6, 0),
+                            "l6.mnrl": (BASE + 3.1 - SWING, L6, 40), "l3.mnrl": (BASE + 3.05 - SWING, L3, 40),
+                            "meta-concat": (BASE + 3.15 + SWING, speed(200.0, 40_100_000, dim=768, encoders=2), 0)},
+                           starts=("l3.start", "l6.start"))
+    selection = select(results, ["l3.start", "l6.start"], "significant", items, min_texts_per_second=250)
+    for name, result in results.items():
+        result |= {"method": result["kind"], "wall_s": 1.0, "dev_gain": selection.gains[name]}
+    report = {"selected": selection.chosen, "selection": selection.to_json("significant", 250),
+              "front": pareto_front(results), "speed_texts": 512, "metric": "map", "dev": "dev:dev.jsonl",
+              "budget_minutes": 1, "wall_s": 60.0, "hygiene": {"applied": True, "heldout_texts": 0},
+              "candidates": results}
+    write_report(tmp_path, report)
+    text = (tmp_path / "report.md").read_text(encoding="utf-8")
+    # l6.mnrl leads by 0.05 on every unit: significant, so the cheaper l3.mnrl does not replace it.
+    assert selection.chosen == "l6.mnrl" and report["front"] == ["l3.mnrl", "l6.mnrl", "meta-concat"]
+    assert "| l3.mnrl | +0.05 [+0.05, +0.05] | fewer parameters: 17.4M vs 22.7M |" in text
+    assert "| l6.mnrl (selected) | train | 53.10 | +3.10 [" in text and "| 300.0 | 22.7 | 384 |" in text
+    assert "| meta-concat (too slow) |" in text and "here: meta-concat (200.0)" in text
+    assert "both faster and better on dev: l3.mnrl, l6.mnrl, meta-concat." in text
+    assert (tmp_path / "front.png").read_bytes()[:4] == b"\x89PNG"
 
 
 def write_jsonl(path: Path, rows: list[dict]) -> Path:

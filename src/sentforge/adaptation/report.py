@@ -95,7 +95,8 @@ def markdown(report: dict[str, Any]) -> str:
     for name, r in report["candidates"].items():
         if r["status"] != "done":
             continue
-        mark = " (selected)" if name == report["selected"] else ""
+        mark = (" (selected)" if name == report["selected"] else
+                " (too slow)" if name in selection.get("too_slow", {}) else "")
         steps = r.get("steps", "-")
         if r.get("stopped"):
             steps = f"{steps} ({r['stopped']})"
@@ -165,7 +166,7 @@ def plot_curves(path: Path, report: dict[str, Any]) -> None:
 
 def plot_front(path: Path, report: dict[str, Any]) -> None:
     """Dev score against encode speed, one point per candidate; the front joined by a line, the selected
-    candidate ringed, the --min-texts-per-second bound dashed."""
+    candidate ringed, the --min-texts-per-second bound dashed with the ineligible side shaded."""
     plt = _pyplot(path)
     if plt is None:
         return
@@ -186,7 +187,10 @@ def plot_front(path: Path, report: dict[str, Any]) -> None:
                      edgecolors="C3", linewidths=1.5, zorder=4, label=f"selected: {report['selected']}")
     bound = report["selection"].get("min_texts_per_second")
     if bound is not None:
+        left, right = axes.get_xlim()
+        axes.axvspan(min(left, bound), bound, color="C3", alpha=0.08)  # the candidates not eligible
         axes.axvline(bound, color="C3", linestyle="--", linewidth=1, label=f"--min-texts-per-second {bound:g}")
+        axes.set_xlim(min(left, bound), max(right, bound))
     axes.set_xlabel(f"texts per second (encoding {report['speed_texts']} of your texts on this machine)")
     axes.set_ylabel(f"dev {report['metric']}")
     axes.legend(fontsize=7, loc="lower left")
