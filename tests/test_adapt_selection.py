@@ -272,6 +272,8 @@ def test_adapt_trains_on_the_hygienic_data_and_reports_counts_and_intervals(tiny
         cost = result["speed"]
         assert cost["parameters"] == sum(p.numel() for p in start.parameters()) and cost["dim"] == start.dim
         assert cost["encoders"] == 1 and cost["texts_per_second"] > 0
+        # The trained candidates run the start model's computation: they take its timed speed.
+        assert cost.get("same_as") == (None if result["kind"] == "start" else f"{tiny_bert_dir.name}.start")
     assert report["front"] and set(report["front"]) <= set(report["candidates"])
     inputs = read_inputs(overlapping / "unlabelled.txt", overlapping / "dev.jsonl")
     assert report["speed_texts"] == len(set(inputs.dev.texts()) | set(inputs.texts))  # all: fewer than the sample

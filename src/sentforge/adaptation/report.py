@@ -174,25 +174,27 @@ def plot_front(path: Path, report: dict[str, Any]) -> None:
     figure, axes = plt.subplots(figsize=(7, 4.5))
     front = report["front"]
     for name, r in shown.items():
-        on_front = name in front
-        axes.scatter(r["speed"]["texts_per_second"], r["dev"], s=40 if on_front else 25, zorder=3,
-                     color="C0" if on_front else "grey")
-        axes.annotate(name, (r["speed"]["texts_per_second"], r["dev"]), textcoords="offset points",
-                      xytext=(5, 4), fontsize=7, color="black" if on_front else "dimgrey")
+        on_front, rate = name in front, r["speed"]["texts_per_second"]
+        axes.scatter(rate, r["dev"], s=40 if on_front else 25, zorder=3, color="C0" if on_front else "grey")
+        # Candidates of one architecture share a speed: their names are stacked, the lower dev score lowest.
+        stacked = sum(o["speed"]["texts_per_second"] == rate and o["dev"] < r["dev"] for o in shown.values())
+        axes.annotate(name, (rate, r["dev"]), textcoords="offset points", xytext=(8, 4 + 9 * stacked), fontsize=7,
+                      color="black" if on_front else "dimgrey")
     axes.plot([shown[n]["speed"]["texts_per_second"] for n in front], [shown[n]["dev"] for n in front],
               color="C0", linewidth=1.2, drawstyle="steps-post", label="speed–quality front")
     chosen = shown.get(report["selected"])
     if chosen is not None:
         axes.scatter(chosen["speed"]["texts_per_second"], chosen["dev"], s=180, facecolors="none",
                      edgecolors="C3", linewidths=1.5, zorder=4, label=f"selected: {report['selected']}")
+    axes.set_xlabel(f"texts per second (encoding {report['speed_texts']} of your texts on this machine)")
+    axes.set_ylabel(f"dev {report['metric']}")
+    axes.margins(x=0.15, y=0.1)  # room for the names beside the points
     bound = report["selection"].get("min_texts_per_second")
     if bound is not None:
         left, right = axes.get_xlim()
         axes.axvspan(min(left, bound), bound, color="C3", alpha=0.08)  # the candidates not eligible
         axes.axvline(bound, color="C3", linestyle="--", linewidth=1, label=f"--min-texts-per-second {bound:g}")
         axes.set_xlim(min(left, bound), max(right, bound))
-    axes.set_xlabel(f"texts per second (encoding {report['speed_texts']} of your texts on this machine)")
-    axes.set_ylabel(f"dev {report['metric']}")
-    axes.legend(fontsize=7, loc="lower left")
+    axes.legend(fontsize=7, loc="best")
     axes.grid(alpha=0.3)
     _save(plt, figure, path)

@@ -365,7 +365,8 @@ def _measure_speeds(state: AdaptState, names: list[str], texts: list[str]) -> No
     for name in names:
         result = state.results[name]
         if "speed" not in result:
-            result["speed"] = measure(load_candidate(result, state.settings["device"]), texts)
+            measured = {other: state.results[other]["speed"] for other in names if "speed" in state.results[other]}
+            result["speed"] = measure(load_candidate(result, state.settings["device"]), texts, measured)
             state.save()
             logger.info("%s: %.1f texts/s on %d texts", name, result["speed"]["texts_per_second"], len(texts))
 

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from sentforge.adaptation.intervals import CONFIDENCE, paired_gain
+from sentforge.adaptation.speed import COST_KEYS, same_cost
 from sentforge.errors import ConfigError
 from sentforge.evaluation.paired import ItemScores
 from sentforge.io import atomic_dir
@@ -35,7 +36,6 @@ RULES = ("significant", "best")
 # Timings on a shared machine move by some per cent between passes: between models that differ in more
 # than one way (more parameters but smaller vectors), a faster encode counts only from this ratio on.
 SPEED_MARGIN = 1.2
-COST_KEYS = ("encoders", "parameters", "dim")
 
 
 class Selection(NamedTuple):
@@ -147,12 +147,6 @@ def cheaper(a: dict[str, Any] | None, b: dict[str, Any] | None) -> str | None:
             return None
     ratio = a["texts_per_second"] / b["texts_per_second"]
     return f"encodes {ratio:.1f}x faster here" if ratio >= SPEED_MARGIN else None
-
-
-def same_cost(a: dict[str, Any] | None, b: dict[str, Any] | None) -> bool:
-    """Same encoders, parameters and dimension (the same architecture): measured speeds differ by noise only."""
-    return (a is not None and b is not None and a["parameters"] is not None
-            and all(a[key] == b[key] for key in COST_KEYS))
 
 
 def _fewer(key: str, mine: int, theirs: int) -> str:

@@ -3,7 +3,10 @@ vector dimension and how many encoders it runs (a meta-embedding runs all its me
 
 Every candidate encodes the same seeded sample of the dev and unlabelled texts (SPEED_SAMPLE), on the
 device of the run, after a warm-up batch; the faster of two timed passes counts (the slower one holds
-more of what else the machine was doing).
+more of what else the machine was doing). Candidates of one architecture (the same parameters, vector
+dimension and encoders: a start model and the candidates trained from it) run the same computation, so
+the first of them is timed and the others take its speed: timed apart, they would differ by the
+machine's load alone.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ logger = logging.getLogger(__name__)
 SPEED_SAMPLE = 512  # texts every candidate encodes to measure its speed
 TIMED_PASSES = 2
 WARM_UP_TEXTS = 32
+COST_KEYS = ("encoders", "parameters", "dim")
 
 
 def speed_sample(dev_texts: Sequence[str], unlabelled: Sequence[str], seed: int) -> list[str]:
@@ -68,10 +72,21 @@ def encoders(model: Any) -> int:
     return sum(encoders(member) for member in model.members) if isinstance(model, MetaEncoder) else 1
 
 
-def measure(model: Any, texts: list[str]) -> dict[str, Any]:
-    """{texts_per_second, parameters, dim, encoders} of a loaded model on `texts`."""
-    return {"texts_per_second": round(encode_rate(model, texts), 1), "parameters": parameters(model),
-            "dim": int(model.dim), "encoders": encoders(model)}
+def measure(model: Any, texts: list[str], measured: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """{texts_per_second, parameters, dim, encoders} of a loaded model on `texts`; a model of the same
+    architecture as one timed in `measured` (name: record) takes its speed, and `same_as` its name."""
+    record = {"parameters": parameters(model), "dim": int(model.dim), "encoders": encoders(model)}
+    twin = next((name for name, other in measured.items() if "same_as" not in other and same_cost(record, other)),
+                None)
+    if twin is not None:
+        return {"texts_per_second": measured[twin]["texts_per_second"], **record, "same_as": twin}
+    return {"texts_per_second": round(encode_rate(model, texts), 1), **record}
+
+
+def same_cost(a: dict[str, Any] | None, b: dict[str, Any] | None) -> bool:
+    """The same encoders, parameters and dimension: the same architecture, the same cost to run."""
+    return (a is not None and b is not None and a["parameters"] is not None
+            and all(a[key] == b[key] for key in COST_KEYS))
 
 
 def check_speed_bound(models: Sequence[str], texts: list[str], bound: float | None, device: str | None) -> None:
