@@ -173,12 +173,18 @@ def plot_front(path: Path, report: dict[str, Any]) -> None:
     shown = {name: r for name, r in report["candidates"].items() if r.get("status") == "done" and r.get("speed")}
     figure, axes = plt.subplots(figsize=(7, 4.5))
     front = report["front"]
+    rates = [r["speed"]["texts_per_second"] for r in shown.values()]
+    # Candidates of one architecture share a speed: their names are stacked, the lower dev score lowest.
+    stacked: dict[str, int] = {}
+    for name in sorted(shown, key=lambda n: shown[n]["dev"]):  # a stable sort: run order on equal scores
+        rate = shown[name]["speed"]["texts_per_second"]
+        stacked[name] = sum(shown[other]["speed"]["texts_per_second"] == rate for other in stacked)
     for name, r in shown.items():
         on_front, rate = name in front, r["speed"]["texts_per_second"]
         axes.scatter(rate, r["dev"], s=40 if on_front else 25, zorder=3, color="C0" if on_front else "grey")
-        # Candidates of one architecture share a speed: their names are stacked, the lower dev score lowest.
-        stacked = sum(o["speed"]["texts_per_second"] == rate and o["dev"] < r["dev"] for o in shown.values())
-        axes.annotate(name, (rate, r["dev"]), textcoords="offset points", xytext=(8, 4 + 9 * stacked), fontsize=7,
+        left = rate > min(rates) + 0.7 * (max(rates) - min(rates)) > min(rates)  # the fastest: named on the left
+        axes.annotate(name, (rate, r["dev"]), textcoords="offset points", ha="right" if left else "left",
+                      xytext=(-8 if left else 8, 4 + 9 * stacked[name]), fontsize=7,
                       color="black" if on_front else "dimgrey")
     axes.plot([shown[n]["speed"]["texts_per_second"] for n in front], [shown[n]["dev"] for n in front],
               color="C0", linewidth=1.2, drawstyle="steps-post", label="speed–quality front")
