@@ -100,8 +100,9 @@ def select(results: dict[str, dict[str, Any]], start: list[str], rule: str = "be
     close = [c for c in comparisons if c["cheaper"] and c["low"] <= 0]
     chosen = leader
     if close:
+        # The ones no other close candidate undercuts (all of them should measured speeds make that circular).
         cheapest = [c for c in close if not any(cheaper(done[o["candidate"]].get("speed"),
-                                                        done[c["candidate"]].get("speed")) for o in close)]
+                                                        done[c["candidate"]].get("speed")) for o in close)] or close
         chosen = max(cheapest, key=lambda c: done[c["candidate"]]["dev"])["candidate"]
     why = (f"{bound}{len(gated)} candidate(s) gain significantly over {base} (the lower bound of the "
            f"{100 * CONFIDENCE:g} % interval above 0); the highest dev score among them is {leader}'s "
