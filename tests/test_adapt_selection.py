@@ -1,79 +1,199 @@
-"""How adapt chooses: the "significant" rule on hand-made score tables (the start model wins ties and
-near-ties, the simplest candidate within one standard error of the best wins), the "best" rule, and dev
-hygiene (counts on a constructed corpus; the kept files are what the candidates train on)."""
+"""How adapt chooses: the "significant" rule on hand-made per-unit dev scores, so that every paired interval
+is known by construction (the start model wins ties and near-ties; a cheaper-to-run candidate within the
+paired interval of the leader wins, one significantly worse loses; fewer training steps never win), the
+cost-to-run comparison, --min-texts-per-second, the speed–quality front, the "best" rule, and dev hygiene
+(counts on a constructed corpus; the kept files are what the candidates train on)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import sentforge
 from sentforge.adaptation.hygiene import apply_hygiene
 from sentforge.adaptation.inputs import read_inputs
-from sentforge.adaptation.select import select
+from sentforge.adaptation.front import pareto_front
+from sentforge.adaptation.report import write_report
+from sentforge.adaptation.select import cheaper, select
+from sentforge.evaluation.paired import ItemScores
 
 import adapt_worker
+from conftest import assert_one_line_error, run_cli
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
-def gain(difference, low, high, se=None):
-    return {"difference": difference, "low": low, "high": high, "confidence": 0.95,
-            "standard_error": (high - low) / 3.92 if se is None else se}
+UNITS = 40
+SWING = np.tile([1.0, -1.0], UNITS // 2)  # a per-unit swing whose mean is 0
 
 
-def table(**rows):
-    """{name: result}; each row is (kind, dev, steps)."""
-    return {name.replace("_", "."): {"status": "done", "kind": kind, "dev": dev, "steps": steps}
-            for name, (kind, dev, steps) in rows.items()}
+def units(values) -> ItemScores:
+    return ItemScores("mean", np.asarray(values, dtype=float))
+
+
+def speed(texts_per_second, parameters, dim=384, encoders=1):
+    return {"texts_per_second": texts_per_second, "parameters": parameters, "dim": dim, "encoders": encoders}
+
+
+L6, L3 = speed(300.0, 22_700_000), speed(600.0, 17_400_000)
+
+
+def table(rows, starts=("l6.start",)):
+    """(results, items) from {name: (per-unit dev scores, speed record, steps)}: each result's dev is the mean
+    of its scores, its kind "start" for `starts`, "meta" for names that begin with meta, else "train"."""
+    results, items = {}, {}
+    for name, (scores, cost, steps) in rows.items():
+        kind = "start" if name in starts else "meta" if name.startswith("meta") else "train"
+        results[name] = {"status": "done", "kind": kind, "dev": float(np.mean(scores)), "steps": steps,
+                         "speed": cost}
+        items[name] = units(scores)
+    return results, items
+
+
+BASE = np.full(UNITS, 50.0)
 
 
 def test_the_best_rule_prefers_the_start_model_and_ignores_candidates_that_did_not_run():
     results = {"a.start": {"status": "done", "dev": 50.0}, "a.tsdae": {"status": "done", "dev": 49.0},
                "a.mnrl": {"status": "done", "dev": 50.0}, "a.ct": {"status": "skipped", "dev": 99.0}}
-    assert select(results, ["a.start"], "best")[0] == "a.start"  # worse and equal candidates never replace it
+    assert select(results, ["a.start"], "best").chosen == "a.start"  # worse and equal candidates never replace it
     results["a.simcse"] = {"status": "done", "dev": 50.5}
     results["meta-gcca"] = {"status": "done", "dev": 50.5}
-    assert select(results, ["a.start"], "best")[0] == "a.simcse"  # the first of two equal best
+    assert select(results, ["a.start"], "best").chosen == "a.simcse"  # the first of two equal best
     two_starts = {"a.start": {"status": "done", "dev": 40.0}, "b.start": {"status": "done", "dev": 60.0},
                   "a.tsdae": {"status": "done", "dev": 55.0}}
-    assert select(two_starts, ["a.start", "b.start"], "best")[0] == "b.start"
+    assert select(two_starts, ["a.start", "b.start"], "best").chosen == "b.start"
 
 
 def test_the_start_model_wins_ties_and_near_ties():
-    results = table(a_start=("start", 80.0, 0), a_tsdae=("train", 80.0, 100), a_mnrl=("train", 80.4, 50),
-                    meta_concat=("meta", 81.0, 0))
-    gains = {"a.start": gain(0, 0, 0), "a.tsdae": gain(0.0, -0.5, 0.5), "a.mnrl": gain(0.4, -0.01, 0.9),
-             "meta.concat": gain(1.0, -0.2, 2.1)}
-    chosen, why = select(results, ["a.start"], "significant", gains)
-    assert chosen == "a.start"
-    assert "no candidate" in why and "interval" in why
+    # Each candidate's per-unit difference to the start swings around a small mean: no interval lies above 0.
+    results, items = table({"l6.start": (BASE, L6, 0), "l6.tsdae": (BASE + 2 * SWING, L6, 100),
+                            "l6.mnrl": (BASE + 0.2 + 3 * SWING, L6, 50), "meta-concat": (BASE + 0.5 + 4 * SWING,
+                                                                                         L6, 0)})
+    chosen = select(results, ["l6.start"], "significant", items)
+    assert chosen.chosen == "l6.start" and chosen.leader is None
+    assert "no candidate" in chosen.why and "interval" in chosen.why
+    assert chosen.gains["l6.mnrl"]["low"] < 0 < chosen.gains["l6.mnrl"]["high"]
+    assert chosen.gains["l6.mnrl"]["difference"] == pytest.approx(0.2)
     # With "best", the highest dev score would have replaced it.
-    assert select(results, ["a.start"], "best")[0] == "meta.concat"
+    assert select(results, ["l6.start"], "best", items).chosen == "meta-concat"
 
 
-def test_a_clear_gain_wins_and_the_simplest_within_one_standard_error_is_chosen():
-    results = table(a_start=("start", 80.0, 0), a_tsdae=("train", 81.0, 300), a_mnrl=("train", 81.8, 40),
-                    a_tsdae_mnrl=("train", 82.0, 340), meta_concat=("meta", 82.3, 0))
-    gains = {"a.start": gain(0, 0, 0), "a.tsdae": gain(1.0, 0.2, 1.8), "a.mnrl": gain(1.8, 0.9, 2.7, se=0.45),
-             "a.tsdae.mnrl": gain(2.0, 1.1, 2.9, se=0.45), "meta.concat": gain(2.3, 1.4, 3.2, se=0.45)}
-    chosen, why = select(results, ["a.start"], "significant", gains)
-    # Within 2.3 - 0.45: mnrl (1.8 < 1.85? no) is out; tsdae+mnrl (2.0) and meta (2.3) are in: the single
-    # encoder is simpler than the meta-embedding.
-    assert chosen == "a.tsdae.mnrl"
-    assert "simplest" in why and "meta.concat" in why
-    gains["a.mnrl"] = gain(1.9, 1.0, 2.8, se=0.45)  # now within one standard error, with fewer steps
-    assert select(results, ["a.start"], "significant", gains)[0] == "a.mnrl"
-    gains["a.mnrl"], gains["a.tsdae.mnrl"] = gain(1.9, -0.1, 2.8), gain(2.0, -0.2, 2.9)  # no longer clear
-    assert select(results, ["a.start"], "significant", gains)[0] == "meta.concat"
+def test_a_cheaper_to_run_candidate_within_the_paired_interval_wins():
+    # All three gain 3 on every unit up to a swing, so all pass the gate. Against each other, the leader's
+    # per-unit advantage swings by 2 around a mean of 0.05 (meta over l6.mnrl) or 0.1: its interval holds 0.
+    meta = BASE + 3.15 + SWING
+    results, items = table({"l3.start": (BASE - 1, L3, 0), "l6.start": (BASE, L6, 0),
+                            "l6.mnrl": (BASE + 3.1 - SWING, L6, 40),
+                            "l3.mnrl": (BASE + 3.05 + SWING * -1, L3, 40),
+                            "meta-concat": (meta, speed(200.0, 40_100_000, dim=768, encoders=2), 0)},
+                           starts=("l3.start", "l6.start"))
+    chosen = select(results, ["l3.start", "l6.start"], "significant", items, seed=3)
+    assert chosen.base == "l6.start" and chosen.leader == "meta-concat"
+    compared = {c["candidate"]: c for c in chosen.comparisons}
+    # leader − candidate, paired on the same units: the mean of the per-unit differences.
+    assert compared["l6.mnrl"]["difference"] == pytest.approx(np.mean(meta - items["l6.mnrl"].values))
+    assert compared["l6.mnrl"]["low"] < 0 < compared["l6.mnrl"]["high"]
+    assert compared["l6.mnrl"]["cheaper"] == ("1 encoder instead of 2, fewer parameters: 22.7M vs 40.1M, "
+                                              "smaller vectors: 384 vs 768 dimensions")
+    assert "fewer parameters: 17.4M vs 40.1M" in compared["l3.mnrl"]["cheaper"]
+    # Both single encoders are cheaper than the meta-embedding and not significantly worse; of those, L3 is
+    # cheaper than L6 (fewer parameters, same vectors): it is chosen.
+    assert chosen.chosen == "l3.mnrl"
+    assert "l3.mnrl costs less to run" in chosen.why and "it is chosen" in chosen.why
+    assert "but a cheaper one is chosen" in chosen.why
 
 
-def test_gains_are_measured_from_the_best_start_model():
-    results = table(a_start=("start", 70.0, 0), b_start=("start", 75.0, 0), a_tsdae=("train", 74.0, 10))
-    gains = {"a.start": gain(-5.0, -6.0, -4.0), "b.start": gain(0, 0, 0), "a.tsdae": gain(-1.0, -2.0, -0.1)}
-    assert select(results, ["a.start", "b.start"], "significant", gains)[0] == "b.start"
+def test_fewer_training_steps_never_win_over_a_better_candidate_of_the_same_architecture():
+    results, items = table({"l6.start": (BASE, L6, 0), "l6.mnrl": (BASE + 3.29 - 3 * SWING, L6, 32),
+                            "l6.tsdae+mnrl": (BASE + 4.46 + 3 * SWING, dict(L6, texts_per_second=280.0), 88)})
+    results["l6.tsdae+mnrl"]["chain_steps"] = 175
+    chosen = select(results, ["l6.start"], "significant", items)
+    (comparison,) = chosen.comparisons
+    assert comparison["candidate"] == "l6.mnrl" and comparison["low"] < 0 < comparison["high"]
+    assert comparison["cheaper"] is None and comparison["same_cost"]  # a speed measured apart is noise
+    assert chosen.chosen == "l6.tsdae+mnrl"
+    assert (f"l6.tsdae+mnrl: {comparison['difference']:+.2f} [{comparison['low']:+.2f}, {comparison['high']:+.2f}] "
+            "over l6.mnrl; same cost to run, higher dev score") in chosen.why
+
+
+def test_a_cheaper_candidate_significantly_worse_than_the_leader_loses():
+    # l3.mnrl gains over the start on every unit, but l6.mnrl is 1 to 2 better on every unit.
+    results, items = table({"l6.start": (BASE, L6, 0), "l3.start": (BASE - 2, L3, 0),
+                            "l6.mnrl": (BASE + 4 + SWING, L6, 40), "l3.mnrl": (BASE + 2.5 + 0.5 * SWING, L3, 40)},
+                           starts=("l6.start", "l3.start"))
+    chosen = select(results, ["l6.start", "l3.start"], "significant", items)
+    (comparison,) = chosen.comparisons
+    assert comparison["cheaper"] and comparison["low"] > 0
+    assert chosen.chosen == "l6.mnrl" and "but l6.mnrl is significantly better" in chosen.why
+
+
+def test_min_texts_per_second_changes_the_choice():
+    rows = {"l6.start": (BASE, L6, 0), "l3.start": (BASE - 2, L3, 0), "l6.mnrl": (BASE + 4 + SWING, L6, 40),
+            "l3.mnrl": (BASE + 2.5 + 0.5 * SWING, L3, 40)}
+    results, items = table(rows, starts=("l6.start", "l3.start"))
+    starts = ["l6.start", "l3.start"]
+    assert select(results, starts, "significant", items).chosen == "l6.mnrl"
+    bounded = select(results, starts, "significant", items, min_texts_per_second=400)
+    # The L6 models are not eligible: l3.mnrl is measured against l3.start, the fastest eligible start model.
+    assert bounded.chosen == "l3.mnrl" and bounded.base == "l3.start"
+    assert bounded.too_slow == {"l6.start": 300.0, "l6.mnrl": 300.0}
+    assert bounded.gains["l3.mnrl"]["difference"] == pytest.approx(4.5)
+    assert "fewer than 400 texts per second here: l6.start (300.0), l6.mnrl (300.0)" in bounded.why
+    assert select(results, starts, "best", items, min_texts_per_second=400).chosen == "l3.mnrl"
+    # No candidate that fast: the fastest start model is the reference, and kept since nothing eligible beats it.
+    none = select(results, starts, "significant", items, min_texts_per_second=1000)
+    assert none.chosen == none.base == "l3.start" and "no start model is that fast" in none.why
+
+
+def test_cost_to_run_compares_structure_first_then_a_clear_speed_difference():
+    assert cheaper(L3, L6) == "fewer parameters: 17.4M vs 22.7M" and cheaper(L6, L3) is None
+    assert cheaper(L6, dict(L6, texts_per_second=100.0)) is None  # same architecture: the same cost
+    wide = speed(500.0, 10_000_000, dim=1024)  # fewer parameters but wider vectors: the measured speed decides
+    assert cheaper(wide, L6) == "encodes 1.7x faster here" and cheaper(L6, wide) is None
+    assert cheaper(dict(wide, texts_per_second=330.0), L6) is None  # within the margin of timing noise
+
+
+def test_the_front_keeps_the_candidates_no_other_beats_on_speed_and_dev():
+    results = {name: {"status": "done", "dev": dev, "speed": speed(rate, 1)} for name, dev, rate in
+               [("fast", 80.0, 600.0), ("slow-best", 90.0, 200.0), ("middle", 85.0, 300.0),
+                ("dominated", 84.0, 290.0), ("tie", 85.0, 300.0)]}
+    results["skipped"] = {"status": "skipped"}
+    assert pareto_front(results) == ["fast", "middle", "tie", "slow-best"]
+
+
+def test_a_bound_no_start_model_reaches_is_refused_before_the_run(tiny_bert_dir, overlapping, tmp_path, capsys):
+    code, _, err = run_cli(["adapt", "--model", tiny_bert_dir, "--unlabelled", overlapping / "unlabelled.txt",
+                            "--dev", overlapping / "dev.jsonl", "--output", tmp_path / "out",
+                            "--min-texts-per-second", "1e9"], capsys)
+    assert_one_line_error(code, err, "--min-texts-per-second", "no start model")
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_report_gives_the_costs_the_paired_comparisons_the_bound_and_the_front(tmp_path):
+    results, items = table({"l3.start": (BASE - 1, L3, 0), "l6.start": (BASE, L6, 0),
+                            "l6.mnrl": (BASE + 3.1 - SWING, L6, 40), "l3.mnrl": (BASE + 3.05 - SWING, L3, 40),
+                            "meta-concat": (BASE + 3.15 + SWING, speed(200.0, 40_100_000, dim=768, encoders=2), 0)},
+                           starts=("l3.start", "l6.start"))
+    selection = select(results, ["l3.start", "l6.start"], "significant", items, min_texts_per_second=250)
+    for name, result in results.items():
+        result |= {"method": result["kind"], "wall_s": 1.0, "dev_gain": selection.gains[name]}
+    report = {"selected": selection.chosen, "selection": selection.to_json("significant", 250),
+              "front": pareto_front(results), "speed_texts": 512, "metric": "map", "dev": "dev:dev.jsonl",
+              "budget_minutes": 1, "wall_s": 60.0, "hygiene": {"applied": True, "heldout_texts": 0},
+              "candidates": results}
+    write_report(tmp_path, report)
+    text = (tmp_path / "report.md").read_text(encoding="utf-8")
+    # l6.mnrl leads by 0.05 on every unit: significant, so the cheaper l3.mnrl does not replace it.
+    assert selection.chosen == "l6.mnrl" and report["front"] == ["l3.mnrl", "l6.mnrl", "meta-concat"]
+    assert "| l3.mnrl | +0.05 [+0.05, +0.05] | fewer parameters: 17.4M vs 22.7M |" in text
+    assert "| l6.mnrl (selected) | train | 53.10 | +3.10 [" in text and "| 300.0 | 22.7 | 384 |" in text
+    assert "| meta-concat (too slow) |" in text and "here: meta-concat (200.0)" in text
+    assert "both faster and better on dev: l3.mnrl, l6.mnrl, meta-concat." in text
+    assert (tmp_path / "front.png").read_bytes()[:4] == b"\x89PNG"
 
 
 def write_jsonl(path: Path, rows: list[dict]) -> Path:
@@ -145,3 +265,29 @@ def test_adapt_trains_on_the_hygienic_data_and_reports_counts_and_intervals(tiny
     assert "Dev hygiene: dropped before training" in text and "6 of 14 unlabelled" in text
     assert "Rule `significant`" in text
     assert report["selection"]["base"] == f"{tiny_bert_dir.name}.start"
+    # Every candidate's cost to run, measured on the same sample of the texts: the tiny model's parameters and
+    # dimension, counted here from the loaded model.
+    start = sentforge.load(tiny_bert_dir)
+    for result in report["candidates"].values():
+        cost = result["speed"]
+        assert cost["parameters"] == sum(p.numel() for p in start.parameters()) and cost["dim"] == start.dim
+        assert cost["encoders"] == 1 and cost["texts_per_second"] > 0
+        # The trained candidates run the start model's computation: they take its timed speed.
+        assert cost.get("same_as") == (None if result["kind"] == "start" else f"{tiny_bert_dir.name}.start")
+    assert report["front"] and set(report["front"]) <= set(report["candidates"])
+    inputs = read_inputs(overlapping / "unlabelled.txt", overlapping / "dev.jsonl")
+    assert report["speed_texts"] == len(set(inputs.dev.texts()) | set(inputs.texts))  # all: fewer than the sample
+    assert (tmp_path / "adapted" / "front.png").read_bytes()[:4] == b"\x89PNG"
+    assert "| texts/s | params M | dim |" in text and "speed–quality front" in text
+
+
+def test_a_rerun_with_another_speed_bound_chooses_again_without_measuring_again(tiny_bert_dir, overlapping,
+                                                                                 tmp_path):
+    options = {**adapt_worker.FAST, "candidates": []}
+    args = (str(tiny_bert_dir), overlapping / "unlabelled.txt", overlapping / "dev.jsonl", tmp_path / "adapted")
+    first = sentforge.adapt(*args, **options)
+    start = f"{tiny_bert_dir.name}.start"
+    measured = first["candidates"][start]["speed"]
+    bounded = sentforge.adapt(*args, **options, min_texts_per_second=1.0)  # the bound is no changed command
+    assert bounded["selection"]["min_texts_per_second"] == 1.0 and first["selection"]["min_texts_per_second"] is None
+    assert bounded["candidates"][start]["speed"] == measured and bounded["selected"] == start

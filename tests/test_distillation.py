@@ -82,7 +82,10 @@ def test_adapt_distils_a_leading_meta_embedding_into_one_model(tiny_bert_dir, tm
     distilled = report["candidates"]["distil"]
     assert distilled["status"] == "done", distilled
     assert distilled["teacher"] == "meta-concat" and distilled["member"] in report["candidates"]
-    assert distilled["encode_texts_per_s"] > 0 and distilled["teacher_encode_texts_per_s"] > 0
+    # Its cost to run, beside the meta-embedding's: one encoder against all the members, and its own encode speed.
+    teacher = report["candidates"]["meta-concat"]
+    assert distilled["speed"]["encoders"] == 1 and teacher["speed"]["encoders"] == len(teacher["members"]) == 3
+    assert distilled["speed"]["texts_per_second"] > 0 and teacher["speed"]["texts_per_second"] > 0
     assert "--teacher" in distilled["commands"][-1]
     texts = sorted(set(CORPUS))
     np.testing.assert_allclose(SentenceTransformer(distilled["model_path"], device="cpu").encode(texts),

@@ -1,4 +1,4 @@
-"""Distilling the leading meta-embedding into one encoder, and how fast each encodes.
+"""Distilling the leading meta-embedding into one encoder.
 
 A meta-embedding needs all its members at inference and loads only in sentforge. When one leads on dev,
 its best member (by dev score) learns the meta vectors of the unlabelled texts by MSE, with a Dense
@@ -8,10 +8,7 @@ other candidate.
 
 from __future__ import annotations
 
-import time
 from typing import Any
-
-ENCODE_SAMPLE = 1000  # dev texts encoded to measure a model's speed
 
 
 def distil_plan(results: dict[str, dict[str, Any]]) -> tuple[str | None, str | None, str]:
@@ -24,11 +21,3 @@ def distil_plan(results: dict[str, dict[str, Any]]) -> tuple[str | None, str | N
     if not members:
         return None, None, f"{leader} has no trained or start candidate among its members"
     return leader, max(members, key=lambda name: done[name]["dev"]), ""
-
-
-def encode_rate(model: Any, texts: list[str]) -> float:
-    """Texts per second of `model.encode` on `texts` (after one warm-up batch)."""
-    model.encode(texts[:32])
-    started = time.perf_counter()
-    model.encode(texts)
-    return len(texts) / (time.perf_counter() - started)

@@ -2,7 +2,8 @@
 
 A candidate's per-unit dev scores (each query's AP, or each pair's similarity) are saved as it finishes
 (OUTPUT/dev-items/NAME.npz), so that a resumed run needs no re-encoding; at the end every candidate is
-compared with the best start model on the same units (`sentforge.evaluation.paired`).
+compared with the reference start model, and the leader with the other candidates, on the same units
+(`sentforge.evaluation.paired`).
 """
 
 from __future__ import annotations
@@ -36,9 +37,12 @@ def load_items(output: Path, name: str) -> ItemScores:
         return ItemScores.from_npz(arrays)
 
 
-def dev_gains(output: Path, names: list[str], base: str, seed: int, resamples: int = RESAMPLES
-              ) -> dict[str, dict[str, Any]]:
-    """{candidate: its dev gain over `base` with the interval (PairedInterval.to_json())}."""
+def paired_gain(base: ItemScores, other: ItemScores, seed: int) -> dict[str, Any]:
+    """other − base on the dev units, with the interval (PairedInterval.to_json())."""
+    return paired_bootstrap(base, other, RESAMPLES, CONFIDENCE, seed).to_json()
+
+
+def dev_gains(output: Path, names: list[str], base: str, seed: int) -> dict[str, dict[str, Any]]:
+    """{candidate: its dev gain over `base` with the interval}, from the saved per-unit scores."""
     reference = load_items(output, base)
-    return {name: paired_bootstrap(reference, load_items(output, name), resamples, CONFIDENCE, seed).to_json()
-            for name in names}
+    return {name: paired_gain(reference, load_items(output, name), seed) for name in names}

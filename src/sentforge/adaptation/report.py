@@ -1,5 +1,6 @@
-"""The adapt report: report.json (everything), report.md (the tables) and dev-curve.png (dev score
-against training steps; skipped with a logged message when matplotlib, the `plots` extra, is absent)."""
+"""The adapt report: report.json (everything), report.md (the tables), dev-curve.png (dev score against
+training steps) and front.png (dev score against encode speed, the speed–quality front highlighted); the
+figures are skipped with a logged message when matplotlib, the `plots` extra, is absent."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from sentforge.io import atomic_file, save_json
 
 logger = logging.getLogger(__name__)
 
-REPORT_JSON, REPORT_MD, CURVE_PNG = "report.json", "report.md", "dev-curve.png"
+REPORT_JSON, REPORT_MD, CURVE_PNG, FRONT_PNG = "report.json", "report.md", "dev-curve.png", "front.png"
 
 
 def write_report(output: Path, report: dict[str, Any]) -> None:
@@ -21,6 +22,7 @@ def write_report(output: Path, report: dict[str, Any]) -> None:
     with atomic_file(output / REPORT_MD, "w") as handle:
         handle.write(markdown(report))
     plot_curves(output / CURVE_PNG, report)
+    plot_front(output / FRONT_PNG, report)
 
 
 def _number(value: float | None) -> str:
@@ -61,13 +63,33 @@ def _why(report: dict[str, Any]) -> str:
             "nothing to compare, the start model is kept")
 
 
+def _speed(result: dict[str, Any]) -> str:
+    speed = result.get("speed")
+    if speed is None:
+        return "- | - | -"
+    parameters = "-" if speed["parameters"] is None else f"{speed['parameters'] / 1e6:.1f}"
+    return f"{speed['texts_per_second']:.1f} | {parameters} | {speed['dim']}"
+
+
+def _comparison_lines(selection: dict[str, Any]) -> list[str]:
+    if not selection.get("comparisons"):
+        return []
+    leader = selection["leader"]
+    lines = ["", f"Paired on the dev units, the leader {leader} against the other candidates that pass the gate:", "",
+             f"| candidate | {leader} − candidate [95 % interval] | costs less to run |", "|---|---:|---|"]
+    for c in selection["comparisons"]:
+        cost = c["cheaper"] or ("no: the same architecture" if c["same_cost"] else "no")
+        lines.append(f"| {c['candidate']} | {_gain(c)} | {cost} |")
+    return lines
+
+
 def markdown(report: dict[str, Any]) -> str:
     metric, test_metric = report["metric"], report.get("test_metric")
     selected = report["candidates"][report["selected"]]
     selection = report["selection"]
     lines = ["# sentforge adapt", "",
              f"Selected: **{report['selected']}** (dev {metric} {selected['dev']:.2f}), saved in `model/`.", "",
-             f"Rule `{selection['rule']}`: {_why(report)}."]
+             f"Rule `{selection['rule']}`: {_why(report)}.", *_comparison_lines(selection)]
     if selected["kind"] == "meta":
         lines += ["", "The selected model is a sentforge MetaEncoder directory: load it with `sentforge.load` or "
                       "`sentforge.meta.MetaEncoder.load`; sentence-transformers cannot load it."]
@@ -77,17 +99,23 @@ def markdown(report: dict[str, Any]) -> str:
               *_step_costs(report["candidates"]), "", *racing_lines(report), "",
               *_hygiene_lines(report["hygiene"]), "",
               f"Dev gain: the candidate's dev {metric} minus {selection['base']}'s, with the 95 % paired bootstrap "
-              "interval (resampling the dev queries or pairs).", "",
-              f"| candidate | method | dev {metric} | dev gain [95 % interval] | best step | steps | "
-              f"test{f' {test_metric}' if test_metric else ''} | wall s |", "|---|---|---:|---:|---:|---:|---:|---:|"]
+              "interval (resampling the dev queries or pairs). Texts/s: encode speed on the same "
+              f"{report['speed_texts']} of your dev and unlabelled texts on this machine, after a warm-up (a "
+              "meta-embedding runs all its members); parameters in millions; dim: the vector dimension. On the "
+              "speed–quality front (front.png), no other candidate is both faster and better on dev: "
+              + ", ".join(report["front"]) + ".", "",
+              f"| candidate | method | dev {metric} | dev gain [95 % interval] | texts/s | params M | dim | best step "
+              f"| steps | test{f' {test_metric}' if test_metric else ''} | wall s |",
+              "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for name, r in report["candidates"].items():
         if r["status"] != "done":
             continue
-        mark = " (selected)" if name == report["selected"] else ""
+        mark = (" (selected)" if name == report["selected"] else
+                " (too slow)" if name in selection.get("too_slow", {}) else "")
         steps = r.get("steps", "-")
         if r.get("stopped"):
             steps = f"{steps} ({r['stopped']})"
-        lines.append(f"| {name}{mark} | {r['method']} | {r['dev']:.2f} | {_gain(r.get('dev_gain'))} | "
+        lines.append(f"| {name}{mark} | {r['method']} | {r['dev']:.2f} | {_gain(r.get('dev_gain'))} | {_speed(r)} | "
                      f"{r.get('best_step', '-')} | {steps} | {_number(r.get('test'))} | {r['wall_s']:.0f} |")
     skipped = {name: r for name, r in report["candidates"].items() if r["status"] != "done"}
     if skipped:
@@ -106,7 +134,8 @@ def markdown(report: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def plot_curves(path: Path, report: dict[str, Any]) -> None:
+def _pyplot(path: Path) -> Any:
+    """matplotlib's pyplot on the file backend, or None (logged) when the `plots` extra is absent."""
     try:
         import matplotlib
 
@@ -114,6 +143,20 @@ def plot_curves(path: Path, report: dict[str, Any]) -> None:
         import matplotlib.pyplot as plt
     except ImportError:
         logger.info("matplotlib is not installed (the `plots` extra): %s not drawn", path.name)
+        return None
+    return plt
+
+
+def _save(plt: Any, figure: Any, path: Path) -> None:
+    figure.tight_layout()
+    with atomic_file(path, "wb") as handle:
+        figure.savefig(handle, format="png", dpi=120)
+    plt.close(figure)
+
+
+def plot_curves(path: Path, report: dict[str, Any]) -> None:
+    plt = _pyplot(path)
+    if plt is None:
         return
     figure, (axes, gains) = plt.subplots(1, 2, figsize=(11, 4.5), width_ratios=(3, 2))
     shown = [(name, r) for name, r in report["candidates"].items() if r.get("status") == "done"]
@@ -136,7 +179,46 @@ def plot_curves(path: Path, report: dict[str, Any]) -> None:
     gains.set_yticks(range(len(shown)), [name for name, _ in shown], fontsize=7)
     gains.invert_yaxis()
     gains.set_xlabel(f"dev gain over {report['selection']['base']} (95 % interval)")
-    figure.tight_layout()
-    with atomic_file(path, "wb") as handle:
-        figure.savefig(handle, format="png", dpi=120)
-    plt.close(figure)
+    _save(plt, figure, path)
+
+
+def plot_front(path: Path, report: dict[str, Any]) -> None:
+    """Dev score against encode speed, one point per candidate; the front joined by a line, the selected
+    candidate ringed, the --min-texts-per-second bound dashed with the ineligible side shaded."""
+    plt = _pyplot(path)
+    if plt is None:
+        return
+    shown = {name: r for name, r in report["candidates"].items() if r.get("status") == "done" and r.get("speed")}
+    figure, axes = plt.subplots(figsize=(7, 4.5))
+    front = report["front"]
+    rates = [r["speed"]["texts_per_second"] for r in shown.values()]
+    # Candidates of one architecture share a speed: their names are stacked, the lower dev score lowest.
+    stacked: dict[str, int] = {}
+    for name in sorted(shown, key=lambda n: shown[n]["dev"]):  # a stable sort: run order on equal scores
+        rate = shown[name]["speed"]["texts_per_second"]
+        stacked[name] = sum(shown[other]["speed"]["texts_per_second"] == rate for other in stacked)
+    for name, r in shown.items():
+        on_front, rate = name in front, r["speed"]["texts_per_second"]
+        axes.scatter(rate, r["dev"], s=40 if on_front else 25, zorder=3, color="C0" if on_front else "grey")
+        left = rate > min(rates) + 0.7 * (max(rates) - min(rates)) > min(rates)  # the fastest: named on the left
+        axes.annotate(name, (rate, r["dev"]), textcoords="offset points", ha="right" if left else "left",
+                      xytext=(-8 if left else 8, 4 + 9 * stacked[name]), fontsize=7,
+                      color="black" if on_front else "dimgrey")
+    axes.plot([shown[n]["speed"]["texts_per_second"] for n in front], [shown[n]["dev"] for n in front],
+              color="C0", linewidth=1.2, drawstyle="steps-post", label="speed–quality front")
+    chosen = shown.get(report["selected"])
+    if chosen is not None:
+        axes.scatter(chosen["speed"]["texts_per_second"], chosen["dev"], s=180, facecolors="none",
+                     edgecolors="C3", linewidths=1.5, zorder=4, label=f"selected: {report['selected']}")
+    axes.set_xlabel(f"texts per second (encoding {report['speed_texts']} of your texts on this machine)")
+    axes.set_ylabel(f"dev {report['metric']}")
+    axes.margins(x=0.15, y=0.1)  # room for the names beside the points
+    bound = report["selection"].get("min_texts_per_second")
+    if bound is not None:
+        left, right = axes.get_xlim()
+        axes.axvspan(min(left, bound), bound, color="C3", alpha=0.08)  # the candidates not eligible
+        axes.axvline(bound, color="C3", linestyle="--", linewidth=1, label=f"--min-texts-per-second {bound:g}")
+        axes.set_xlim(min(left, bound), max(right, bound))
+    axes.legend(fontsize=7, loc="best")
+    axes.grid(alpha=0.3)
+    _save(plt, figure, path)

@@ -23,11 +23,12 @@ from tqdm.auto import tqdm
 from sentforge.adaptation import shares
 from sentforge.adaptation.budget import Budget, Costs
 from sentforge.adaptation.candidates import METHODS, Candidate, check_methods, plan_candidates
-from sentforge.adaptation.distil import ENCODE_SAMPLE, distil_plan, encode_rate
+from sentforge.adaptation.distil import distil_plan
 from sentforge.adaptation.extension import cut_candidates
+from sentforge.adaptation.front import pareto_front
 from sentforge.adaptation.hygiene import apply_hygiene
 from sentforge.adaptation.inputs import AdaptInputs, file_digest, read_inputs
-from sentforge.adaptation.intervals import dev_gains, items_path, load_items, save_items
+from sentforge.adaptation.intervals import items_path, load_items, save_items
 from sentforge.adaptation.ladder import rung_name, rungs
 from sentforge.adaptation.meta import MAX_FIT_TEXTS, member_specs, run_meta
 from sentforge.adaptation.needs import Needs
@@ -36,6 +37,7 @@ from sentforge.adaptation.racing import Race, Reference
 from sentforge.adaptation.report import write_report
 from sentforge.adaptation.scoring import main_score, metric_of
 from sentforge.adaptation.select import MODEL_DIR, best_start, check_rule, load_candidate, select, write_selected
+from sentforge.adaptation.speed import check_speed_bound, measure, speed_sample
 from sentforge.adaptation.state import RUNS_DIR, STATE_FILE, AdaptState
 from sentforge.adaptation.trained import TrainSettings, probe_trained, run_trained, timed, to_train
 from sentforge.disk import CHECKPOINTS, directory_size, remove_checkpoints
@@ -58,6 +60,7 @@ def adapt(model: str | Sequence[str], unlabelled: str | os.PathLike, dev: str | 
           meta_members: int = 2, device: str | None = None, show_progress: bool | None = None,
           overrides: dict[str, dict[str, Any]] | None = None, select_rule: str = "significant",
           keep_dev_texts: bool = False, race: bool = True, keep_checkpoints: bool = False,
+          min_texts_per_second: float | None = None,
           callbacks: Sequence[Callable[[Any], None]] = ()) -> dict[str, Any]:
     """Run the candidates within the budget, write OUTPUT (model/, report.md, report.json, dev-curve.png,
     runs/, adapt.json) and return the report (what report.json holds).
@@ -68,9 +71,12 @@ def adapt(model: str | Sequence[str], unlabelled: str | os.PathLike, dev: str | 
     reported only. members: extra encoders for the meta-embeddings. candidates: method names to run
     (the start model is always one). overrides: recipe settings per method, e.g. {"simcse": {"lr": 1e-5}}.
     select_rule: "significant" (a candidate replaces the start model only when its dev gain's 95 % paired
-    bootstrap interval lies above 0; the simplest of those within one standard error of the best) or "best"
-    (the highest dev score). keep_dev_texts: train on unlabelled texts and pairs that are dev or test texts
-    (or near copies); by default they are dropped before any training. eval_every: steps between the dev
+    bootstrap interval lies above 0; among those, the highest dev score, unless a candidate that costs less
+    to run is not significantly worse than it on the same dev units) or "best" (the highest dev score).
+    min_texts_per_second: only candidates that encode at least this many of your texts per second here are
+    eligible (refused before the run when no start model does); it only affects the choice, so a rerun with
+    another value chooses again from the finished candidates. keep_dev_texts: train on unlabelled texts and
+    pairs that are dev or test texts (or near copies); by default they are dropped before any training. eval_every: steps between the dev
     evaluations of a trained candidate; None: about every 2.5 minutes of its training at its probed cost per
     step (racing.py). race: stop a trained candidate at a dev evaluation where it is significantly below the
     start model (or below the leader and no longer improving), its time going to the others.
@@ -89,6 +95,8 @@ def adapt(model: str | Sequence[str], unlabelled: str | os.PathLike, dev: str | 
     check_rule(select_rule)
     inputs = read_inputs(unlabelled, dev, labelled, test)
     _check_models([str(m) for m in (*models, *members)])
+    speed_texts = speed_sample(inputs.dev.texts(), inputs.texts, seed)
+    check_speed_bound([str(m) for m in models], speed_texts, min_texts_per_second, device)
     state = AdaptState(output, {
         "models": [str(m) for m in models], "unlabelled": _file(unlabelled), "dev": _file(dev),
         "labelled": None if labelled is None else _file(labelled), "test": None if test is None else _file(test),
@@ -118,7 +126,7 @@ def adapt(model: str | Sequence[str], unlabelled: str | os.PathLike, dev: str | 
     runner.extend_cut()
     progress.close()
     return _finish(state, inputs, [c.name for c in planned] + list(left_out), budget_minutes, budget, hygiene,
-                   keep_checkpoints)
+                   keep_checkpoints, speed_texts, min_texts_per_second)
 
 
 class _Runner:
@@ -360,13 +368,7 @@ class _Runner:
         teacher = self.state.results[meta]["model_path"]
         result = self._trained(candidate, share=self.budget.remaining(), start=self.state.results[member]["model_path"],
                                options={"teacher": teacher})
-        if result["status"] == "done":
-            texts = list(dict.fromkeys(self.inputs.dev.texts()))[:ENCODE_SAMPLE]
-            student = load_candidate({"kind": "train", **result}, self.train.device)
-            meta_model = load_candidate(self.state.results[meta], self.train.device)
-            result |= {"teacher": meta, "member": member, "encode_texts_per_s": round(encode_rate(student, texts), 1),
-                       "teacher_encode_texts_per_s": round(encode_rate(meta_model, texts), 1)}
-        return result
+        return result | {"teacher": meta, "member": member} if result["status"] == "done" else result
 
     def _meta(self, candidate: Candidate) -> dict[str, Any]:
         members = member_specs(self.state.results, self.meta_members, self.members)
@@ -389,23 +391,26 @@ class _Runner:
         return {"test": value, "test_metric": metric_of(self.inputs.test), "wall_s": round(result["wall_s"] + seconds, 2)}
 
 
-def _finish(state: AdaptState, inputs: AdaptInputs, order: list[str], budget_minutes: float,
-            budget: Budget, hygiene: dict[str, Any], keep_checkpoints: bool) -> dict[str, Any]:
+def _finish(state: AdaptState, inputs: AdaptInputs, order: list[str], budget_minutes: float, budget: Budget,
+            hygiene: dict[str, Any], keep_checkpoints: bool, speed_texts: list[str],
+            min_texts_per_second: float | None) -> dict[str, Any]:
     results = {name: state.results[name] for name in order}
     starts = [name for name in order if results[name]["kind"] == "start"]
     done = [name for name in order if results[name]["status"] == "done"]
-    base = best_start(results, starts)
-    gains = dev_gains(state.output, done, base, state.settings["seed"])
+    _measure_speeds(state, done, speed_texts)
+    items = {name: load_items(state.output, name) for name in done}
+    selection = select(results, starts, state.settings["select"], items, state.settings["seed"], min_texts_per_second)
+    chosen = selection.chosen
     for name in done:
-        results[name]["dev_gain"] = gains[name]
-    chosen, why = select(results, starts, state.settings["select"], gains)
+        results[name]["dev_gain"] = selection.gains[name]
     start_of = results[chosen]["model"] or results[starts[0]]["model"]
     start_name = next(name for name in starts if results[name]["model"] == start_of)
     metric = metric_of(inputs.dev)
     write_selected(state.output, chosen, results[chosen], results[start_name], metric, inputs.dev.name,
                    None if inputs.test is None else inputs.test.name,
                    sum(r["status"] == "done" for r in results.values()))
-    report = {"selected": chosen, "selection": {"rule": state.settings["select"], "why": why, "base": base},
+    report = {"selected": chosen, "selection": selection.to_json(state.settings["select"], min_texts_per_second),
+              "front": pareto_front(results), "speed_texts": len(speed_texts),
               "hygiene": hygiene, "model": str(state.output / MODEL_DIR), "metric": metric,
               "test_metric": None if inputs.test is None else metric_of(inputs.test),
               "dev": inputs.dev.name, "test": None if inputs.test is None else inputs.test.name,
@@ -417,6 +422,18 @@ def _finish(state: AdaptState, inputs: AdaptInputs, order: list[str], budget_min
     write_report(state.output, report)
     logger.info("selected %s: dev %s %.2f", chosen, metric, results[chosen]["dev"])
     return report
+
+
+def _measure_speeds(state: AdaptState, names: list[str], texts: list[str]) -> None:
+    """Each finished candidate's encode speed, parameters and dimension (speed.py), kept in the state so that
+    a rerun measures only the candidates finished since."""
+    for name in names:
+        result = state.results[name]
+        if "speed" not in result:
+            measured = {other: state.results[other]["speed"] for other in names if "speed" in state.results[other]}
+            result["speed"] = measure(load_candidate(result, state.settings["device"]), texts, measured)
+            state.save()
+            logger.info("%s: %.1f texts/s on %d texts", name, result["speed"]["texts_per_second"], len(texts))
 
 
 def _checked_settings(models: list, budget_minutes: float, eval_every: int | None, max_epochs: int, meta_members: int,

@@ -1,26 +1,60 @@
 """Choosing the model and writing it to OUTPUT/model with a model card that records the choice.
 
-Two rules. "significant" (the default): a candidate replaces the start model only when the lower bound
-of the 95 % interval of its dev gain is above 0; among those, the simplest whose gain is within one
-standard error of the best gain wins (a start model, then a single trained encoder, then a
-meta-embedding; fewer training steps before more). "best": the highest dev score, never below the
-start model's (a start model wins ties).
+Only candidates that encode at least `min_texts_per_second` texts per second on the run's texts and
+device are eligible (all of them without a bound); the best eligible start model is the reference. Two
+rules:
+
+"significant" (the default). The gate: a candidate is considered only when the lower bound of the 95 %
+paired bootstrap interval of its dev gain over the reference start model is above 0 (none: the start
+model is kept). The leader is the considered candidate with the highest dev score. A considered
+candidate that costs less to run replaces the leader when the leader's advantage over it is not
+significant: the paired interval of leader − candidate, on the same dev units, contains 0. Costing less
+to run means no more encoders, parameters or vector dimensions and fewer of at least one; between
+models that differ both ways, encoding at least SPEED_MARGIN times faster here. Among several such
+candidates the cheapest wins (the highest dev score among equally cheap ones). Training steps play no
+part: two models of the same architecture cost the same to run, and the higher dev score wins.
+
+"best": the highest dev score, never below the reference start model's (a start model wins ties).
 """
 
 from __future__ import annotations
 
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
+from sentforge.adaptation.intervals import CONFIDENCE, paired_gain
+from sentforge.adaptation.speed import COST_KEYS, same_cost
 from sentforge.errors import ConfigError
+from sentforge.evaluation.paired import ItemScores
 from sentforge.io import atomic_dir
 from sentforge.model_card import display_name
 
 MODEL_DIR = "model"
 RULES = ("significant", "best")
-# Simpler models first: an unchanged start model, one encoder, then a combination of several.
-COMPLEXITY = {"start": 0, "train": 1, "distil": 1, "meta": 2}
+# Timings on a shared machine move by some per cent between passes: between models that differ in more
+# than one way (more parameters but smaller vectors), a faster encode counts only from this ratio on.
+SPEED_MARGIN = 1.2
+
+
+class Selection(NamedTuple):
+    """The chosen candidate, the sentence that says why, the reference start model (`base`), every finished
+    candidate's dev gain over it, the leader and its paired comparisons with the other gated candidates
+    (leader − candidate), and the candidates too slow for the bound (name: texts per second)."""
+
+    chosen: str
+    why: str
+    base: str
+    gains: dict[str, dict[str, Any]]
+    leader: str | None = None
+    comparisons: list[dict[str, Any]] = []
+    too_slow: dict[str, float] = {}
+
+    def to_json(self, rule: str, min_texts_per_second: float | None) -> dict[str, Any]:
+        return {"rule": rule, "why": self.why, "base": self.base, "leader": self.leader,
+                "comparisons": self.comparisons, "min_texts_per_second": min_texts_per_second,
+                "too_slow": self.too_slow}
 
 
 def check_rule(rule: str) -> str:
@@ -35,42 +69,103 @@ def best_start(results: dict[str, dict[str, Any]], starts: list[str]) -> str:
 
 
 def select(results: dict[str, dict[str, Any]], start: list[str], rule: str = "best",
-           gains: dict[str, dict[str, Any]] | None = None) -> tuple[str, str]:
-    """(the chosen candidate, the sentence that says why)."""
+           items: Mapping[str, ItemScores] | None = None, seed: int = 0,
+           min_texts_per_second: float | None = None) -> Selection:
+    """Choose among the finished candidates of `results` (in run order) by `rule`; `items` holds each one's
+    per-unit dev scores (for the intervals; without them, "best" alone applies and no gains are given),
+    and each result its "speed" (speed.measure) when `min_texts_per_second` is set."""
     done = {name: r for name, r in results.items() if r.get("status") == "done"}
-    base = best_start(done, start)
+    too_slow = {name: r["speed"]["texts_per_second"] for name, r in done.items()
+                if min_texts_per_second is not None and r["speed"]["texts_per_second"] < min_texts_per_second}
+    eligible = [name for name in done if name not in too_slow]
+    starts = [name for name in start if name in done]
+    fast_starts = [name for name in starts if name in eligible]
+    base = (best_start(done, fast_starts) if fast_starts
+            else max(starts, key=lambda name: done[name]["speed"]["texts_per_second"]))
+    bound = _bound_sentence(too_slow, min_texts_per_second, base, bool(fast_starts))
+    gains = {name: paired_gain(items[base], items[name], seed) for name in done} if items is not None else {}
     if rule == "best":
         chosen = base
-        for name, result in done.items():  # in run order: an earlier candidate wins a tie between two others
-            if result["dev"] > done[chosen]["dev"]:
+        for name in eligible:  # in run order: an earlier candidate wins a tie between two others
+            if done[name]["dev"] > done[chosen]["dev"]:
                 chosen = name
-        return chosen, ("the highest dev score" if chosen != base else
-                        "no candidate scored above the start model on dev")
-    clear = [name for name in done if name != base and gains[name]["low"] > 0]
-    if not clear:
-        return base, (f"no candidate's {_percent(gains)} interval of its dev gain over {base} lies above 0: "
-                      "the start model is kept")
-    best = max(clear, key=lambda name: gains[name]["difference"])
-    floor = gains[best]["difference"] - gains[best]["standard_error"]
-    close = [name for name in clear if gains[name]["difference"] >= floor]
-    order = list(done)
-    chosen = min(close, key=lambda name: (COMPLEXITY[done[name]["kind"]], chain_steps(done[name]), order.index(name)))
-    why = (f"{len(clear)} candidate(s) gain significantly over {base} (the lower bound of the {_percent(gains)} "
-           f"interval above 0); the best gain is {best}'s ({gains[best]['difference']:+.2f} ± "
-           f"{gains[best]['standard_error']:.2f} standard error)")
-    if chosen != best:
-        why += f"; {chosen} is the simplest candidate within one standard error of it"
-    return chosen, why
+        return Selection(chosen, bound + ("the highest dev score" if chosen != base else
+                                          f"no candidate scored above {base} on dev"), base, gains, too_slow=too_slow)
+    gated = [name for name in eligible if name != base and gains[name]["low"] > 0]
+    if not gated:
+        return Selection(base, bound + f"no candidate's {100 * CONFIDENCE:g} % interval of its dev gain over {base} "
+                                       "lies above 0: the start model is kept", base, gains, too_slow=too_slow)
+    leader = max(gated, key=lambda name: done[name]["dev"])  # the first in run order on a tie
+    comparisons = [_compare(leader, name, done, items, seed) for name in gated if name != leader]
+    close = [c for c in comparisons if c["cheaper"] and c["low"] <= 0]
+    chosen = leader
+    if close:
+        # The ones no other close candidate undercuts (all of them should measured speeds make that circular).
+        cheapest = [c for c in close if not any(cheaper(done[o["candidate"]].get("speed"),
+                                                        done[c["candidate"]].get("speed")) for o in close)] or close
+        chosen = max(cheapest, key=lambda c: done[c["candidate"]]["dev"])["candidate"]
+    why = (f"{bound}{len(gated)} candidate(s) gain significantly over {base} (the lower bound of the "
+           f"{100 * CONFIDENCE:g} % interval above 0); the highest dev score among them is {leader}'s "
+           f"({done[leader]['dev']:.2f})")
+    if comparisons:
+        why += "; paired with the others: " + "; ".join(_verdict(leader, c, chosen) for c in comparisons)
+    return Selection(chosen, why, base, gains, leader, comparisons, too_slow)
 
 
-def chain_steps(result: dict[str, Any]) -> int:
-    """Training steps behind a candidate, those of the candidate it started from included."""
-    return result.get("chain_steps", result.get("steps", 0))
+def _compare(leader: str, name: str, done: dict[str, dict[str, Any]], items: Mapping[str, ItemScores],
+             seed: int) -> dict[str, Any]:
+    """The leader's paired dev advantage over `name` and how their costs to run compare."""
+    interval = paired_gain(items[name], items[leader], seed)
+    speeds = done[name].get("speed"), done[leader].get("speed")
+    return {"candidate": name, "difference": interval["difference"], "low": interval["low"],
+            "high": interval["high"], "cheaper": cheaper(*speeds), "same_cost": same_cost(*speeds)}
 
 
-def _percent(gains: dict[str, dict[str, Any]]) -> str:
-    confidence = next(iter(gains.values()))["confidence"] if gains else 0.95
-    return f"{100 * confidence:g} %"
+def _verdict(leader: str, comparison: dict[str, Any], chosen: str) -> str:
+    name = comparison["candidate"]
+    text = (f"{leader}: {comparison['difference']:+.2f} [{comparison['low']:+.2f}, {comparison['high']:+.2f}] "
+            f"over {name}; ")
+    if comparison["cheaper"]:
+        cost = f"{name} costs less to run ({comparison['cheaper']})"
+        if comparison["low"] > 0:
+            return text + cost + f", but {leader} is significantly better"
+        return text + cost + (" and the difference is within the interval: it is chosen" if name == chosen else
+                              " and the difference is within the interval, but a cheaper one is chosen")
+    if comparison["same_cost"]:
+        return text + "same cost to run, higher dev score"
+    return text + f"{name} does not cost less to run, lower dev score"
+
+
+def cheaper(a: dict[str, Any] | None, b: dict[str, Any] | None) -> str | None:
+    """Why model `a` costs less to run than model `b` (speed.measure's records), or None when it does not."""
+    if a is None or b is None or same_cost(a, b):
+        return None
+    known = [key for key in COST_KEYS if a[key] is not None and b[key] is not None]
+    if len(known) == len(COST_KEYS):
+        if all(a[key] <= b[key] for key in known):
+            return ", ".join(_fewer(key, a[key], b[key]) for key in known if a[key] < b[key])
+        if all(a[key] >= b[key] for key in known):
+            return None
+    ratio = a["texts_per_second"] / b["texts_per_second"]
+    return f"encodes {ratio:.1f}x faster here" if ratio >= SPEED_MARGIN else None
+
+
+def _fewer(key: str, mine: int, theirs: int) -> str:
+    if key == "encoders":
+        return f"{mine} encoder{'s' if mine > 1 else ''} instead of {theirs}"
+    if key == "parameters":
+        return f"fewer parameters: {mine / 1e6:.1f}M vs {theirs / 1e6:.1f}M"
+    return f"smaller vectors: {mine} vs {theirs} dimensions"
+
+
+def _bound_sentence(too_slow: dict[str, float], bound: float | None, base: str, fast_start: bool) -> str:
+    if not too_slow:
+        return ""
+    slow = ", ".join(f"{name} ({rate:.1f})" for name, rate in too_slow.items())
+    text = f"not eligible, encoding fewer than {bound:g} texts per second here: {slow}; "
+    if not fast_start:
+        text += f"no start model is that fast: {base}, the fastest, is the reference and kept if nothing beats it; "
+    return text
 
 
 def load_candidate(result: dict[str, Any], device: str | None = None) -> Any:

@@ -36,9 +36,13 @@ def adapt(
     meta_members: Annotated[int, typer.Option(min=0, help="Best candidates combined in the "
                                                           "meta-embeddings.")] = 2,
     select: Annotated[str, typer.Option(help="significant: a candidate replaces the start model only when the 95 % "
-                                             "interval of its dev gain lies above 0 (the simplest of those within "
-                                             "one standard error of the best); best: the highest dev score.")
+                                             "interval of its dev gain lies above 0; among those the highest dev "
+                                             "score wins, unless one that costs less to run is not significantly "
+                                             "worse (paired on the dev units); best: the highest dev score.")
                       ] = "significant",
+    min_texts_per_second: Annotated[Optional[float], typer.Option(
+        help="Only candidates that encode at least this many of your texts per second on this machine are "
+             "eligible; rerun with another value to choose again from the finished candidates.")] = None,
     keep_dev_texts: Annotated[bool, typer.Option(help="Train on the unlabelled texts and pairs that are dev or test "
                                                       "texts or near copies (dropped by default); dev scores of the "
                                                       "candidates trained on them are then optimistic.")] = False,
@@ -53,15 +57,17 @@ def adapt(
 ) -> None:
     """Adapt an encoder to a domain: run TSDAE, SimCSE, CT, supervised MNRL, PAUSE, TSDAE then MNRL and
     meta-embeddings within a time budget, and keep the start model unless a candidate's dev gain is
-    clearly above 0 (a paired bootstrap interval). Dev and test texts are kept out of training. Rerun
-    the same command to resume after an interruption."""
+    clearly above 0 (a paired bootstrap interval); of those, the best on dev, or a cheaper-to-run one
+    that is not significantly worse. Dev and test texts are kept out of training. Rerun the same command
+    to resume after an interruption."""
     from sentforge.adaptation import adapt as run_adapt
 
     names = None if candidates is None else [n.strip() for n in candidates.split(",") if n.strip()]
     report = run_adapt(model, unlabelled, dev, output, labelled=labelled, test=test, budget_minutes=budget_minutes,
                        members=member, seed=seed, eval_every=eval_every, candidates=names, max_epochs=max_epochs,
                        meta_members=meta_members, device=device, select_rule=select,
-                       keep_dev_texts=keep_dev_texts, race=race, keep_checkpoints=keep_checkpoints)
+                       keep_dev_texts=keep_dev_texts, race=race, keep_checkpoints=keep_checkpoints,
+                       min_texts_per_second=min_texts_per_second)
     chosen = report["candidates"][report["selected"]]
     typer.echo(f"selected {report['selected']}: dev {report['metric']} {chosen['dev']:.2f}; wrote {output}/model, "
                f"{output}/report.md, {output}/report.json")
