@@ -158,7 +158,7 @@ class Work:
         return 3.0 * sum(n * self.matrix_flops + n * n * self.attention_flops_per_position for n in lengths)
 
 
-def gemm_peak(hidden: int, intermediate: int, threads_note: str, repeats: int = 5) -> float:
+def gemm_peak(hidden: int, intermediate: int, threads_note: str, clock, repeats: int = 5) -> float:
     """GFLOP/s of the best float32 matrix product of the model's shapes (4096 tokens)."""
     import torch
 
@@ -167,9 +167,9 @@ def gemm_peak(hidden: int, intermediate: int, threads_note: str, repeats: int = 
         a, b = torch.randn(m, k), torch.randn(k, n)
         a @ b
         for _ in range(repeats):
-            start = time.perf_counter()
+            start = clock()
             a @ b
-            best = max(best, 2.0 * m * k * n / (time.perf_counter() - start) / 1e9)
+            best = max(best, 2.0 * m * k * n / (clock() - start) / 1e9)
     print(f"GEMM peak ({threads_note}): {best:.1f} GFLOP/s", file=sys.stderr, flush=True)
     return best
 
@@ -308,15 +308,17 @@ def teacher_rows(teacher: dict, batch: list):
 
 # -- the run ------------------------------------------------------------------------------------------
 
-def timed(side: Side, steps: list[list], warmup: int, device: str) -> float:
+def timed(side: Side, steps: list[list], warmup: int, args) -> float:
+    """Seconds of the steps after the warm-up: wall-clock, or with `--clock cpu` this process's CPU time."""
+    clock = time.process_time if args.clock == "cpu" else time.perf_counter
     for batch in steps[:warmup]:
         side.step(batch)
-    synchronize(device)
-    start = time.perf_counter()
+    synchronize(args.device)
+    start = clock()
     for batch in steps[warmup:]:
         side.step(batch)
-    synchronize(device)
-    return time.perf_counter() - start
+    synchronize(args.device)
+    return clock() - start
 
 
 def run_objective(objective: str, model: Path, args, work: Work, peak: float, token_count) -> list[dict]:
@@ -351,7 +353,7 @@ def run_objective(objective: str, model: Path, args, work: Work, peak: float, to
     for round_index in range(args.rounds):
         order = sides if round_index % 2 == 0 else sides[::-1]
         for side in order:
-            seconds = timed(side, steps, args.warmup, args.device)
+            seconds = timed(side, steps, args.warmup, args)
             results[side.name]["seconds"].append(seconds)
             print(f"round {round_index + 1} {objective} {side.name}: {args.steps / seconds:.3f} steps/s",
                   file=sys.stderr, flush=True)
@@ -380,6 +382,9 @@ def main() -> None:
                         help="extra sentforge sides with these chunk costs (padded tokens per chunk)")
     parser.add_argument("--skip", nargs="*", default=[], help="sides left out, by name")
     parser.add_argument("--threads", type=int, help="torch intra-op threads")
+    parser.add_argument("--clock", choices=["wall", "cpu"], default="wall",
+                        help="cpu: this process's CPU seconds instead of wall-clock ones; with --threads 1 a "
+                             "measure of the work that other jobs on the machine disturb little")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
@@ -411,7 +416,8 @@ def main() -> None:
     backbone = probe[0]
     work = Work.of(backbone.model)
     config = backbone.model.config
-    peak = gemm_peak(config.hidden_size, config.intermediate_size, f"{torch.get_num_threads()} threads")
+    peak = gemm_peak(config.hidden_size, config.intermediate_size, f"{torch.get_num_threads()} threads",
+                     time.process_time if args.clock == "cpu" else time.perf_counter)
 
     def token_count(texts: list[str]) -> list[int]:
         return [len(ids) for ids in backbone.token_ids(texts, args.max_seq_length)[0]]
@@ -420,7 +426,7 @@ def main() -> None:
                                                                            token_count)]
     print_device(args.device)
     print(f"threads {torch.get_num_threads()}, GEMM peak {peak:.1f} GFLOP/s, model {model}, "
-          f"max length {args.max_seq_length}, {args.steps} timed steps x {args.rounds} rounds\n")
+          f"max length {args.max_seq_length}, {args.steps} timed steps x {args.rounds} rounds, {args.clock} clock\n")
     print("| objective | batch | side | steps/s | vs sentence-transformers | useful tokens/s | useful GFLOP/s "
           "| share of GEMM peak | activations kept (MiB) |")
     print("|---|---|---|---|---|---|---|---|---|")

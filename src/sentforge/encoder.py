@@ -39,7 +39,7 @@ _FLUSH_ROWS = 8192
 _CHUNK_BATCHES = 8
 # What one more length chunk of a training batch costs on the CPU, in padded tokens: the fixed part of a
 # forward and backward call and the lower efficiency of smaller matrix products (see length_chunks).
-CHUNK_COST_TOKENS = 256
+CHUNK_COST_TOKENS = 64
 
 
 @runtime_checkable
