@@ -8,6 +8,10 @@ agree on the loss (1e-5), on every gradient (1e-4) and, after 5 optimizer steps,
 
 Intended differences, shown equivalent here:
 - TSDAE's padding-free (packed) batch computes the padded batch's loss: both modes are checked.
+- On the CPU sentforge runs a training batch in length-sorted chunks (tests/test_length_chunks.py shows
+  it computes the padded batch). Where dropout is on, the test keeps sentforge's batch padded, as the
+  reference's is, so that the same seed draws the same dropout masks on both sides; with dropout off the
+  chunked batch is compared with the reference directly.
 - CT averages the binary cross-entropy over the batch, the reference sums it: the reference loss is
   B times sentforge's, and the optimizer steps compare sentforge's loss scaled by B.
 - sentforge's CT is the paired loss of the paper (ContrastiveTensionLoss), not the reference's in-batch
@@ -128,6 +132,7 @@ def _copy_into(target: torch.nn.Module, source: torch.nn.Module) -> None:
 
 def test_ct_equals_contrastive_tension_loss(tiny_bert_dir):
     ours_encoder, theirs_model = _pair(tiny_bert_dir, "mean")
+    ours_encoder.length_chunked = False  # dropout on: see the module docstring
     ours = ContrastiveTension(ours_encoder, negatives=3, seed=0).train()
     theirs = st_losses.ContrastiveTensionLoss(theirs_model).train()
     batch = SENTENCES
@@ -152,6 +157,7 @@ def test_ct_equals_contrastive_tension_loss(tiny_bert_dir):
 
 def test_simcse_equals_mnrl_on_identical_pairs(tiny_bert_dir):
     ours_encoder, theirs_model = _pair(tiny_bert_dir, "cls")
+    ours_encoder.length_chunked = False  # dropout on: see the module docstring
     ours = ContrastiveLoss(ours_encoder, temperature=0.05, similarity="cosine").train()
     theirs = st_losses.MultipleNegativesRankingLoss(theirs_model, scale=20.0).train()
     batch = SENTENCES

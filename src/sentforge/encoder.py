@@ -15,13 +15,13 @@ from torch import nn
 from tqdm.auto import tqdm
 
 from sentforge import __version__
-from sentforge.device import to_device_all
+from sentforge.device import to_device, to_device_all
 from sentforge.dtypes import weights_in
 from sentforge.encode_options import EncodeOptions, check_finite, encode_options, finish, resolve_prompt, shape_vectors
 from sentforge.errors import ConfigError, ModelFormatError
 from sentforge.io import atomic_dir
 from sentforge.model_card import ModelCardData, read_card_data, write_model_card
-from sentforge.modules import InputModule, Module
+from sentforge.modules import HFBackbone, InputModule, Module
 from sentforge.modules.base import Features, read_json, write_json
 from sentforge.modules.static import fold_word_pooling, unfold_word_pooling
 from sentforge.modules.validation import load_modules
@@ -37,6 +37,9 @@ _PROGRESS_MIN_BATCHES = 20
 _FLUSH_ROWS = 8192
 # Batches per tokenised chunk on accelerators (see tokenizing_chunks).
 _CHUNK_BATCHES = 8
+# What one more length chunk of a training batch costs on the CPU, in padded tokens: the fixed part of a
+# forward and backward call and the lower efficiency of smaller matrix products (see length_chunks).
+CHUNK_COST_TOKENS = 64
 
 
 @runtime_checkable
@@ -92,6 +95,31 @@ def tokenized_ahead(chunks: list[np.ndarray],
             yield rows, tokens
 
 
+def length_chunks(lengths: Sequence[int], chunk_cost: float = CHUNK_COST_TOKENS) -> list[np.ndarray]:
+    """The rows of a training batch in length-homogeneous chunks, the chunks in the order they run.
+
+    The texts are sorted longest first (ties in batch order) and cut where the padded tokens of all
+    chunks (each chunk padded to its first, longest text) plus `chunk_cost` per chunk are least: an
+    exact dynamic programme over the cut points. The chunks depend on the token counts alone, so the
+    same batch is always cut the same way.
+    """
+    lengths = np.asarray(lengths, dtype=np.int64)
+    order = np.argsort(-lengths, kind="stable")
+    widths = lengths[order]
+    best = np.zeros(len(order) + 1)  # least cost of the first `end` sorted texts
+    start_of = np.zeros(len(order) + 1, dtype=np.int64)  # where the last chunk of that best cut starts
+    for end in range(1, len(order) + 1):
+        starts = np.arange(end)
+        costs = best[:end] + (end - starts) * widths[:end] + chunk_cost
+        start_of[end] = int(np.argmin(costs))
+        best[end] = costs[start_of[end]]
+    chunks, end = [], len(order)
+    while end > 0:
+        chunks.append(order[start_of[end]:end])
+        end = start_of[end]
+    return chunks[::-1]
+
+
 def progress_enabled(show_progress: bool | None, n_batches: int) -> bool | None:
     """tqdm's `disable` value: None lets tqdm hide the bar when stderr is not a terminal."""
     if show_progress is None:
@@ -124,6 +152,9 @@ class Encoder(SentenceTransformerInterface, nn.Sequential):
         self.card = card or ModelCardData()
         self.similarity_fn_name = similarity_fn_name
         self.truncate_dim = truncate_dim
+        # How `embed` runs a batch: None decides per device (see `splits_by_length`); True or False forces it.
+        self.length_chunked: bool | None = None
+        self.chunk_cost_tokens: float = CHUNK_COST_TOKENS
 
     def with_modules(self, modules: Sequence[Module], name: str | None = None,
                      card: ModelCardData | None = None) -> Encoder:
@@ -177,10 +208,49 @@ class Encoder(SentenceTransformerInterface, nn.Sequential):
     def tokenize(self, texts: Sequence[str], max_length: int | None = None) -> Features:
         return self.input_module.tokenize(list(texts), max_length)
 
+    def splits_by_length(self, device: torch.device) -> bool:
+        """Whether `embed` runs a batch in length-sorted chunks on `device`: `length_chunked` when set,
+        else on the CPU for transformer backbones, whose work grows with every padded token. On
+        accelerators the padded batch stays: fused attention kernels prefer one large padded batch,
+        and the extra calls of small chunks cost more there than the padding."""
+        if self.length_chunked is not None:
+            return self.length_chunked
+        return device.type == "cpu" and isinstance(self.input_module, HFBackbone)
+
     def embed(self, texts: Sequence[str]) -> torch.Tensor:
-        """Sentence vectors with gradients (training path): tokenize, move to device, forward."""
-        features = to_device_all(self.tokenize(texts), self.device)
-        return self(features)["sentence_embedding"]
+        """Sentence vectors with gradients (the training path), one row per text in the given order.
+
+        Every text is encoded independently of the others, so the batch can be cut for the backbone
+        without changing the vectors: where `splits_by_length` says so, the texts run through the
+        modules up to pooling in the length-homogeneous chunks of `length_chunks` (almost no compute
+        spent on padding), and the vectors are put back in batch order before the modules after pooling
+        (projection, normalisation, flow) see the whole batch. The loss and its gradients are those of
+        the padded batch, up to float rounding. Dropout draws differ from the padded batch's (other
+        shapes, other order) but not between runs: the chunks depend only on the token counts, so the
+        same seed and the same batches give the same chunks and the same draws.
+        """
+        device = self.device
+        if not self.splits_by_length(device) or len(texts) < 2:
+            return self(to_device_all(self.tokenize(texts), device))["sentence_embedding"]
+        ids = self.input_module.token_ids(list(texts))[0]
+        chunks = length_chunks([len(row) for row in ids], self.chunk_cost_tokens)
+        modules = list(self)
+        pooled = []
+        for rows in chunks:
+            features = to_device_all(self.input_module.pad([ids[i] for i in rows]), device)
+            for after_pooling, module in enumerate(modules, start=1):
+                features = module(features)
+                if "sentence_embedding" in features:
+                    break
+            pooled.append(features["sentence_embedding"])
+        order = np.concatenate(chunks)
+        batch_order = np.empty_like(order)
+        batch_order[order] = np.arange(len(order))
+        vectors = torch.cat(pooled).index_select(0, to_device(torch.from_numpy(batch_order), device))
+        features = {"sentence_embedding": vectors}
+        for module in modules[after_pooling:]:
+            features = module(features)
+        return features["sentence_embedding"]
 
     def encode(self, texts: Sequence[str] | str, batch_size: int = 32, normalize: bool = False,
                show_progress: bool | None = None, max_seq_length: int | None = None,
