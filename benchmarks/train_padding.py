@@ -27,7 +27,8 @@ round in one process (the order flips every round); each runs the same batches:
   AdamW from `sentforge.training.optim`); its encoder decides per device how a batch runs (on the CPU:
   length-sorted chunks, see `Encoder.embed`);
 - `sentforge padded`: the same with `encoder.length_chunked = False` (one padded batch);
-- `sentforge cost=N` (`--chunk-costs N ...`): the chunked side with `encoder.chunk_cost_tokens = N`,
+- `sentforge cost=N` (`--chunk-costs N ...`): chunked on any device (`encoder.length_chunked = True`) with
+  `encoder.chunk_cost_tokens = N`,
   to compare chunk policies;
 - `sentence-transformers`: a bare loop of its own: tokenize each column, its loss
   (`MultipleNegativesRankingLoss`, `ContrastiveTensionLoss` on the same pairs, `CosineSimilarityLoss`,
@@ -164,19 +165,21 @@ class Work:
         return 3.0 * sum(n * self.matrix_flops + n * n * self.attention_flops_per_position for n in lengths)
 
 
-def gemm_peak(hidden: int, intermediate: int, threads_note: str, clock, repeats: int = 5) -> float:
-    """GFLOP/s of the best float32 matrix product of the model's shapes (4096 tokens)."""
+def gemm_peak(hidden: int, intermediate: int, device: str, note: str, clock, repeats: int = 5) -> float:
+    """GFLOP/s of the best float32 matrix product of the model's shapes (4096 tokens) on `device`."""
     import torch
 
     best = 0.0
     for m, k, n in ((4096, hidden, intermediate), (4096, intermediate, hidden), (4096, hidden, hidden)):
-        a, b = torch.randn(m, k), torch.randn(k, n)
+        a, b = torch.randn(m, k, device=device), torch.randn(k, n, device=device)
         a @ b
         for _ in range(repeats):
+            synchronize(device)
             start = clock()
             a @ b
+            synchronize(device)
             best = max(best, 2.0 * m * k * n / (clock() - start) / 1e9)
-    print(f"GEMM peak ({threads_note}): {best:.1f} GFLOP/s", file=sys.stderr, flush=True)
+    print(f"GEMM peak ({note}): {best:.1f} GFLOP/s", file=sys.stderr, flush=True)
     return best
 
 
@@ -225,8 +228,8 @@ def sentforge_side(name: str, objective: str, model: Path, args, chunk_cost: int
     encoder.max_seq_length = args.max_seq_length
     if padded:
         encoder.length_chunked = False
-    if chunk_cost is not None:
-        encoder.chunk_cost_tokens = chunk_cost
+    if chunk_cost is not None:  # chunked whatever the device decides
+        encoder.length_chunked, encoder.chunk_cost_tokens = True, chunk_cost
     texts = lambda batch: [t for column in columns(batch, len(batch[0])) for t in column]  # noqa: E731
     if objective in ("mnrl", "mnrl-hn"):
         loss = ContrastiveLoss(encoder, temperature=0.05)
@@ -422,7 +425,8 @@ def main() -> None:
     backbone = probe[0]
     work = Work.of(backbone.model)
     config = backbone.model.config
-    peak = gemm_peak(config.hidden_size, getattr(config, "intermediate_size", None) or config.d_ff, f"{torch.get_num_threads()} threads",
+    peak = gemm_peak(config.hidden_size, getattr(config, "intermediate_size", None) or config.d_ff, args.device,
+                     f"{args.device}, {torch.get_num_threads()} threads",
                      time.process_time if args.clock == "cpu" else time.perf_counter)
 
     def token_count(texts: list[str]) -> list[int]:

@@ -184,7 +184,8 @@ def test_the_report_gives_the_costs_the_paired_comparisons_the_bound_and_the_fro
     report = {"selected": selection.chosen, "selection": selection.to_json("significant", 250),
               "front": pareto_front(results), "speed_texts": 512, "metric": "map", "dev": "dev:dev.jsonl",
               "budget_minutes": 1, "wall_s": 60.0, "hygiene": {"applied": True, "heldout_texts": 0},
-              "candidates": results}
+              "candidates": results, "settings": {"race": True}, "output_bytes": 1 << 20,
+              "keep_checkpoints": False}
     write_report(tmp_path, report)
     text = (tmp_path / "report.md").read_text(encoding="utf-8")
     # l6.mnrl leads by 0.05 on every unit: significant, so the cheaper l3.mnrl does not replace it.
