@@ -252,15 +252,16 @@ def write_report(args: argparse.Namespace, markdown: Callable[[Sequence[Path]], 
     """The `report` command: the Markdown of args.work_dir to args.table (or stdout) and, when the
     driver draws one, the plot to args.plot; refuses existing outputs without args.overwrite, and work
     directories without `marker` (what the driver's `run` writes first)."""
-    from sentforge.io import atomic_file, check_output_file
+    from sentforge.io import atomic_file
+    from sentforge.output_guard import check_existing_file
 
     missing = [str(d) for d in args.work_dir if not (d / marker).exists()]
     if missing:
         raise SystemExit(f"no experiment in {', '.join(missing)} ({marker} missing)")
     plot_path = getattr(args, "plot", None)
-    for output in (args.table, plot_path):
+    for output, file_format in ((args.table, "text"), (plot_path, "png")):
         if output is not None:
-            check_output_file(output, args.overwrite)
+            check_existing_file(Path(output), file_format, args.overwrite)
     text = markdown(args.work_dir)
     if args.table is not None:
         with atomic_file(args.table, "w") as handle:

@@ -253,15 +253,16 @@ STSB_RAW_FILE = f"{STS_DIR}/STSBenchmark/stsbenchmark/sts-test.csv"
 ])
 def test_empty_or_constant_gold_sts_file_is_an_error_naming_it(tmp_path, rows, fragment, capsys):
     """Such a file has no defined correlation: it must stop the run, not score 0 into the family mean."""
-    path = write(tmp_path / STSB_RAW_FILE, "".join(f"g\tf\t2012\t{i}\t{g}\t{a}\t{b}\n"
+    data = tmp_path / "data"  # the report is written beside the data folder, not inside
+    path = write(data / STSB_RAW_FILE, "".join(f"g\tf\t2012\t{i}\t{g}\t{a}\t{b}\n"
                                                     for i, (a, b, g) in enumerate(rows)))
     encoder = TableEncoder(random_table(["One.", "Two.", "Three.", "Four.", "Five.", "Six."]))
     with pytest.raises(InputFileError) as error:
-        evaluate(encoder, "STSBenchmark-raw", data_dir=tmp_path)
+        evaluate(encoder, "STSBenchmark-raw", data_dir=data)
     assert str(error.value).startswith(f"{path}: ") and fragment in str(error.value)
     assert encoder.seen == []  # found before anything is encoded
     code, _, err = run_cli(["eval", "--model", "glove:" + str(write(tmp_path / "glove.txt", "one 1 0\n")),
-                            "--tasks", "STSBenchmark-raw", "--data-dir", tmp_path, "--output", tmp_path / "r.json"],
+                            "--tasks", "STSBenchmark-raw", "--data-dir", data, "--output", tmp_path / "r.json"],
                            capsys)
     assert_one_line_error(code, err, str(path), fragment)
     assert not (tmp_path / "r.json").exists()

@@ -233,8 +233,8 @@ def test_info_and_eval_probes(tmp_path, capsys, workspace):
     cases = [
         (["info", workspace["broken"]], ["model.safetensors"]),
         (["info", str(tmp_path / "nowhere")], ["nowhere"]),
-        (["eval", "--model", workspace["broken"], "--output", str(tmp_path / "r.json"), "--data-dir", str(tmp_path)],
-         ["model.safetensors"]),
+        (["eval", "--model", workspace["broken"], "--output", str(tmp_path / "r.json"), "--data-dir",
+          str((tmp_path / "data").mkdir() or tmp_path / "data")], ["model.safetensors"]),
         (["eval", "--model", workspace["model"], "--output", str(tmp_path / "r.json"), "--data-dir",
           str(tmp_path / "nowhere"), "--strict"], ["nowhere"]),
         (["eval", "--model", workspace["model"], "--output", str(tmp_path / "r.json"), "--batch-size", "0"],
@@ -244,7 +244,7 @@ def test_info_and_eval_probes(tmp_path, capsys, workspace):
     ]
     (tmp_path / "existing.json").write_text("{}")
     cases.append((["eval", "--model", workspace["model"], "--output", str(tmp_path / "existing.json"),
-                   "--data-dir", str(tmp_path)], ["--overwrite"]))
+                   "--data-dir", str(tmp_path / "data")], ["--overwrite"]))
     for argv, words in cases:
         before = _snapshot(tmp_path)
         code, _, err = run_cli(argv, capsys)

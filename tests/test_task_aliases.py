@@ -44,7 +44,7 @@ def test_a_misspelt_name_gets_did_you_mean():
 
 
 def test_cli_unknown_task_is_one_error_line_before_the_model_loads(tmp_path, capsys):
-    code, _, err = run_cli(["eval", "-m", tmp_path / "no-such-model", "--tasks", "SICKR", "--data-dir", tmp_path,
-                            "-o", tmp_path / "r.json"], capsys)
+    code, _, err = run_cli(["eval", "-m", tmp_path / "no-such-model", "--tasks", "SICKR",
+                            "--data-dir", tmp_path / "data", "-o", tmp_path / "r.json"], capsys)
     assert_one_line_error(code, err, "unknown task 'SICKR'", "did you mean SICKRelatedness or SICK-R")
     assert sorted(p.name for p in tmp_path.iterdir()) == []

@@ -6,7 +6,7 @@
 - `--overwrite` replaces only an output of the same kind: a directory that this command family wrote
   (its `.sentforge-output.json` marker names the family and the entries it wrote; an entry it does not
   list is someone else's, and the whole directory is refused), or a file in the format the command
-  writes (a .npy array, a JSON object, an HTML page, UTF-8 text).
+  writes (a .npy array, a JSON object, an HTML page, a PNG image, UTF-8 text).
 - One run per output: a run holds `.NAME.lock` beside its output (never inside: the output may be
   replaced as a whole) with its process id in it; a second run on the same output stops at once. A lock
   left by a run that was killed is taken over (the kernel releases the lock with its process).
@@ -31,7 +31,7 @@ from sentforge.errors import ConfigError, OutputExistsError, OutputWriteError
 logger = logging.getLogger(__name__)
 
 MARKER = ".sentforge-output.json"
-FILE_FORMATS = ("npy", "json", "html", "text")
+FILE_FORMATS = ("npy", "json", "html", "png", "text")
 
 Inputs = Iterable[tuple[str, "str | os.PathLike | None"]]
 F = TypeVar("F", bound=Callable[..., Any])
@@ -143,6 +143,8 @@ def _has_format(path: Path, file_format: str) -> bool:
         data = path.read_bytes()
         if file_format == "npy":
             return data.startswith(b"\x93NUMPY")
+        if file_format == "png":
+            return data.startswith(b"\x89PNG")
         if file_format == "html":
             return data.lstrip()[:15].lower() == b"<!doctype html>"
         text = data.decode("utf-8")

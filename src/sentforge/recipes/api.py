@@ -125,7 +125,8 @@ def run_recipe(method: str, model: str | os.PathLike | Any, data: Any, output: s
                       batch_sampler=plan.batch_sampler)
     logger.info("%s: %d training examples, %s", recipe.name, len(plan.examples),
                 ", ".join(f"{k}={v}" for k, v in training.items() if k != "optimizer_options"))
-    result = trainer.train()
+    with run.training():
+        result = trainer.train()
 
     trained = result_encoder()
     extra: dict[str, Any] = {"pooling": chosen_pooling, **plan.summary}

@@ -214,33 +214,34 @@ def pretrain(sentences: Sequence[str], output: str | Path, config: PretrainConfi
     run = RunDirectory(output, resume=resume, overwrite=overwrite, inputs=inputs, summary_file=SUMMARY_FILE,
                        run_name="pre-training run", kind=PRETRAIN)
     run.prepare(config.device)
-    main = distributed.is_main_process()
-    work = run.work
-    train_texts, heldout = split_heldout(list(sentences), config.heldout, config.seed)
-    size = config.model_size
-    tokenizer_dir = work / TOKENIZER_DIR
-    if main and not (tokenizer_dir / "tokenizer.json").exists():
-        logger.info("training a %s tokenizer (vocabulary %d) on %d sentences",
-                    "WordPiece" if config.kind == "mlm" else "Unigram", size.vocab_size, len(train_texts))
-        tokenizer = train_tokenizer(config.kind, train_texts, size.vocab_size)
-        tokenizer.save_pretrained(tokenizer_dir)
-        canonical_vocabulary(tokenizer_dir / "tokenizer.json")
-        (work / HELDOUT_FILE).write_text("".join(f"{s}\n" for s in heldout), encoding="utf-8")
-    distributed.barrier()
-    tokenizer = AutoTokenizer.from_pretrained(str(tokenizer_dir))
-    encoder, objective = build_model(config.kind, size, tokenizer, config.max_seq_length, config.seed)
-    logger.info("%s model: %s parameters", config.kind, f"{sum(p.numel() for p in objective.parameters()):,}")
+    with run.training():  # the tokenizer is trained into the run at once
+        main = distributed.is_main_process()
+        work = run.work
+        train_texts, heldout = split_heldout(list(sentences), config.heldout, config.seed)
+        size = config.model_size
+        tokenizer_dir = work / TOKENIZER_DIR
+        if main and not (tokenizer_dir / "tokenizer.json").exists():
+            logger.info("training a %s tokenizer (vocabulary %d) on %d sentences",
+                        "WordPiece" if config.kind == "mlm" else "Unigram", size.vocab_size, len(train_texts))
+            tokenizer = train_tokenizer(config.kind, train_texts, size.vocab_size)
+            tokenizer.save_pretrained(tokenizer_dir)
+            canonical_vocabulary(tokenizer_dir / "tokenizer.json")
+            (work / HELDOUT_FILE).write_text("".join(f"{s}\n" for s in heldout), encoding="utf-8")
+        distributed.barrier()
+        tokenizer = AutoTokenizer.from_pretrained(str(tokenizer_dir))
+        encoder, objective = build_model(config.kind, size, tokenizer, config.max_seq_length, config.seed)
+        logger.info("%s model: %s parameters", config.kind, f"{sum(p.numel() for p in objective.parameters()):,}")
 
-    eval_every = config.eval_every or max(1, config.steps // 5)
-    training = TrainingConfig(
-        output_dir=work, steps=config.steps, batch_size=config.batch_size, optimizer=config.optimizer,
-        lr=config.learning_rate, weight_decay=config.weight_decay, schedule=config.schedule,
-        warmup_ratio=config.warmup_ratio, seed=config.seed, group_by_length=True, log_every=config.log_every,
-        eval_every=eval_every, eval_at_start=True, checkpoint_every=config.checkpoint_every,
-        keep_last=config.keep_last, resume=resume, overwrite=True, device=config.device,
-        gradient_accumulation=config.gradient_accumulation, show_progress=show_progress)
-    result = Trainer(encoder, objective, train_texts, training,
-                     evaluator=lambda _encoder: objective.evaluate(heldout, seed=config.seed)).train()
+        eval_every = config.eval_every or max(1, config.steps // 5)
+        training = TrainingConfig(
+            output_dir=work, steps=config.steps, batch_size=config.batch_size, optimizer=config.optimizer,
+            lr=config.learning_rate, weight_decay=config.weight_decay, schedule=config.schedule,
+            warmup_ratio=config.warmup_ratio, seed=config.seed, group_by_length=True, log_every=config.log_every,
+            eval_every=eval_every, eval_at_start=True, checkpoint_every=config.checkpoint_every,
+            keep_last=config.keep_last, resume=resume, overwrite=True, device=config.device,
+            gradient_accumulation=config.gradient_accumulation, show_progress=show_progress)
+        result = Trainer(encoder, objective, train_texts, training,
+                         evaluator=lambda _encoder: objective.evaluate(heldout, seed=config.seed)).train()
 
     summary: dict[str, Any] = {}
     if main:

@@ -18,19 +18,20 @@ Only the first process writes; the others wait at the barriers.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import logging
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from sentforge.errors import ConfigError, OutputExistsError
 from sentforge.io import save_json
-from sentforge.output_guard import guard_output, write_marker
+from sentforge.output_guard import MARKER, guard_output, write_marker
 
 logger = logging.getLogger(__name__)
 
@@ -40,8 +41,8 @@ TRAIN = "train"  # the command family named in the output marker and the lock
 
 
 class RunDirectory:
-    """`prepare()` before reading the start model's weights into training, `work` for the Trainer's
-    files, `finish(save_model, summary)` at the end."""
+    """`prepare()` before reading the start model's weights into training, `training()` around the
+    training steps, `work` for the Trainer's files, `finish(save_model, summary)` at the end."""
 
     def __init__(self, output: str | os.PathLike, *, resume: bool = False, overwrite: bool = False,
                  inputs: Iterable[tuple[str, str | os.PathLike]] = (), model: str | os.PathLike | None = None,
@@ -90,12 +91,27 @@ class RunDirectory:
             if distributed.is_main_process():
                 shutil.rmtree(self._staging, ignore_errors=True)  # a killed earlier overwrite's
                 self._staging.mkdir(parents=True)
-        elif distributed.is_main_process():  # marked at once: a killed run's directory may be overwritten later
-            self.output.mkdir(parents=True, exist_ok=True)
-            write_marker(self.output, self.kind, [TRAINING_DIR])
         distributed.barrier()
         if seed is not None:
             set_seed(seed)
+
+    @contextlib.contextmanager
+    def training(self) -> Iterator[None]:
+        """Create the output, marked as this command's (a killed run's directory may be overwritten later),
+        for the training block; a block that fails before it wrote anything leaves no output behind."""
+        from sentforge.training import distributed
+
+        created = not self.output.exists()
+        if self._staging is None and distributed.is_main_process():
+            self.output.mkdir(parents=True, exist_ok=True)
+            write_marker(self.output, self.kind, [TRAINING_DIR])
+        try:
+            yield
+        except BaseException:
+            if created and distributed.is_main_process() and \
+                    all(path.is_dir() or path.name == MARKER for path in self.output.rglob("*")):
+                shutil.rmtree(self.output, ignore_errors=True)
+            raise
 
     def finish(self, save_model: Callable[[Path], Any], summary: dict[str, Any]) -> None:
         """Write the model (`save_model(directory)`) and the summary, and put them in place with the

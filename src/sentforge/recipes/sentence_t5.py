@@ -315,7 +315,8 @@ def train_sentence_t5(model: str | os.PathLike, data: Mapping[str, Sequence[Any]
     encoder = sentence_t5_encoder(model, pooling, projection_dim, max_seq_length)
     logger.info("st5: %s, %s, %d dimensions; stages %s", model, variant_of(encoder), encoder.dim,
                 " -> ".join(f"{s.kind} ({len(s.examples)})" for s in plan))
-    encoder, results = train_stages(encoder, plan, run.root, config, resume=resume)
+    with run.training():
+        encoder, results = train_stages(encoder, plan, run.root, config, resume=resume)
 
     summary = run_summary(
         "st5", str(model), {kind: [str(p) for p in paths.get(kind, ())] or "in memory" for kind in stages},
