@@ -38,6 +38,13 @@ def test_the_default_cadence_is_minutes_of_training_and_at_least_four_evaluation
     assert evaluation_cadence(seconds_per_step, steps) == expected
 
 
+def test_the_cadence_leaves_evaluations_inside_the_time_limit():
+    # 0.69 s a step: every 217 steps by minutes; a 330 s share fits 478 steps, so at least 4 evaluations: every 119
+    assert evaluation_cadence(0.69, 940) == 217
+    assert evaluation_cadence(0.69, 940, time_limit=330.0) == 119
+    assert evaluation_cadence(10.0, 100, time_limit=20.0) == 1  # a share of two steps: every step
+
+
 def test_a_racing_evaluation_encodes_the_dev_texts_once_and_returns_the_tasks_metrics(tiny_bert_dir, domain):  # noqa: F811
     task, encoder = evaluation.load_dataset(domain / "dev.jsonl"), sentforge.load(tiny_bert_dir)
     expected, items = task.evaluate(encoder), task.item_scores(encoder)

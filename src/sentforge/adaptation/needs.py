@@ -36,9 +36,11 @@ class Needs:
             else len(self.snapshots(tsdae)) + 1
         return shares.need(steps, self.step_cost(candidate), every, costs, runs)
 
-    def cadence(self, candidate: Candidate) -> int:
-        """Steps between the candidate's dev evaluations: --eval-every, else from its cost per step."""
-        return self.train.eval_every or evaluation_cadence(self.step_cost(candidate), self._planned_steps(candidate))
+    def cadence(self, candidate: Candidate, time_limit: float | None = None) -> int:
+        """Steps between the candidate's dev evaluations: --eval-every, else from its cost per step (and its
+        time limit, once its share is known)."""
+        return self.train.eval_every or evaluation_cadence(self.step_cost(candidate), self._planned_steps(candidate),
+                                                           time_limit)
 
     def probe_cadence(self) -> int:
         """--eval-every during a probe; without it, none of the probe's steps is evaluated."""

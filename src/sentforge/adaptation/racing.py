@@ -41,12 +41,16 @@ RESAMPLES = 2000  # paired bootstrap resamples of one racing decision (the final
 CONFIDENCE = 0.95
 
 
-def evaluation_cadence(seconds_per_step: float, planned_steps: int) -> int:
+def evaluation_cadence(seconds_per_step: float, planned_steps: int, time_limit: float | None = None) -> int:
     """Steps between dev evaluations when --eval-every is not given: about EVALUATION_SECONDS of the candidate's
-    training at its probed cost per step, and at least MIN_EVALUATIONS over its planned schedule."""
+    training at its probed cost per step, and at least MIN_EVALUATIONS over its planned schedule or over the
+    steps its time limit allows at that cost, whichever are fewer (a probe that underestimates the cost still
+    leaves evaluations inside the time limit, so racing can act)."""
     spread = max(1, math.ceil(planned_steps / MIN_EVALUATIONS))
     if seconds_per_step <= 0:
         return spread
+    if time_limit is not None:
+        spread = min(spread, max(1, math.floor(time_limit / seconds_per_step / MIN_EVALUATIONS)))
     return max(1, min(round(EVALUATION_SECONDS / seconds_per_step), spread))
 
 

@@ -297,6 +297,18 @@ class _Runner:
                        "wall_s": round(sum(r["wall_s"] for r in tried), 2),
                        "commands": before["commands"] + best["commands"]}
 
+    def _cadence(self, candidate: Candidate, time_limit: float) -> int:
+        """The candidate's evaluation cadence, fixed at its first run and kept with its probe, so that a
+        resumed run evaluates at the same steps whatever time it has left."""
+        probe = self.state.probes.get(candidate.name)
+        if probe is not None and "eval_every" in probe:
+            return int(probe["eval_every"])
+        cadence = self.needs.cadence(candidate, time_limit)
+        if probe is not None:
+            probe["eval_every"] = cadence
+            self.state.save()
+        return cadence
+
     def _train_run(self, candidate: Candidate, share: float, start: str, run_dir: Path, extend: bool = False,
                    options: dict[str, Any] | None = None, snapshots: list[int] = (),
                    stop_at: int | None = None, probe: StepClock | None = None) -> dict[str, Any]:
@@ -328,9 +340,9 @@ class _Runner:
             steps = probe_trained(candidate, start, self.inputs, run_dir, self.train,
                                   time_limit, self.needs.probe_cadence(), callbacks, snapshots, race)
             return {"steps": steps, "wall_s": round(elapsed(), 2)}
-        result = timed(lambda: run_trained(candidate, start, self.inputs, run_dir,
-                                           self.train, time_limit, self.needs.cadence(candidate), callbacks, extend,
-                                           options, snapshots, probed, race), prior)
+        cadence = self._cadence(candidate, time_limit)
+        result = timed(lambda: run_trained(candidate, start, self.inputs, run_dir, self.train, time_limit, cadence,
+                                           callbacks, extend, options, snapshots, probed, race), prior)
         raced = self.state.races.get(key)
         return {"status": "done", "model_path": str(run_dir), "start": str(start), **result,
                 **({"race": raced} if raced else {})}
