@@ -27,7 +27,9 @@ def module_name(path: Path) -> str:
 
 
 def is_type_checking_block(node: ast.AST) -> bool:
-    test = getattr(node, "test", None) if isinstance(node, ast.If) else None
+    if not isinstance(node, ast.If):
+        return False
+    test = node.test
     return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
         isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
 
