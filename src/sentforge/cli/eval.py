@@ -40,8 +40,8 @@ def eval_command(
     text is encoded once."""
     from sentforge.evaluation.own import load_own_datasets
     from sentforge.evaluation.own.load import parse_dataset_spec
-    from sentforge.evaluation.runner import EVAL, evaluate, markdown_path
-    from sentforge.model_card import add_results_to_card, check_card_target
+    from sentforge.evaluation.runner import EVAL, add_results_to_card, evaluate, markdown_path
+    from sentforge.model_card import check_card_target
     from sentforge.output_guard import guard_output, output_lock
 
     if add_to_card:

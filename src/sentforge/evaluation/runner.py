@@ -21,6 +21,7 @@ from tqdm.auto import tqdm
 from sentforge.errors import ConfigError, DataNotFoundError
 from sentforge.evaluation.task import CachedEncoder, Task, resolve_tasks
 from sentforge.io import atomic_file, save_json
+from sentforge.model_card import check_card_target, write_model_card
 from sentforge.output_guard import guard_output, locked_output
 from sentforge.seed import set_seed
 
@@ -142,6 +143,16 @@ def evaluate(model: Any, tasks: str | Sequence[str | Task] = "sts", data_dir: st
             handle.write(markdown_report(report))
         logger.debug("wrote %s and %s", output, markdown_path(output))  # `sentforge eval` prints it once
     return report
+
+
+def add_results_to_card(model_dir: str | os.PathLike, report: dict[str, Any]) -> None:
+    """Add the results of an `evaluate` report to the card of a saved model directory."""
+    from sentforge.encoder import Encoder
+
+    model_dir = check_card_target(model_dir)
+    encoder = Encoder.load(model_dir)
+    encoder.card.add_evaluation(report)
+    write_model_card(model_dir, encoder)
 
 
 def _tasks_with_data(tasks: list[Task], strict: bool) -> tuple[list[Task], dict[str, str]]:

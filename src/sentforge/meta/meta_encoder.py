@@ -15,6 +15,7 @@ from safetensors.numpy import load_file, save_file
 from sentforge import __version__
 from sentforge.encode_options import encode_options, finish_array, resolve_prompt
 from sentforge.encoder import Encoder, check_texts
+from sentforge.encoder_specs import SHORT_NAMES, resolve_spec
 from sentforge.errors import ConfigError, ModelFormatError, ModelNotFoundError, SentforgeError
 from sentforge.io import atomic_dir, save_json
 from sentforge.meta.base import MetaMethod, method_class
@@ -35,8 +36,6 @@ _HUB_ID = re.compile(r"^[\w.-]+/[\w.-]+$")
 def reference_spec(member: Any, index: int) -> str:
     """A spec that `sentforge.load` resolves to this member from any working directory: an absolute model
     directory, `glove:` with an absolute file, a short name, or a hub id (`owner/name`)."""
-    from sentforge.loading import SHORT_NAMES
-
     spec = member_spec(member)
     if spec is not None:
         path = Path(spec).expanduser()
@@ -145,8 +144,9 @@ class MetaEncoder(SimilarityInterface):
 
     @classmethod
     def load(cls, path: str | Path, device: str | None = None) -> MetaEncoder:
-        """Read a directory written by `save`; members saved by reference are loaded through
-        `sentforge.load`, and a member that cannot be found raises ModelNotFoundError naming it."""
+        """Read a directory written by `save`; members saved by reference are resolved as
+        `sentforge.load` resolves an encoder spec, and a member that cannot be found raises ModelNotFoundError
+        naming it."""
         path = Path(path)
         if not (path / CONFIG_FILE).is_file():
             raise ModelNotFoundError(f"{path} is not a saved MetaEncoder (no {CONFIG_FILE})")
@@ -174,8 +174,6 @@ class MetaEncoder(SimilarityInterface):
 
 
 def _load_member(root: Path, index: int, entry: dict[str, Any], device: str | None) -> Any:
-    from sentforge.loading import load
-
     name = entry.get("name", f"member {index}")
     if "path" in entry:
         member_dir = root / entry["path"]
@@ -183,17 +181,17 @@ def _load_member(root: Path, index: int, entry: dict[str, Any], device: str | No
             raise ModelNotFoundError(f"{root}: embedded member {index} ({name!r}) is missing: {member_dir} "
                                      "holds no saved encoder")
         member = Encoder.load(member_dir, name=name)
-        if device is not None:
-            member.to(device)
     else:
         spec = entry.get("spec")
         if not spec:
             raise ModelFormatError(f"{root / CONFIG_FILE}: member {index} has neither a spec nor a path")
         try:
-            member = load(spec, device=device)
+            member = resolve_spec(spec)
         except SentforgeError as err:
             raise ModelNotFoundError(f"{root}: member {index} ({spec!r}) cannot be loaded: {err}. Make it available "
                                      "again, or re-save the MetaEncoder with embedded members") from None
+    if device is not None and isinstance(member, Encoder):
+        member.to(device)
     if member.dim != entry.get("dim", member.dim):
         raise ModelFormatError(f"{root}: member {index} ({name!r}) now has dimension {member.dim}, "
                                f"it had {entry['dim']} when the MetaEncoder was fitted")

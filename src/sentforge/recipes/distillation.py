@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from sentforge.errors import ConfigError
 from sentforge.recipes.options import option
-from sentforge.recipes.registry import BuildContext, Plan, Recipe, register
+from sentforge.recipes.recipe import BuildContext, Plan, Recipe
 
 TEACHER_BATCH = 64
 
@@ -36,8 +36,10 @@ def _distil(encoder, examples: list, options: DistilOptions, context: BuildConte
                 summary={"teacher": options.teacher, "teacher_dim": int(targets.shape[1])})
 
 
-register(Recipe(
-    "distil", "MSE distillation of a teacher's vectors (an encoder or a meta-embedding) into the model.",
-    # sentence-transformers' multilingual distillation: batch 64, lr 2e-5, 10% warm-up.
-    data="sentences", pooling="keep", options=DistilOptions, build=_distil,
-    training={"optimizer": "adamw", "lr": 2e-5, "batch_size": 64, "schedule": "linear", "warmup_ratio": 0.1}))
+RECIPES = (
+    Recipe(
+        "distil", "MSE distillation of a teacher's vectors (an encoder or a meta-embedding) into the model.",
+        # sentence-transformers' multilingual distillation: batch 64, lr 2e-5, 10% warm-up.
+        data="sentences", pooling="keep", options=DistilOptions, build=_distil,
+        training={"optimizer": "adamw", "lr": 2e-5, "batch_size": 64, "schedule": "linear", "warmup_ratio": 0.1}),
+)

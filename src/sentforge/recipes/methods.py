@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sentforge.recipes.options import option
-from sentforge.recipes.registry import BuildContext, Plan, Recipe, register
+from sentforge.recipes.recipe import BuildContext, Plan, Recipe
 
 
 @dataclass
@@ -117,40 +117,42 @@ def _sts(encoder, examples: list, options: STSOptions, context: BuildContext) ->
     return Plan(CosineRegression(encoder, score_max=options.score_max), examples)
 
 
-register(Recipe(
-    "tsdae", "TSDAE (Wang et al., 2021): reconstruct sentences from noisy input through the sentence vector.",
-    # The paper's: AdamW, constant learning rate 3e-5, batch size 8.
-    data="sentences", pooling="cls", options=TSDAEOptions, build=_tsdae,
-    training={"optimizer": "adamw", "lr": 3e-5, "batch_size": 8, "schedule": "constant", "weight_decay": 0.0}))
-register(Recipe(
-    "mlm", "Masked-language-model domain adaptation of the backbone.",
-    # As the TSDAE paper's baseline: BERT's fine-tuning rate, TSDAE's batch size.
-    data="sentences", pooling="mean", options=MLMOptions, build=_mlm,
-    training={"optimizer": "adamw", "lr": 5e-5, "batch_size": 8, "schedule": "constant"}))
-register(Recipe(
-    "simcse", "Unsupervised SimCSE (Gao et al., 2021): dropout views of a sentence as positives.",
-    data="sentences", pooling="cls", options=SimCSEOptions, build=_contrastive,
-    training={"optimizer": "adamw", "lr": 3e-5, "batch_size": 64, "schedule": "linear"}))  # BERT-base settings
-register(Recipe(
-    "ct", "Contrastive Tension (Carlsson et al., 2021): two encoder copies agree on identical sentences.",
-    data="sentences", pooling="mean", options=CTOptions, build=_ct,
-    # RMSprop at 1e-5 with the paper's step-wise decay every 500 steps.
-    training={"optimizer": "rmsprop", "lr": 1e-5, "batch_size": 16, "schedule": "piecewise",
-              "schedule_boundaries": (500, 1000, 1500, 2000), "schedule_factors": (1.0, 0.8, 0.6, 0.4, 0.2),
-              "weight_decay": 0.0}))
-register(Recipe(
-    "bertflow", "BERT-flow (Li et al., 2020): a normalising flow on the frozen encoder's vectors.",
-    # The paper's flow fitting.
-    data="sentences", pooling="mean", options=BertFlowOptions, build=_bertflow,
-    training={"optimizer": "adam", "lr": 1e-3, "batch_size": 32, "schedule": "constant", "weight_decay": 0.0}))
-register(Recipe(
-    "mnrl", "Multiple-negatives ranking on (sentence1, sentence2[, negative]) pairs.",
-    data="pairs", pooling="keep", options=MNRLOptions,
-    build=_contrastive,
-    # sentence-transformers' usual MNRL recipe: batch 64, lr 2e-5, 10% warm-up.
-    training={"optimizer": "adamw", "lr": 2e-5, "batch_size": 64, "schedule": "linear", "warmup_ratio": 0.1}))
-register(Recipe(
-    "sts", "Cosine regression on (sentence1, sentence2, score) pairs.",
-    # Sentence-BERT's STS-B training: batch 16, lr 2e-5, 10% warm-up.
-    data="scored pairs", pooling="keep", options=STSOptions, build=_sts,
-    training={"optimizer": "adamw", "lr": 2e-5, "batch_size": 16, "schedule": "linear", "warmup_ratio": 0.1}))
+RECIPES = (
+    Recipe(
+        "tsdae", "TSDAE (Wang et al., 2021): reconstruct sentences from noisy input through the sentence vector.",
+        # The paper's: AdamW, constant learning rate 3e-5, batch size 8.
+        data="sentences", pooling="cls", options=TSDAEOptions, build=_tsdae,
+        training={"optimizer": "adamw", "lr": 3e-5, "batch_size": 8, "schedule": "constant", "weight_decay": 0.0}),
+    Recipe(
+        "mlm", "Masked-language-model domain adaptation of the backbone.",
+        # As the TSDAE paper's baseline: BERT's fine-tuning rate, TSDAE's batch size.
+        data="sentences", pooling="mean", options=MLMOptions, build=_mlm,
+        training={"optimizer": "adamw", "lr": 5e-5, "batch_size": 8, "schedule": "constant"}),
+    Recipe(
+        "simcse", "Unsupervised SimCSE (Gao et al., 2021): dropout views of a sentence as positives.",
+        data="sentences", pooling="cls", options=SimCSEOptions, build=_contrastive,
+        training={"optimizer": "adamw", "lr": 3e-5, "batch_size": 64, "schedule": "linear"}),  # BERT-base settings
+    Recipe(
+        "ct", "Contrastive Tension (Carlsson et al., 2021): two encoder copies agree on identical sentences.",
+        data="sentences", pooling="mean", options=CTOptions, build=_ct,
+        # RMSprop at 1e-5 with the paper's step-wise decay every 500 steps.
+        training={"optimizer": "rmsprop", "lr": 1e-5, "batch_size": 16, "schedule": "piecewise",
+                  "schedule_boundaries": (500, 1000, 1500, 2000), "schedule_factors": (1.0, 0.8, 0.6, 0.4, 0.2),
+                  "weight_decay": 0.0}),
+    Recipe(
+        "bertflow", "BERT-flow (Li et al., 2020): a normalising flow on the frozen encoder's vectors.",
+        # The paper's flow fitting.
+        data="sentences", pooling="mean", options=BertFlowOptions, build=_bertflow,
+        training={"optimizer": "adam", "lr": 1e-3, "batch_size": 32, "schedule": "constant", "weight_decay": 0.0}),
+    Recipe(
+        "mnrl", "Multiple-negatives ranking on (sentence1, sentence2[, negative]) pairs.",
+        data="pairs", pooling="keep", options=MNRLOptions,
+        build=_contrastive,
+        # sentence-transformers' usual MNRL recipe: batch 64, lr 2e-5, 10% warm-up.
+        training={"optimizer": "adamw", "lr": 2e-5, "batch_size": 64, "schedule": "linear", "warmup_ratio": 0.1}),
+    Recipe(
+        "sts", "Cosine regression on (sentence1, sentence2, score) pairs.",
+        # Sentence-BERT's STS-B training: batch 16, lr 2e-5, 10% warm-up.
+        data="scored pairs", pooling="keep", options=STSOptions, build=_sts,
+        training={"optimizer": "adamw", "lr": 2e-5, "batch_size": 16, "schedule": "linear", "warmup_ratio": 0.1}),
+)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from sentforge.errors import ConfigError
 from sentforge.recipes.options import option
-from sentforge.recipes.registry import BuildContext, Plan, Recipe, register
+from sentforge.recipes.recipe import BuildContext, Plan, Recipe
 
 # The paper's settings (Cao et al., 2021; EQTPartners/pause train_nli.py): Adam, lr 7.5e-5, 10% linear
 # warm-up, then polynomial (power 1) decay to 5e-6 whatever the peak rate; mini-batches of 1024 pairs.
@@ -85,5 +85,7 @@ def _priors(given: dict[str, float] | None, classes: list[str]) -> list[float] |
     return [float(given[name]) for name in classes]
 
 
-register(Recipe("pause", "PAUSE (Cao et al., 2021): partially labelled pairs, positive-unlabelled learning.",
-                data="labelled pairs", pooling="mean", training=TRAINING, options=PAUSEOptions, build=_build))
+RECIPES = (
+    Recipe("pause", "PAUSE (Cao et al., 2021): partially labelled pairs, positive-unlabelled learning.",
+           data="labelled pairs", pooling="mean", training=TRAINING, options=PAUSEOptions, build=_build),
+)
