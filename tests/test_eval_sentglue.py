@@ -13,6 +13,7 @@ from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.model_selection import train_test_split
 
 from sentforge.errors import InputFileError
+from sentforge.evaluation import classifier
 from sentforge.evaluation.tasks import sentglue
 from sentforge.evaluation.task import CachedEncoder, resolve_tasks
 
@@ -99,37 +100,39 @@ def test_metrics_equal_hand_computations():
     y = np.array([1, 1, 1, 0, 0, 0, 1, 0])
     p = np.array([1, 1, 0, 0, 0, 1, 1, 0])
     tp, tn, fp, fn = 3, 3, 1, 1
-    assert sentglue.accuracy(y, p) == pytest.approx(100 * 6 / 8)
-    assert sentglue.f1(y, p) == pytest.approx(100 * 2 * tp / (2 * tp + fp + fn))
+    assert classifier.accuracy(y, p) == pytest.approx(6 / 8)
+    assert classifier.percent(classifier.accuracy)(y, p) == pytest.approx(100 * 6 / 8)
+    assert classifier.f1(y, p) == pytest.approx(2 * tp / (2 * tp + fp + fn))
     mcc = (tp * tn - fp * fn) / math.sqrt((tp + fp) * (tp + fn) * (tn + fp) * (tn + fn))
-    assert sentglue.matthews(y, p) == pytest.approx(100 * mcc)
+    assert classifier.matthews(y, p) == pytest.approx(mcc)
     gold, pred = np.array([0.0, 1.0, 2.5, 4.0, 5.0]), np.array([0.3, 0.9, 3.5, 3.0, 4.8])
     centred_gold, centred_pred = gold - gold.mean(), pred - pred.mean()
-    assert sentglue.pearson(gold, pred) == pytest.approx(
-        100 * centred_gold @ centred_pred / np.sqrt((centred_gold ** 2).sum() * (centred_pred ** 2).sum()))
+    assert classifier.pearson(gold, pred) == pytest.approx(
+        centred_gold @ centred_pred / np.sqrt((centred_gold ** 2).sum() * (centred_pred ** 2).sum()))
     rg, rp = rankdata(gold) - 3, rankdata(pred) - 3
-    assert sentglue.spearman(gold, pred) == pytest.approx(100 * rg @ rp / np.sqrt((rg ** 2).sum() * (rp ** 2).sum()))
-    assert sentglue.pearson(gold, np.ones(5)) == 0.0  # a constant prediction carries no correlation
+    assert classifier.spearman(gold, pred) == pytest.approx(rg @ rp / np.sqrt((rg ** 2).sum() * (rp ** 2).sum()))
+    assert classifier.pearson(gold, np.ones(5)) == 0.0  # a constant prediction carries no correlation
 
 
 def test_holdout_selection_matches_brute_force():
     rng = np.random.default_rng(1)
     y = np.arange(300) % 2
     X = (rng.standard_normal((300, 10)) + 0.5 * np.eye(10)[y]).astype(np.float32)
-    model, C, score = sentglue.select_logistic_regression(X, y, sentglue.accuracy, seed=7, n_jobs=1)
+    model, C, score = classifier.holdout_logistic_regression(X, y, classifier.percent(classifier.accuracy), seed=7,
+                                                             n_jobs=1)
     rows = np.arange(300)
     fit_rows, held = train_test_split(rows, test_size=0.1, random_state=7, stratify=y)
     scores = [100 * LogisticRegression(C=c, random_state=7).fit(X[fit_rows], y[fit_rows]).score(X[held], y[held])
-              for c in sentglue.LOGREG_C]
-    assert C == sentglue.LOGREG_C[int(np.argmax(scores))] and score == pytest.approx(max(scores))
+              for c in classifier.HOLDOUT_REGS]
+    assert C == classifier.HOLDOUT_REGS[int(np.argmax(scores))] and score == pytest.approx(max(scores))
     assert np.allclose(model.coef_, LogisticRegression(C=C, random_state=7).fit(X, y).coef_)
 
     target = X @ rng.standard_normal(10) + rng.standard_normal(300)
-    ridge, alpha, r = sentglue.select_ridge(X, target, sentglue.pearson, seed=7)
+    ridge, alpha, r = classifier.holdout_ridge(X, target, classifier.pearson, seed=7)
     fit_rows, held = train_test_split(rows, test_size=0.1, random_state=7)
-    scores = [sentglue.pearson(target[held], Ridge(alpha=a).fit(X[fit_rows], target[fit_rows]).predict(X[held]))
-              for a in sentglue.RIDGE_ALPHAS]
-    assert alpha == sentglue.RIDGE_ALPHAS[int(np.argmax(scores))] and r == pytest.approx(max(scores))
+    scores = [classifier.pearson(target[held], Ridge(alpha=a).fit(X[fit_rows], target[fit_rows]).predict(X[held]))
+              for a in classifier.RIDGE_ALPHAS]
+    assert alpha == classifier.RIDGE_ALPHAS[int(np.argmax(scores))] and r == pytest.approx(max(scores))
     assert np.allclose(ridge.coef_, Ridge(alpha=alpha).fit(X, target).coef_)
 
 
@@ -138,7 +141,7 @@ def test_single_sentence_tasks(glue_root):
     cola = sentglue.SentGlueCoLATask(glue_root, n_jobs=1)
     result = cola.evaluate(encoder)
     assert result["mcc"] == 100.0 and result["acc"] == 100.0 and (result["n_train"], result["n_dev"]) == (80, 30)
-    assert result["C"] in sentglue.LOGREG_C
+    assert result["C"] in classifier.HOLDOUT_REGS
     sst = sentglue.SentGlueSST2Task(glue_root, n_jobs=1).evaluate(encoder)
     assert sst["acc"] == 100.0
 
@@ -148,12 +151,12 @@ def test_pair_tasks_use_full_pair_features(glue_root):
     task = sentglue.SentGlueRTETask(glue_root, n_jobs=1)
     result = task.evaluate(encoder)
     train, dev = task.data["train"], task.data["dev"]
-    features = train.features(encoder)
+    features = sentglue.features(train, encoder)
     assert features.shape == (80, 4 * 24)
     u, v = encoder.encode(train.first), encoder.encode(train.second)
     assert np.array_equal(features, np.concatenate([u, v, np.abs(u - v), u * v], axis=1))
     reference = LogisticRegression(C=result["C"], random_state=1111).fit(features, train.labels)
-    assert result["acc"] == pytest.approx(100 * reference.score(dev.features(encoder), dev.labels))
+    assert result["acc"] == pytest.approx(100 * reference.score(sentglue.features(dev, encoder), dev.labels))
     assert sentglue.SentGlueWNLITask(glue_root, n_jobs=1).evaluate(encoder)["n_dev"] == 30
 
 
@@ -166,7 +169,7 @@ def test_mrpc_rebuilds_train_and_dev_from_dev_ids(glue_root):
 
 def test_stsb_regression(glue_root):
     result = sentglue.SentGlueSTSBTask(glue_root).evaluate(CachedEncoder(bag_of_words()))
-    assert result["alpha"] in sentglue.RIDGE_ALPHAS and result["spearman"] > 50 and result["pearson"] > 50
+    assert result["alpha"] in classifier.RIDGE_ALPHAS and result["spearman"] > 50 and result["pearson"] > 50
 
 
 def test_mnli_matched_and_mismatched(glue_root):
@@ -233,8 +236,9 @@ def test_mrpc_with_minilm_on_real_files():
     task = sentglue.SentGlueMRPCTask(DATA)
     result = task.evaluate(encoder)
     train, dev = task.data["train"], task.data["dev"]
-    reference = LogisticRegression(C=result["C"], random_state=1111).fit(train.features(encoder), train.labels)
-    predictions = reference.predict(dev.features(encoder))
+    reference = LogisticRegression(C=result["C"], random_state=1111).fit(sentglue.features(train, encoder),
+                                                                          train.labels)
+    predictions = reference.predict(sentglue.features(dev, encoder))
     assert result["acc"] == pytest.approx(100 * np.mean(predictions == dev.labels))
     # Above the majority class (68.4% of dev pairs are paraphrases); measured 74.75.
     assert result["acc"] > 70 and result["f1"] > 80

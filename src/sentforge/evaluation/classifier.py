@@ -1,4 +1,5 @@
-"""SentEval's logistic-regression protocol (its scikit-learn path), run fast.
+"""Linear models on frozen sentence vectors: SentEval's logistic-regression protocol (its scikit-learn
+path), run fast, and SentGLUE's hold-out selection.
 
 Follows `senteval/tools/validation.py` of facebookresearch/SentEval with `usepytorch=False`:
 
@@ -11,12 +12,18 @@ Follows `senteval/tools/validation.py` of facebookresearch/SentEval with `usepyt
   random_state=seed)` cross-validation on train, refitted on all of train, scored on test.
 - `split` (SplitClassifier; SST-2): C ∈ 2^-2..2^3 chosen on dev; the model of that C is scored on test.
 
-Sentence-pair tasks classify `pair_features` of the two sentences' vectors.
+SentGLUE's selection (`holdout_logistic_regression`, `holdout_ridge`): a seeded 10% hold-out of train
+(stratified for classification) scores each C ∈ 2^-2..2^3 (ridge alpha ∈ 10^-2..10^3) on a given
+metric; the first best is refitted on all of train.
+
+Sentence-pair tasks classify `pair_features` of the two sentences' vectors. The metrics here (`accuracy`,
+`matthews`, `f1`, `pearson`, `spearman`) are fractions and correlations; callers that report ×100
+scale explicitly (`percent`).
 
 Every fit is `LogisticRegression(C=C, random_state=seed)` with scikit-learn's defaults (lbfgs, tol 1e-4,
-max_iter 100) on the raw float32 features: SentEval's scikit-learn path does not standardise. Accuracies
-are ×100 and rounded to two decimals where SentEval rounds them (which decides ties: the first best C
-wins), so the numbers equal the official code's for the same features and sample order.
+max_iter 100) on the raw float32 features: SentEval's scikit-learn path does not standardise. The SentEval
+protocols' accuracies are ×100 and rounded to two decimals where SentEval rounds them (which decides ties:
+the first best C wins), so the numbers equal the official code's for the same features and sample order.
 
 Speed comes from the execution, not from a different protocol: folds run in parallel worker processes
 (joblib), each with single-threaded BLAS/OpenMP (multi-threaded BLAS on a busy 2-core machine is an
@@ -28,15 +35,17 @@ starts along the C path were measured and dropped: no faster with lbfgs here, an
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 
 import numpy as np
 from joblib import Parallel, delayed
+from scipy.stats import pearsonr, spearmanr
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.linear_model import LogisticRegression
-from sklearn.model_selection import StratifiedKFold
+from sklearn.linear_model import LogisticRegression, Ridge
+from sklearn.metrics import f1_score, matthews_corrcoef
+from sklearn.model_selection import StratifiedKFold, train_test_split
 from threadpoolctl import ThreadpoolController
 
 from sentforge.errors import ConfigError
@@ -48,7 +57,13 @@ KFOLD = 10
 INNER_KFOLD_REGS: tuple[float, ...] = tuple(2.0 ** t for t in range(-2, 4))
 SPLIT_REGS = INNER_KFOLD_REGS
 KFOLD_REGS: tuple[float, ...] = tuple(2.0 ** t for t in range(-1, 6))
+HOLDOUT_REGS = SPLIT_REGS  # SentGLUE keeps SentEval's grid
+RIDGE_ALPHAS: tuple[float, ...] = tuple(10.0 ** t for t in range(-2, 4))
+HOLDOUT_FRACTION = 0.1
 PAIR_FEATURES = ("senteval", "full")
+
+Metric = Callable[[np.ndarray, np.ndarray], float]
+
 
 @dataclass(frozen=True)
 class ClassifierResult:
@@ -83,7 +98,34 @@ def single_threaded():
 
 
 def accuracy(y_true: np.ndarray, y_pred: np.ndarray) -> float:
+    """The fraction of predictions equal to the labels."""
     return float(np.mean(y_true == y_pred))
+
+
+def matthews(y_true: np.ndarray, y_pred: np.ndarray) -> float:
+    return float(matthews_corrcoef(y_true, y_pred))
+
+
+def f1(y_true: np.ndarray, y_pred: np.ndarray) -> float:
+    return float(f1_score(y_true, y_pred))
+
+
+def pearson(y_true: np.ndarray, y_pred: np.ndarray) -> float:
+    """Pearson's r; 0 for a constant prediction, which carries no correlation."""
+    return float(pearsonr(y_true, y_pred)[0]) if np.ptp(y_pred) > 0 else 0.0
+
+
+def spearman(y_true: np.ndarray, y_pred: np.ndarray) -> float:
+    """Spearman's rho; 0 for a constant prediction."""
+    return float(spearmanr(y_true, y_pred)[0]) if np.ptp(y_pred) > 0 else 0.0
+
+
+METRICS: dict[str, Metric] = {"acc": accuracy, "mcc": matthews, "f1": f1, "pearson": pearson, "spearman": spearman}
+
+
+def percent(metric: Metric) -> Metric:
+    """`metric` ×100, as reports give accuracies and correlations."""
+    return lambda y_true, y_pred: 100 * metric(y_true, y_pred)
 
 
 def logistic_regression(C: float, seed: int) -> LogisticRegression:
@@ -180,3 +222,28 @@ def split(X_train: np.ndarray, y_train: np.ndarray, X_dev: np.ndarray, y_dev: np
     predictions = models[index].predict(X_test)
     return ClassifierResult(dev_acc=scores[index], acc=round(100 * accuracy(y_test, predictions), 2),
                             chosen_C=(regs[index],), predictions=predictions)
+
+
+def holdout_indices(labels: np.ndarray, seed: int, stratify: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Seeded train / hold-out indices (hold-out = 10% of train)."""
+    return train_test_split(np.arange(len(labels)), test_size=HOLDOUT_FRACTION, random_state=seed,
+                            stratify=labels if stratify else None)
+
+
+def holdout_logistic_regression(X: np.ndarray, y: np.ndarray, metric: Metric, seed: int = SEED,
+                                n_jobs: int = -1) -> tuple[LogisticRegression, float, float]:
+    """C by hold-out score (first best), then the model refitted on all of (X, y): (model, C, hold-out score)."""
+    fit_rows, held = holdout_indices(y, seed, stratify=True)
+    models = Parallel(n_jobs=n_jobs)(delayed(fit)(X[fit_rows], y[fit_rows], C, seed) for C in HOLDOUT_REGS)
+    scores = [metric(y[held], model.predict(X[held])) for model in models]
+    best = int(np.argmax(scores))
+    return fit(X, y, HOLDOUT_REGS[best], seed), HOLDOUT_REGS[best], scores[best]
+
+
+def holdout_ridge(X: np.ndarray, y: np.ndarray, metric: Metric, seed: int = SEED) -> tuple[Ridge, float, float]:
+    """alpha by hold-out score (first best), then ridge refitted on all of (X, y): (model, alpha, score)."""
+    fit_rows, held = holdout_indices(y, seed, stratify=False)
+    scores = [metric(y[held], Ridge(alpha=alpha).fit(X[fit_rows], y[fit_rows]).predict(X[held]))
+              for alpha in RIDGE_ALPHAS]
+    best = int(np.argmax(scores))
+    return Ridge(alpha=RIDGE_ALPHAS[best]).fit(X, y), RIDGE_ALPHAS[best], scores[best]

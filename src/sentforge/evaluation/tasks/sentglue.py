@@ -13,126 +13,34 @@ with the best score on the task's main metric; the model is then refitted on all
 value. Metrics ×100: CoLA Matthews correlation, STS-B Pearson/Spearman, MRPC and QQP accuracy and F1,
 accuracy elsewhere (MNLI: matched dev, plus mismatched dev with the same model).
 
-Files are read in the layout of GLUE's `download_glue_data.py`, so a full GLUE download works as is.
-MRPC's train/dev are rebuilt as that script does, from `msr_paraphrase_train.txt` minus/plus the pairs
-in `dev_ids.tsv` (3,668 / 408 pairs; a `train.tsv` written by the script can lack one pair). QNLI,
-MNLI and QQP need their train files, which a partial copy may lack: the runner then skips the task and
-names the missing file. Malformed lines raise InputFileError naming file and line, except QQP's rows
-with a wrong field count, which GLUE's reference processors skip (its train file has such rows): they
-are skipped with a warning.
+Files are read in the layout of GLUE's `download_glue_data.py` (`readers/glue.py`; MRPC's train/dev
+rebuilt as that script does). QNLI, MNLI and QQP need their train files, which a partial copy may lack:
+the runner then skips the task and names the missing file. The linear models and their selection are
+`classifier.py`'s.
 """
 
 from __future__ import annotations
 
-import logging
 from abc import abstractmethod
-from collections.abc import Callable
-from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
-from joblib import Parallel, delayed
-from scipy.stats import pearsonr, spearmanr
-from sklearn.linear_model import Ridge
-from sklearn.metrics import f1_score, matthews_corrcoef
-from sklearn.model_selection import train_test_split
 
 from sentforge.errors import InputFileError
 from sentforge.evaluation import classifier
-from sentforge.evaluation.classifier import pair_features
-from sentforge.evaluation.readers.files import numbered_lines
+from sentforge.evaluation.readers import glue
+from sentforge.evaluation.readers.glue import GlueSplit
 from sentforge.evaluation.task import Task, TaskMetadata, register_task
 
-logger = logging.getLogger(__name__)
-
 GLUE = "glue/glue_data"
-HOLDOUT_FRACTION = 0.1
-LOGREG_C: tuple[float, ...] = classifier.SPLIT_REGS  # 2^-2..2^3, SentEval's grid
-RIDGE_ALPHAS: tuple[float, ...] = tuple(10.0 ** t for t in range(-2, 4))
-
-Metric = Callable[[np.ndarray, np.ndarray], float]
 
 
-def accuracy(y_true: np.ndarray, y_pred: np.ndarray) -> float:
-    return 100 * float(np.mean(y_true == y_pred))
-
-
-def matthews(y_true: np.ndarray, y_pred: np.ndarray) -> float:
-    return 100 * float(matthews_corrcoef(y_true, y_pred))
-
-
-def f1(y_true: np.ndarray, y_pred: np.ndarray) -> float:
-    return 100 * float(f1_score(y_true, y_pred))
-
-
-def pearson(y_true: np.ndarray, y_pred: np.ndarray) -> float:
-    return 100 * float(pearsonr(y_true, y_pred)[0]) if np.ptp(y_pred) > 0 else 0.0
-
-
-def spearman(y_true: np.ndarray, y_pred: np.ndarray) -> float:
-    return 100 * float(spearmanr(y_true, y_pred)[0]) if np.ptp(y_pred) > 0 else 0.0
-
-
-METRICS: dict[str, Metric] = {"acc": accuracy, "mcc": matthews, "f1": f1, "pearson": pearson, "spearman": spearman}
-
-
-@dataclass(frozen=True)
-class GlueSplit:
-    """One split: sentences (second is None for single-sentence tasks) and labels (class ids or scores)."""
-
-    first: list[str]
-    second: list[str] | None
-    labels: np.ndarray
-
-    def texts(self) -> list[str]:
-        return self.first + (self.second or [])
-
-    def features(self, encoder: Any) -> np.ndarray:
-        first = encoder.encode(self.first)
-        return first if self.second is None else pair_features(first, encoder.encode(self.second), "full")
-
-
-def tsv_rows(path: Path, header: bool) -> list[tuple[int, list[str]]]:
-    """(line number, tab-separated fields) of a UTF-8 GLUE file, no quoting (as GLUE's csv.QUOTE_NONE)."""
-    rows = [(number, line.split("\t")) for number, line in numbered_lines(path, "utf-8")]
-    return rows[1:] if header else rows
-
-
-def malformed(path: Path, number: int, expected: str, fields: list[str]) -> InputFileError:
-    return InputFileError(f"{path}, line {number}: expected {expected}, got {chr(9).join(fields)[:80]!r}")
-
-
-def label_id(value: str, labels: tuple[str, ...], path: Path, number: int, fields: list[str]) -> int:
-    if value not in labels:
-        raise malformed(path, number, f"a label in {{{', '.join(labels)}}}", fields)
-    return labels.index(value)
-
-
-def holdout(labels: np.ndarray, seed: int, stratify: bool) -> tuple[np.ndarray, np.ndarray]:
-    """Seeded train / hold-out indices (hold-out = 10% of train)."""
-    return train_test_split(np.arange(len(labels)), test_size=HOLDOUT_FRACTION, random_state=seed,
-                            stratify=labels if stratify else None)
-
-
-def select_logistic_regression(X: np.ndarray, y: np.ndarray, metric: Metric, seed: int,
-                               n_jobs: int = -1) -> tuple[Any, float, float]:
-    """C by hold-out score (first best), then the model refitted on all of (X, y): (model, C, hold-out score)."""
-    fit_rows, held = holdout(y, seed, stratify=True)
-    models = Parallel(n_jobs=n_jobs)(delayed(classifier.fit)(X[fit_rows], y[fit_rows], C, seed) for C in LOGREG_C)
-    scores = [metric(y[held], model.predict(X[held])) for model in models]
-    best = int(np.argmax(scores))
-    return classifier.fit(X, y, LOGREG_C[best], seed), LOGREG_C[best], scores[best]
-
-
-def select_ridge(X: np.ndarray, y: np.ndarray, metric: Metric, seed: int) -> tuple[Ridge, float, float]:
-    """alpha by hold-out score (first best), then ridge refitted on all of (X, y): (model, alpha, score)."""
-    fit_rows, held = holdout(y, seed, stratify=False)
-    scores = [metric(y[held], Ridge(alpha=alpha).fit(X[fit_rows], y[fit_rows]).predict(X[held]))
-              for alpha in RIDGE_ALPHAS]
-    best = int(np.argmax(scores))
-    return Ridge(alpha=RIDGE_ALPHAS[best]).fit(X, y), RIDGE_ALPHAS[best], scores[best]
+def features(split: GlueSplit, encoder: Any) -> np.ndarray:
+    """u for single sentences, [u, v, |u−v|, u∗v] for pairs."""
+    first = encoder.encode(split.first)
+    return first if split.second is None else classifier.pair_features(first, encoder.encode(split.second), "full")
 
 
 class SentGlueTask(Task):
@@ -166,24 +74,36 @@ class SentGlueTask(Task):
 
     def evaluate(self, encoder: Any) -> dict[str, Any]:
         train = self.data["train"]
-        X, y = train.features(encoder), train.labels
-        selection_metric = METRICS[self.metadata.main_metric]
+        X, y = features(train, encoder), train.labels
+        selection_metric = classifier.percent(classifier.METRICS[self.metadata.main_metric])
         if self.regression:
-            model, value, held_score = select_ridge(X, y, selection_metric, self.seed)
+            model, value, held_score = classifier.holdout_ridge(X, y, selection_metric, self.seed)
             chosen = {"alpha": value}
         else:
-            model, value, held_score = select_logistic_regression(X, y, selection_metric, self.seed, self.n_jobs)
+            model, value, held_score = classifier.holdout_logistic_regression(X, y, selection_metric, self.seed,
+                                                                              self.n_jobs)
             chosen = {"C": value}
         results: dict[str, Any] = {}
         for name, split in self.data.items():
             if name == "train":
                 continue
-            predictions = model.predict(split.features(encoder))
+            predictions = model.predict(features(split, encoder))
             suffix = "" if name == "dev" else f"_{name.removeprefix('dev_')}"
-            results.update({f"{metric}{suffix}": METRICS[metric](split.labels, predictions)
+            results.update({f"{metric}{suffix}": 100 * classifier.METRICS[metric](split.labels, predictions)
                             for metric in self.metrics})
         return {**results, f"holdout_{self.metadata.main_metric}": held_score, **chosen,
                 "n_train": len(y), "n_dev": len(self.data["dev"].labels)}
+
+
+class _FilePerSplitTask(SentGlueTask):
+    """Tasks with one file per split (`train`, `dev`; MNLI adds one), all of one format."""
+
+    @abstractmethod
+    def read_split(self, path: Path) -> GlueSplit:
+        """One split's file."""
+
+    def read(self) -> dict[str, GlueSplit]:
+        return {"train": self.read_split(self.path(0)), "dev": self.read_split(self.path(1))}
 
 
 def _metadata(task: str, main_metric: str, files: tuple[str, ...], description: str,
@@ -194,40 +114,22 @@ def _metadata(task: str, main_metric: str, files: tuple[str, ...], description: 
 
 
 @register_task
-class SentGlueCoLATask(SentGlueTask):
+class SentGlueCoLATask(_FilePerSplitTask):
     metadata = _metadata("CoLA", "mcc", ("train.tsv", "dev.tsv"),
                          "Grammatical acceptability (single sentence; Matthews correlation on dev).")
     metrics = ("mcc", "acc")
 
-    def _split(self, path: Path) -> GlueSplit:
-        sentences, labels = [], []
-        for number, fields in tsv_rows(path, header=False):  # source, label, original label, sentence
-            if len(fields) != 4:
-                raise malformed(path, number, "4 tab-separated fields (source, label, mark, sentence)", fields)
-            labels.append(label_id(fields[1], ("0", "1"), path, number, fields))
-            sentences.append(fields[3].strip())
-        return GlueSplit(sentences, None, np.array(labels))
-
-    def read(self) -> dict[str, GlueSplit]:
-        return {"train": self._split(self.path(0)), "dev": self._split(self.path(1))}
+    def read_split(self, path: Path) -> GlueSplit:
+        return glue.read_cola(path)
 
 
 @register_task
-class SentGlueSST2Task(SentGlueTask):
+class SentGlueSST2Task(_FilePerSplitTask):
     metadata = _metadata("SST-2", "acc", ("train.tsv", "dev.tsv"),
                          "Sentiment, binary (single sentence; train phrases; accuracy on dev).")
 
-    def _split(self, path: Path) -> GlueSplit:
-        sentences, labels = [], []
-        for number, fields in tsv_rows(path, header=True):  # sentence, label
-            if len(fields) != 2:
-                raise malformed(path, number, "2 tab-separated fields (sentence, label)", fields)
-            labels.append(label_id(fields[1], ("0", "1"), path, number, fields))
-            sentences.append(fields[0].strip())
-        return GlueSplit(sentences, None, np.array(labels))
-
-    def read(self) -> dict[str, GlueSplit]:
-        return {"train": self._split(self.path(0)), "dev": self._split(self.path(1))}
+    def read_split(self, path: Path) -> GlueSplit:
+        return glue.read_sst2(path)
 
 
 @register_task
@@ -238,70 +140,27 @@ class SentGlueMRPCTask(SentGlueTask):
     metrics = ("acc", "f1")
 
     def read(self) -> dict[str, GlueSplit]:
-        ids_path = self.path(1)
-        dev_ids = set()
-        for number, fields in tsv_rows(ids_path, header=False):
-            if len(fields) != 2:
-                raise malformed(ids_path, number, "2 tab-separated pair ids", fields)
-            dev_ids.add((fields[0].strip(), fields[1].strip()))
-        path = self.path(0)
-        parts: dict[str, tuple[list[str], list[str], list[int]]] = {"train": ([], [], []), "dev": ([], [], [])}
-        for number, fields in tsv_rows(path, header=True):  # Quality, #1 ID, #2 ID, #1 String, #2 String
-            if len(fields) != 5:
-                raise malformed(path, number, "5 tab-separated fields (Quality, #1 ID, #2 ID, #1 String, "
-                                "#2 String)", fields)
-            first, second, labels = parts["dev" if (fields[1], fields[2]) in dev_ids else "train"]
-            labels.append(label_id(fields[0], ("0", "1"), path, number, fields))
-            first.append(fields[3].strip())
-            second.append(fields[4].strip())
-        if not parts["dev"][2]:
-            raise InputFileError(f"{ids_path}: none of its pair ids occurs in {path}")
-        return {name: GlueSplit(first, second, np.array(labels)) for name, (first, second, labels) in parts.items()}
+        return glue.read_mrpc(self.path(0), self.path(1))
 
 
 @register_task
-class SentGlueSTSBTask(SentGlueTask):
+class SentGlueSTSBTask(_FilePerSplitTask):
     metadata = _metadata("STS-B", "spearman", ("train.tsv", "dev.tsv"),
                          "Semantic similarity 0-5 (pairs; ridge regression; Pearson/Spearman on dev).")
     regression = True
     metrics = ("spearman", "pearson")
 
-    def _split(self, path: Path) -> GlueSplit:
-        first, second, scores = [], [], []
-        for number, fields in tsv_rows(path, header=True):  # ..., sentence1 (7), sentence2 (8), ..., score (last)
-            try:
-                score = float(fields[-1])
-            except ValueError:
-                score = float("nan")
-            if len(fields) < 10 or not 0 <= score <= 5:
-                raise malformed(path, number, "at least 10 tab-separated fields with sentence1, sentence2 in "
-                                "columns 8-9 and a score in [0, 5] last", fields)
-            first.append(fields[7].strip())
-            second.append(fields[8].strip())
-            scores.append(score)
-        return GlueSplit(first, second, np.array(scores))
-
-    def read(self) -> dict[str, GlueSplit]:
-        return {"train": self._split(self.path(0)), "dev": self._split(self.path(1))}
+    def read_split(self, path: Path) -> GlueSplit:
+        return glue.read_stsb(path)
 
 
-class _IndexedPairTask(SentGlueTask):
+class _IndexedPairTask(_FilePerSplitTask):
     """QNLI, RTE, WNLI: a header, then `index, sentence1, sentence2, label`."""
 
     label_names: ClassVar[tuple[str, ...]]
 
-    def _split(self, path: Path) -> GlueSplit:
-        first, second, labels = [], [], []
-        for number, fields in tsv_rows(path, header=True):
-            if len(fields) != 4:
-                raise malformed(path, number, "4 tab-separated fields (index, sentence1, sentence2, label)", fields)
-            labels.append(label_id(fields[3], self.label_names, path, number, fields))
-            first.append(fields[1].strip())
-            second.append(fields[2].strip())
-        return GlueSplit(first, second, np.array(labels))
-
-    def read(self) -> dict[str, GlueSplit]:
-        return {"train": self._split(self.path(0)), "dev": self._split(self.path(1))}
+    def read_split(self, path: Path) -> GlueSplit:
+        return glue.read_indexed_pairs(path, self.label_names)
 
 
 @register_task
@@ -325,47 +184,24 @@ class SentGlueWNLITask(_IndexedPairTask):
 
 
 @register_task
-class SentGlueMNLITask(SentGlueTask):
+class SentGlueMNLITask(_FilePerSplitTask):
     metadata = _metadata("MNLI", "acc", ("train.tsv", "dev_matched.tsv", "dev_mismatched.tsv"),
                          "Multi-genre NLI, 3 classes (pairs; accuracy on matched and mismatched dev).",
                          splits=("train", "dev_matched", "dev_mismatched"))
     label_names = ("contradiction", "entailment", "neutral")
 
-    def _split(self, path: Path) -> GlueSplit:
-        first, second, labels = [], [], []
-        for number, fields in tsv_rows(path, header=True):  # ..., sentence1 (8), sentence2 (9), ..., gold_label
-            if len(fields) < 11:
-                raise malformed(path, number, "at least 11 tab-separated fields (sentence1, sentence2 in columns "
-                                "9-10, gold_label last)", fields)
-            labels.append(label_id(fields[-1], self.label_names, path, number, fields))
-            first.append(fields[8].strip())
-            second.append(fields[9].strip())
-        return GlueSplit(first, second, np.array(labels))
+    def read_split(self, path: Path) -> GlueSplit:
+        return glue.read_mnli(path, self.label_names)
 
     def read(self) -> dict[str, GlueSplit]:
-        return {"train": self._split(self.path(0)), "dev": self._split(self.path(1)),
-                "dev_mismatched": self._split(self.path(2))}
+        return {**super().read(), "dev_mismatched": self.read_split(self.path(2))}
 
 
 @register_task
-class SentGlueQQPTask(SentGlueTask):
+class SentGlueQQPTask(_FilePerSplitTask):
     metadata = _metadata("QQP", "acc", ("train.tsv", "dev.tsv"),
                          "Quora duplicate questions (pairs; accuracy and F1 on dev).")
     metrics = ("acc", "f1")
 
-    def _split(self, path: Path) -> GlueSplit:
-        first, second, labels, skipped = [], [], [], []
-        for number, fields in tsv_rows(path, header=True):  # id, qid1, qid2, question1, question2, is_duplicate
-            if len(fields) != 6:
-                skipped.append(number)
-                continue
-            labels.append(label_id(fields[5], ("0", "1"), path, number, fields))
-            first.append(fields[3].strip())
-            second.append(fields[4].strip())
-        if skipped:
-            logger.warning("%s: skipped %d row(s) without 6 fields, as GLUE's processors do (lines %s)", path,
-                           len(skipped), ", ".join(map(str, skipped[:10])) + (" …" if len(skipped) > 10 else ""))
-        return GlueSplit(first, second, np.array(labels))
-
-    def read(self) -> dict[str, GlueSplit]:
-        return {"train": self._split(self.path(0)), "dev": self._split(self.path(1))}
+    def read_split(self, path: Path) -> GlueSplit:
+        return glue.read_qqp(path)
