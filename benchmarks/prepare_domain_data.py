@@ -17,7 +17,10 @@ MNRL trains on the label-1 pairs, each with a label-0 text of the same question 
   read. Checks: no original question of the labelled file is one of the dev file (exact match after
   lower-casing and collapsing white space, and word-set Jaccard >= 0.5); and how many dev texts the
   unlabelled corpus holds (VAL-BASE is drawn from the 2016 train part 1, so it holds them);
-  `unlabelled-without-dev.txt` leaves those out.
+  `unlabelled-without-dev.txt` leaves those out. `test.jsonl`: re-ranking of 50 labelled original questions
+  (a seeded draw among those with both a relevant and an irrelevant related question); `labelled.jsonl` still
+  holds their pairs (`sentforge adapt --test` keeps test texts out of training), `labelled-without-test.jsonl`
+  leaves every pair that shares a text with the test set out, for training outside adapt.
 - `wikiqa/`: `labelled.jsonl`, the train split's (question, candidate sentence) pairs, labelled 1 for a
   correct answer and 0 for the others; `dev.jsonl` and `test.jsonl` re-ranking from the dev and test
   splits, questions without a correct answer dropped (the standard protocol, which the WikiQA task
@@ -42,6 +45,8 @@ import re
 import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+
+import random
 
 import numpy as np
 
@@ -73,6 +78,7 @@ PIT = "twitterpara/pit2015/data"
 TURL_TRAIN = "twitterpara/turl/castorini-twitterPPDB/train"
 TURL_TEST = "twitterpara/turl/Twitter_URL_Corpus_test.txt"
 LABEL_FRACTION, LABEL_SEED = 0.1, 0
+QL_TEST_QUESTIONS = 50
 PIT_DEV_VOTES = re.compile(r"\(\s*(\d)\s*,\s*(\d)\s*\)")
 
 
@@ -153,6 +159,15 @@ def read_cleaned_subtask_b(path: Path) -> list[RankingQuery]:
     return [RankingQuery(str(i), q, tuple(c), tuple(r)) for i, (q, (c, r)) in enumerate(grouped.items())]
 
 
+def qatarliving_test_split(train: Sequence[RankingQuery], seed: int) -> list[dict]:
+    """A seeded draw of labelled original questions with a relevant and an irrelevant related question, as
+    re-ranking records ordered by query: a test set that no shipped split provides (TEST-BASE stays unread)."""
+    both = [q for q in train if any(q.relevant) and not all(q.relevant)]
+    order = list(range(len(both)))
+    random.Random(seed).shuffle(order)
+    return sorted(reranking_records([both[i] for i in order[:QL_TEST_QUESTIONS]]), key=lambda r: r["query"])
+
+
 def prepare_qatarliving(root: Path, out: Path, seed: int) -> dict:
     train, val = read_cleaned_subtask_b(source(root, QL_TRAIN)), read_cleaned_subtask_b(source(root, QL_VAL))
     train_questions, val_questions = [q.query for q in train], [q.query for q in val]
@@ -163,6 +178,8 @@ def prepare_qatarliving(root: Path, out: Path, seed: int) -> dict:
                              f"{near_shared} as near-duplicates; split them apart before using them")
     labelled = labelled_records(train)
     dev = reranking_records(val)
+    test = qatarliving_test_split(train, seed)
+    test_texts = {normalised(t) for r in test for t in (r["query"], *r["positive"], *r["negative"])}
     unlabelled = [t for f in QL_2015 for t in read_semeval2015_questions(source(root, f))]
     unlabelled += [t for q in read_semeval_question_similarity(source(root, QL_2016_TRAIN1))
                    for t in (q.query, *q.candidates)]
@@ -181,6 +198,11 @@ def prepare_qatarliving(root: Path, out: Path, seed: int) -> dict:
         "original_questions_shared_by_labelled_and_dev": {"exact": len(exact_shared), "near_duplicate": near_shared},
         "labelled_originals_that_are_dev_candidates": len({normalised(q) for q in train_questions}
                                                           & {normalised(c) for q in val for c in q.candidates}),
+        "test_queries": write_jsonl(out / "test.jsonl", test),
+        "test_candidates": sum(len(r["positive"]) + len(r["negative"]) for r in test),
+        "labelled_pairs_without_test": write_jsonl(out / "labelled-without-test.jsonl", [
+            r for r in labelled if normalised(r["sentence1"]) not in test_texts
+            and normalised(r["sentence2"]) not in test_texts]),
         "unlabelled_texts": write_lines(out / "unlabelled.txt", unlabelled),
         "unlabelled_texts_near_duplicate_of_a_dev_text": int(in_dev.sum()),
         "unlabelled_without_dev_texts": write_lines(out / "unlabelled-without-dev.txt",
@@ -263,7 +285,8 @@ def prepare_twitterpara(root: Path, out: Path, seed: int) -> dict:
     }
 
 
-# Each writes its files into a new folder and returns the counts to print; the seed draws TwitterPara's labels.
+# Each writes its files into a new folder and returns the counts to print; the seed draws TwitterPara's labels
+# and the Qatar Living test questions.
 DOMAINS = {"qatarliving": prepare_qatarliving, "wikiqa": prepare_wikiqa, "twitterpara": prepare_twitterpara}
 
 
@@ -274,7 +297,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--overwrite", action="store_true", help="replace an existing output folder")
     parser.add_argument("--domains", default=",".join(DOMAINS), help="comma-separated subset of "
                                                                     f"{', '.join(DOMAINS)}")
-    parser.add_argument("--seed", type=int, default=LABEL_SEED, help="seed of the 10%% TwitterPara label draw")
+    parser.add_argument("--seed", type=int, default=LABEL_SEED, help="seed of the 10%% TwitterPara label draw and of the Qatar Living test draw")
     args = parser.parse_args(argv)
     try:
         domains = [d.strip() for d in args.domains.split(",") if d.strip()]
