@@ -26,7 +26,7 @@ MNRL trains on the label-1 pairs, each with a label-0 text of the same question 
   splits, questions without a correct answer dropped (the standard protocol, which the WikiQA task
   follows too).
 - `twitterpara/`: `unlabelled.txt`, the distinct Twitter URL corpus (TURL) train tweets minus near-duplicates
-  of the test sentences (`sentforge.data.domain_corpora`); `labelled-10pct.jsonl`, every TURL train pair
+  of the test sentences (`sentforge.evaluation.domain_corpora`); `labelled-10pct.jsonl`, every TURL train pair
   with a class-stratified, seeded 10% of their labels and the rest empty (`null`: unlabelled, the layout
   that PAUSE reads); `labelled-all.jsonl`, the same pairs with every label (the all-labels reference
   that the few-labels runs are compared with); `dev.jsonl`, PIT-2015 dev; `test-pit.jsonl`, `test-turl.jsonl` and `test.jsonl` (the
@@ -50,14 +50,11 @@ import random
 
 import numpy as np
 
-from sentforge.data.domain_corpora import (
-    near_duplicates,
-    read_semeval2015_questions,
-    twitterpara_corpus,
-)
+from sentforge.data.near_duplicates import near_duplicates
 from sentforge.data.nli import label_fraction
 from sentforge.data.texts import decoded_lines
 from sentforge.errors import InputFileError, SentforgeError
+from sentforge.evaluation.domain_corpora import read_semeval2015_questions, twitterpara_corpus
 from sentforge.evaluation.ranking import RankingQuery
 from sentforge.evaluation.readers.useb import (
     DEBATABLE,

@@ -8,7 +8,7 @@ domain task and on STS-B test (STSBenchmark-raw).
         --model random:../shared/models/paraphrase-MiniLM-L3-v2 --methods tsdae --steps 10000
     python benchmarks/tsdae_domain.py report --work-dir runs/tsdae/domain --table tsdae-domain.md
 
-Domains (unlabelled text from `sentforge.data.domain_corpora`, written once to W/corpora/):
+Domains (unlabelled text from `sentforge.evaluation.domain_corpora`, written once to W/corpora/):
 - `twitterpara`: the distinct TURL train tweets, scored with TwitterPara (mean AP of PIT-2015 test and
   TURL test);
 - `qatarliving`: Qatar Living questions outside the evaluation data, scored with QatarLivingCQA (MAP).
@@ -92,7 +92,7 @@ class Start:
 
 def corpus_file(work_dir: Path, domain: str, data_dir: Path) -> Path:
     """W/corpora/DOMAIN.txt (one text per line) and its summary DOMAIN.json, built on first use."""
-    from sentforge.data.domain_corpora import CORPORA
+    from sentforge.evaluation.domain_corpora import CORPORA
     from sentforge.io import atomic_file, save_json
 
     path = work_dir / "corpora" / f"{domain}.txt"

@@ -15,9 +15,8 @@ import torch.multiprocessing as mp
 from conftest import CORPUS, PairRegression
 from torch import nn
 
-from sentforge import build_encoder
+from sentforge import build_encoder, distributed
 from sentforge.objectives import ContrastiveLoss
-from sentforge.training import distributed
 from sentforge.training.trainer import Trainer, TrainingConfig
 
 PAIRS = [(a, b) for a, b in zip(CORPUS[:12], CORPUS[1:13])]

@@ -6,8 +6,8 @@ import pytest
 import torch
 import torch.distributed as dist
 
-from sentforge.training import distributed
-from sentforge.training.distributed import choose_backend, choose_device
+from sentforge import distributed
+from sentforge.distributed import choose_backend, choose_device
 
 CUDA, CPU = torch.device("cuda"), torch.device("cpu")
 

@@ -10,15 +10,15 @@ import numpy as np
 import pytest
 from conftest import DATA, needs
 
-from sentforge.data.domain_corpora import (
+from sentforge.data.near_duplicates import near_duplicates
+from sentforge.errors import DataNotFoundError, InputFileError
+from sentforge.evaluation.domain_corpora import (
     QL_2015_FILES,
     QL_TRAIN_CSV,
     TURL_TRAIN,
-    near_duplicates,
     qatarliving_corpus,
     twitterpara_corpus,
 )
-from sentforge.errors import DataNotFoundError, InputFileError
 from sentforge.evaluation.tasks.pair_classification import PIT_DIR, TURL_TEST
 from sentforge.evaluation.tasks.reranking import QL_DIR
 

@@ -28,8 +28,8 @@ from typing import Any
 
 import numpy as np
 
+from sentforge.data.files import read_lines
 from sentforge.errors import InputFileError
-from sentforge.evaluation.readers.files import read_lines
 from sentforge.evaluation.similarity import unit_embeddings
 from sentforge.evaluation.task import Task, TaskMetadata, register_task
 

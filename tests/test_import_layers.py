@@ -1,4 +1,6 @@
-"""No import circles among the modules of src/sentforge.
+"""No import circles among the modules of src/sentforge, and no import up ARCHITECTURE.md's layer table.
+
+The layers are checked by `lint-imports` (import-linter) against the contract in pyproject.toml.
 
 The graph is read from the source with `ast`: every `import sentforge...` and `from sentforge... import`
 statement (and relative import) counts, at module level and inside functions or classes, since a
@@ -10,6 +12,8 @@ otherwise at the package itself; importing `a.b.c` is not counted as importing t
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import networkx as nx
@@ -115,3 +119,12 @@ def test_no_import_circles():
         return " -> ".join(steps) + f" -> {circle[-1]}"
 
     assert not circles, "import circles:\n" + "\n".join(described(circle) for circle in circles)
+
+
+def test_imports_follow_the_layers_of_the_architecture():
+    """`lint-imports` exits 0 only when every layers contract of pyproject.toml is kept; its report names
+    each import that points up the table."""
+    lint_imports = Path(sys.executable).with_name("lint-imports")
+    result = subprocess.run([str(lint_imports), "--no-cache"], cwd=REPO, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Contracts: 1 kept, 0 broken." in result.stdout

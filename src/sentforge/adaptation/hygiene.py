@@ -3,7 +3,7 @@
 A candidate trained on the dev texts scores well on dev for that reason alone (an unsupervised method
 learns the very sentences it is then scored on), and the choice stops holding on unseen data. Before any
 training, every unlabelled text and every labelled pair with a side that is an exact or near duplicate
-(word-set Jaccard >= 0.5, `sentforge.data.domain_corpora.near_duplicates`) of a dev or test text is
+(word-set Jaccard >= 0.5, `sentforge.data.near_duplicates.near_duplicates`) of a dev or test text is
 dropped, and so is every label-0 pair (a hard negative) with such a side, before the positives take their
 hard negatives from the rest; the kept data are written to OUTPUT/data/ and the candidates train on those
 files.
@@ -38,7 +38,7 @@ def heldout_texts(inputs: AdaptInputs) -> list[str]:
 def apply_hygiene(inputs: AdaptInputs, data_dir: Path, keep_dev_texts: bool) -> tuple[AdaptInputs, dict[str, Any]]:
     """(the inputs the candidates train on, the counts for the report). With `keep_dev_texts` the inputs
     are unchanged and the counts say how many texts overlap."""
-    from sentforge.data.domain_corpora import near_duplicates
+    from sentforge.data.near_duplicates import near_duplicates
 
     heldout = heldout_texts(inputs)
     unlabelled_hits = near_duplicates(inputs.texts, heldout)
@@ -71,7 +71,7 @@ def apply_hygiene(inputs: AdaptInputs, data_dir: Path, keep_dev_texts: bool) -> 
 
 def _pairs_touching(pairs: list[tuple], heldout: list[str]) -> np.ndarray:
     """For each pair, whether one of its texts (a hard negative included) is a held-out text or a near copy."""
-    from sentforge.data.domain_corpora import near_duplicates
+    from sentforge.data.near_duplicates import near_duplicates
 
     sides = [[pair[i] if i < len(pair) and isinstance(pair[i], str) else "" for pair in pairs] for i in range(3)]
     return np.logical_or.reduce([near_duplicates(side, heldout) for side in sides])

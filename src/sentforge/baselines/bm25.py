@@ -21,6 +21,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from sentforge.errors import ConfigError
+from sentforge.top_k import top_k
 
 
 def _progress_disabled(show_progress: bool | None) -> bool | None:
@@ -80,8 +81,6 @@ class BM25Scorer:
     def search(self, queries: Sequence[str], corpus: Sequence[str], k: int) -> tuple[np.ndarray, np.ndarray]:
         """The `k` best documents of `corpus` for each query: scores and corpus indices, both (n_queries, k),
         best first; ties go to the lower index."""
-        from sentforge.evaluation.search import top_k
-
         index = self.index(corpus)
         k = min(k, len(corpus))
         best_scores = np.zeros((len(queries), k), dtype=np.float32)

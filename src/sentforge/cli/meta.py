@@ -165,9 +165,9 @@ def ablate(
 ) -> None:
     """Leave-one-member-out: fit the method on all members and on every set without one member, score each
     on the tasks, and print/write the table. Each member encodes the corpus and the task texts once."""
+    from sentforge.evaluation.meta_ablation import ablation_markdown, leave_one_member_out
     from sentforge.evaluation.runner import markdown_path
     from sentforge.io import atomic_file, save_json
-    from sentforge.meta.ablation import ablation_markdown, leave_one_member_out
     from sentforge.output_guard import guard_output, output_lock
     from sentforge.seed import set_seed
 

@@ -88,7 +88,7 @@ def st5(
 ) -> None:
     """Sentence-T5: projection + L2 norm, in-batch contrastive loss with hard negatives, QA then NLI stages."""
     from sentforge.recipes.sentence_t5 import SentenceT5Config, train_sentence_t5
-    from sentforge.training import distributed
+    from sentforge import distributed
 
     kinds = [kind.value for kind in stage or [StageKind.qa, StageKind.nli]]
     if stage_steps and stage_epochs:

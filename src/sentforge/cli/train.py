@@ -115,7 +115,7 @@ def _run(recipe: Recipe, *, output: Path, lr_boundaries: str | None, lr_factors:
     from sentforge.recipes.api import run_recipe
     from sentforge.recipes.data import ArgumentNames, SentenceReading, parse_columns
     from sentforge.recipes.options import parse_numbers
-    from sentforge.training import distributed
+    from sentforge import distributed
 
     option = DATA_OPTIONS[recipe.data][0]
     data = settings.pop(option)

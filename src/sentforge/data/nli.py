@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from sentforge.data.pairs import Row, file_rows
+from sentforge.data.scored_pairs import keep_text, read_sick
 from sentforge.data.texts import decoded_lines
 from sentforge.errors import ConfigError, InputFileError
 
@@ -111,8 +112,6 @@ def _tsv_table(path: Path) -> tuple[list[str], list[tuple[int, list[str]]]]:
 
 def sick_nli_pairs(path: str | Path) -> list[NLIPair]:
     """SICK's original tab-separated file; the label is the entailment judgment, lower-cased."""
-    from sentforge.evaluation.readers.sts import keep_text, read_sick
-
     sick = read_sick(path, keep_text)
     return [_pair(f"{path}:{line_no}", first, second, label.lower())
             for line_no, first, second, label in zip(sick.lines, sick.sentences1, sick.sentences2, sick.entailment)]

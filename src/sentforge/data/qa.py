@@ -26,6 +26,7 @@ from pathlib import Path
 
 from sentforge.data.nli import DUPLICATE, NLIPair, read_nli_pairs, read_qqp
 from sentforge.data.pairs import PAIR_SUFFIXES, read_pairs
+from sentforge.data.ranking_queries import read_wikiqa
 from sentforge.data.texts import decoded_lines
 from sentforge.errors import InputFileError
 
@@ -140,8 +141,6 @@ def read_qatarliving(path: str | Path) -> list[QAPair]:
 
 def read_wikiqa_split(directory: str | Path) -> list[QAPair]:
     """(question, answer sentence) pairs of one WikiQA split folder: the answers whose sim.txt label is 1."""
-    from sentforge.evaluation.readers.useb import read_wikiqa
-
     pairs = []
     for question in read_wikiqa(Path(directory)):
         for answer, relevant in zip(question.candidates, question.relevant):

@@ -9,33 +9,16 @@ none is), and its nDCG@10 by the ideal DCG of min(#relevant, 10) hits.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from sentforge.data.ranking_queries import RankingQuery
 from sentforge.evaluation.similarity import is_lexical, unit_embeddings
 
 MRR_CUTOFF = 10
 MAP_CUTOFF = 100
 NDCG_CUTOFF = 10
-
-
-@dataclass(frozen=True)
-class RankingQuery:
-    """A query, its candidates in tie-breaking order, and which candidates are relevant."""
-
-    qid: str
-    query: str
-    candidates: tuple[str, ...]
-    relevant: tuple[bool, ...]
-    # Relevant documents judged for the query, counting any that are not among the candidates (trec_eval's
-    # AP denominator); None: the relevant candidates.
-    judged_relevant: int | None = None
-
-    @property
-    def has_positive(self) -> bool:
-        return any(self.relevant)
 
 
 def rank_order(scores: np.ndarray) -> np.ndarray:

@@ -10,6 +10,7 @@ import numpy as np
 from sentforge.errors import ConfigError
 from sentforge.evaluation.readers.useb import RetrievalSet
 from sentforge.evaluation.similarity import is_lexical, unit_embeddings
+from sentforge.top_k import top_k
 
 FAISS_MIN_POOL = 100_000
 QUERY_BLOCK = 512
@@ -17,21 +18,6 @@ RESCORE_BLOCK = 64
 RESCORE_MARGIN = 10
 # Far above the float32 rounding error of an inner product of unit vectors, far below real score gaps.
 TIE_TOLERANCE = 1e-4
-
-
-def top_k(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """The `k` highest scores of each row and their column indices, best first; ties go to the lower index
-    (also at the k-th place, where a plain argpartition would pick any of the tied columns)."""
-    k = min(k, scores.shape[1])
-    if k == 0:
-        return np.zeros((len(scores), 0), scores.dtype), np.zeros((len(scores), 0), np.int64)
-    kth_best = -np.partition(-scores, k - 1, axis=1)[:, k - 1]
-    rows, cols = np.nonzero(scores >= kth_best[:, None])  # at least k per row; more when tied at the k-th
-    values = scores[rows, cols]
-    order = np.lexsort((cols, -values, rows))
-    starts = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=len(scores)))[:-1]])
-    take = order[starts[:, None] + np.arange(k)]
-    return values[take], cols[take].astype(np.int64)
 
 
 def exact_search(queries: np.ndarray, documents: np.ndarray, k: int,

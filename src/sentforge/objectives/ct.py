@@ -18,9 +18,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from sentforge.distributed import rank
 from sentforge.errors import ConfigError
 from sentforge.objectives.host_counter import HostCounter
-from sentforge.training.distributed import rank
 
 
 

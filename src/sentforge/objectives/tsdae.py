@@ -44,11 +44,11 @@ from transformers import AutoModelForCausalLM
 
 from sentforge.data.noise import WordNoise
 from sentforge.device import to_device, to_device_all
+from sentforge.distributed import rank
 from sentforge.errors import ConfigError
 from sentforge.modules.backbone import T5_FAMILY, _quiet_transformers
 from sentforge.modules.base import Features
 from sentforge.objectives.host_counter import HostCounter
-from sentforge.training.distributed import rank
 
 logger = logging.getLogger(__name__)
 

@@ -72,7 +72,7 @@ def run_recipe(method: str, model: str | os.PathLike | Any, data: Any, output: s
     from sentforge.recipes.best import KeepBest
     from sentforge.recipes.pooling import with_pooling
     from sentforge.seed import set_seed
-    from sentforge.training import distributed
+    from sentforge import distributed
     from sentforge.training.trainer import Trainer, TrainingConfig
 
     recipe = get_recipe(method)
@@ -160,7 +160,7 @@ def _snapshot_callbacks(steps: Sequence[int], work: Path, encoder: Callable[[], 
         return []
 
     def snapshot(state: Any) -> None:
-        from sentforge.training import distributed
+        from sentforge import distributed
 
         if state.step in wanted and distributed.is_main_process():
             encoder().save(snapshot_dir(work.parent, state.step), overwrite=True)

@@ -51,7 +51,7 @@ def _build(encoder, examples: list, options: PAUSEOptions, context: BuildContext
     from sentforge.data.nli import label_fraction
     from sentforge.data.samplers import ProportionalSampler
     from sentforge.objectives.pause import PAUSE
-    from sentforge.training import distributed
+    from sentforge import distributed
 
     if options.anneal_power <= 0:
         raise ConfigError(f"--anneal-power must be positive, got {options.anneal_power}")

@@ -26,6 +26,7 @@ import numpy as np
 import torch
 from transformers import AutoTokenizer, BertConfig, BertModel, PreTrainedTokenizerFast, T5Config, T5EncoderModel
 
+from sentforge import distributed
 from sentforge.encoder import Encoder
 from sentforge.errors import ConfigError
 from sentforge.modules import Pooling, Transformer
@@ -34,7 +35,6 @@ from sentforge.objectives.span_corruption import SpanCorruption
 from sentforge.output_guard import locked_output
 from sentforge.recipes.run_dir import RunDirectory
 from sentforge.seed import set_seed
-from sentforge.training import distributed
 from sentforge.recipes.tokenizer import train_unigram, train_wordpiece
 from sentforge.training.trainer import Trainer, TrainingConfig
 

@@ -82,7 +82,7 @@ class RunDirectory:
         import torch
 
         from sentforge.seed import set_seed
-        from sentforge.training import distributed
+        from sentforge import distributed
 
         self.check()
         distributed.init_distributed(torch.device(device) if device else None)
@@ -99,7 +99,7 @@ class RunDirectory:
     def training(self) -> Iterator[None]:
         """Create the output, marked as this command's (a killed run's directory may be overwritten later),
         for the training block; a block that fails before it wrote anything leaves no output behind."""
-        from sentforge.training import distributed
+        from sentforge import distributed
 
         created = not self.output.exists()
         if self._staging is None and distributed.is_main_process():
@@ -116,7 +116,7 @@ class RunDirectory:
     def finish(self, save_model: Callable[[Path], Any], summary: dict[str, Any]) -> None:
         """Write the model (`save_model(directory)`) and the summary, and put them in place with the
         run's kept entries, replacing the output in one step."""
-        from sentforge.training import distributed
+        from sentforge import distributed
 
         if distributed.is_main_process():
             self.output.parent.mkdir(parents=True, exist_ok=True)

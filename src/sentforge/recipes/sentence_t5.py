@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sentforge import distributed
 from sentforge.encoder import Encoder
 from sentforge.errors import ConfigError
 from sentforge.io import save_json
@@ -41,7 +42,6 @@ from sentforge.objectives.contrastive import ContrastiveLoss
 from sentforge.output_guard import locked_output
 from sentforge.recipes.run_dir import TRAIN, TRAINING_DIR, RunDirectory
 from sentforge.recipes.summary import record_on_card, run_summary
-from sentforge.training import distributed
 from sentforge.training.trainer import Trainer, TrainerState, TrainingConfig
 
 logger = logging.getLogger(__name__)

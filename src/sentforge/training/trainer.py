@@ -46,11 +46,11 @@ import torch
 from torch import nn
 from tqdm.auto import tqdm
 
+from sentforge import distributed
 from sentforge.device import parse_device
 from sentforge.errors import ConfigError, OutputExistsError, TrainingDivergedError
 from sentforge.io import atomic_file
 from sentforge.seed import set_seed
-from sentforge.training import distributed
 from sentforge.training.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
 from sentforge.training.batch_order import BatchOrder, BatchSampler, DataState, process_slice
 from sentforge.training.optim import build_optimizer, build_scheduler, parameter_groups, schedule_from_config

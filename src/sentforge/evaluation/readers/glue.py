@@ -15,8 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
+from sentforge.data.files import numbered_lines
 from sentforge.errors import InputFileError
-from sentforge.evaluation.readers.files import numbered_lines
 
 logger = logging.getLogger(__name__)
 

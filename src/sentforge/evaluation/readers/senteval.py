@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from sentforge.data.files import numbered_lines, read_text
 from sentforge.errors import InputFileError
-from sentforge.evaluation.readers.files import numbered_lines, read_text
 
 TREC_CLASSES = ("ABBR", "DESC", "ENTY", "HUM", "LOC", "NUM")  # SentEval's label order
 

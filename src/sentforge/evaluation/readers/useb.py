@@ -1,6 +1,7 @@
 """Readers of the USEB domain benchmarks' files: AskUbuntu, SemEval-2016/2017 Task 3 (Qatar Living) XML,
 WikiQA, SciDocs and CQADupStack (re-ranking and retrieval), PIT-2015 and the Twitter URL corpus
-(paraphrase identification). Where a distribution orders or labels in its own way, the reader says how."""
+(paraphrase identification). Where a distribution orders or labels in its own way, the reader says how.
+WikiQA's reader lives in `sentforge.data.ranking_queries` (training reads WikiQA too) and is named here."""
 
 from __future__ import annotations
 
@@ -11,9 +12,10 @@ from pathlib import Path
 
 import numpy as np
 
+from sentforge.data.files import read_json, read_lines
+from sentforge.data.ranking_queries import read_wikiqa as read_wikiqa
 from sentforge.errors import InputFileError
 from sentforge.evaluation.ranking import RankingQuery, rank_order
-from sentforge.evaluation.readers.files import read_json, read_lines
 
 
 def _fields(line: str, path: Path, line_no: int, count: int, layout: str) -> list[str]:
@@ -94,28 +96,6 @@ def read_semeval_question_similarity(path: Path) -> list[RankingQuery]:
             relevant.append(SEMEVAL_RELEVANCE[label])
     if not grouped:
         raise InputFileError(f"{path}: no OrgQuestion elements; expected SemEval Task 3 subtask B XML")
-    return [RankingQuery(qid, text, tuple(candidates), tuple(relevant))
-            for qid, (text, candidates, relevant) in grouped.items()]
-
-
-def read_wikiqa(split_dir: Path) -> list[RankingQuery]:
-    """WikiQA in the a.toks / b.toks / sim.txt / id.txt layout: one question–candidate pair per line,
-    grouped by question id in file order."""
-    files = {name: split_dir / name for name in ("id.txt", "a.toks", "b.toks", "sim.txt")}
-    columns = {name: read_lines(path) for name, path in files.items()}
-    lengths = {len(lines) for lines in columns.values()}
-    if len(lengths) != 1:
-        counts = ", ".join(f"{name} {len(lines)}" for name, lines in columns.items())
-        raise InputFileError(f"{split_dir}: the WikiQA files must have one line per pair each; lines: {counts}")
-    grouped: dict[str, tuple[str, list[str], list[bool]]] = {}
-    for line_no, (qid, question, answer, label) in enumerate(zip(*columns.values()), 1):
-        if label.strip() not in ("0", "1"):
-            raise InputFileError(f"{files['sim.txt']}, line {line_no}: label must be 0 or 1, not {label!r}")
-        if not qid.strip():
-            raise InputFileError(f"{files['id.txt']}, line {line_no}: empty question id")
-        _, candidates, relevant = grouped.setdefault(qid.strip(), (question.strip(), [], []))
-        candidates.append(answer.strip())
-        relevant.append(label.strip() == "1")
     return [RankingQuery(qid, text, tuple(candidates), tuple(relevant))
             for qid, (text, candidates, relevant) in grouped.items()]
 

@@ -30,11 +30,14 @@ from xml.etree import ElementTree
 
 import numpy as np
 
+from sentforge.data.near_duplicates import NEAR_DUPLICATE_JACCARD, near_duplicates
+from sentforge.data.texts import decoded_lines
 from sentforge.errors import DataNotFoundError, InputFileError
+from sentforge.evaluation.tasks.pair_classification import TwitterParaTask
+from sentforge.evaluation.tasks.reranking import QatarLivingCQATask, QatarLivingCQATest2016Task
 
 logger = logging.getLogger(__name__)
 
-NEAR_DUPLICATE_JACCARD = 0.5
 TURL_TRAIN = "twitterpara/turl/castorini-twitterPPDB/train"
 QL_2015_FILES = tuple(f"cqa-qatarliving/semeval2015-task3/CQA-QL-{part}.xml" for part in ("trial", "devel", "test"))
 QL_TRAIN_CSV = "cqa-qatarliving/cleaned/subtask-b/TRAIN-BASE.csv"
@@ -42,7 +45,6 @@ QL_HELDOUT_CSVS = tuple(f"cqa-qatarliving/cleaned/subtask-{task}/{split}.csv"
                         for task in ("a", "b", "c") for split in ("VAL-BASE", "TEST-BASE"))
 QL_QUESTION_COLUMNS = ("question", "rel_question")
 
-_WORD = re.compile(r"\w+")
 _SPACES = re.compile(r"\s+")
 
 
@@ -61,32 +63,6 @@ class DomainCorpus:
         return {"domain": self.name, "texts": len(self.texts), "sources": self.sources,
                 "distinct_read": self.distinct_read, "dropped_as_heldout_near_duplicates": self.dropped_heldout,
                 "heldout_texts": self.heldout_texts, "near_duplicate_jaccard": NEAR_DUPLICATE_JACCARD}
-
-
-def words(text: str) -> list[str]:
-    return _WORD.findall(text.lower())
-
-
-def near_duplicates(texts: Sequence[str], heldout: Sequence[str], threshold: float = NEAR_DUPLICATE_JACCARD,
-                    chunk_size: int = 2000) -> np.ndarray:
-    """For each text, whether its word set has Jaccard similarity >= `threshold` with some held-out
-    text's. Texts without words match nothing. Sparse set intersections, `chunk_size` texts at a time."""
-    from sklearn.feature_extraction.text import CountVectorizer
-
-    if not texts or not heldout:
-        return np.zeros(len(texts), dtype=bool)
-    vectorizer = CountVectorizer(analyzer=words, binary=True).fit([*texts, *heldout])
-    held = vectorizer.transform(heldout).astype(np.float32).T.tocsc()
-    held_sizes = np.asarray(held.sum(axis=0)).ravel()
-    matched = np.zeros(len(texts), dtype=bool)
-    for start in range(0, len(texts), chunk_size):
-        block = vectorizer.transform(texts[start:start + chunk_size]).astype(np.float32)
-        sizes = np.asarray(block.sum(axis=1)).ravel()
-        shared = (block @ held).tocoo()
-        jaccard = shared.data / (sizes[shared.row] + held_sizes[shared.col] - shared.data)
-        hits = shared.row[jaccard >= threshold]
-        matched[start + hits] = True
-    return matched
 
 
 def _require(root: Path, relative: str) -> Path:
@@ -115,11 +91,9 @@ def _without_heldout(name: str, texts: list[str], heldout: list[str], sources: l
 
 def twitterpara_corpus(data_dir: str | Path) -> DomainCorpus:
     """Distinct TURL train tweets, minus near-duplicates of the TwitterPara test sentences."""
-    from sentforge.evaluation.tasks.pair_classification import TwitterParaTask
-
     root = Path(data_dir)
     files = [_require(root, f"{TURL_TRAIN}/{side}.toks") for side in ("a", "b")]
-    tweets = _distinct(_clean(line) for path in files for line in _read_lines(path))
+    tweets = _distinct(_clean(line) for path in files for line in decoded_lines(path))
     task = TwitterParaTask(root)
     if task.missing_files():
         raise DataNotFoundError(f"TwitterPara test files missing: {', '.join(map(str, task.missing_files()))}; "
@@ -129,8 +103,6 @@ def twitterpara_corpus(data_dir: str | Path) -> DomainCorpus:
 
 def qatarliving_corpus(data_dir: str | Path) -> DomainCorpus:
     """Qatar Living questions outside the evaluation data (see the module docstring)."""
-    from sentforge.evaluation.tasks.reranking import QatarLivingCQATask, QatarLivingCQATest2016Task
-
     root = Path(data_dir)
     xml_files = [_require(root, name) for name in QL_2015_FILES]
     train_csv = _require(root, QL_TRAIN_CSV)
@@ -149,12 +121,6 @@ def qatarliving_corpus(data_dir: str | Path) -> DomainCorpus:
             heldout += read_csv_columns(root / name, ("question", "rel_question"), required=False)
     return _without_heldout("qatarliving", _distinct(_clean(q) for q in questions), heldout,
                             [str(p) for p in (*xml_files, train_csv)])
-
-
-def _read_lines(path: Path) -> list[str]:
-    from sentforge.data.texts import decoded_lines
-
-    return decoded_lines(path)
 
 
 def read_semeval2015_questions(path: Path) -> list[str]:
