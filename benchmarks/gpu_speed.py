@@ -46,7 +46,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
 import sys
 import tempfile
@@ -54,22 +53,17 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from benchlib import REPO, SHARED, fail, print_device, synchronize
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-REPO = Path(__file__).resolve().parents[1]
-TOKENIZER = REPO.parent / "shared" / "models" / "paraphrase-MiniLM-L3-v2"  # the same WordPiece vocabulary as L6
+TOKENIZER = SHARED / "models" / "paraphrase-MiniLM-L3-v2"  # the same WordPiece vocabulary as L6
 TEXTS = REPO / "domain-data" / "qatarliving" / "unlabelled.txt"
 PARTS = ("tsdae", "mnrl", "simcse", "ct", "mlm", "encode")
 SIDES = ("sentforge", "sentence-transformers")
 BATCH = {"tsdae": 8, "mnrl": 64, "simcse": 64, "ct": 16, "mlm": 8}
 POOLING = {"tsdae": "cls", "mnrl": "mean", "simcse": "cls", "ct": "mean", "mlm": "mean"}
-
-
-def fail(message: str) -> None:
-    """Bad input: one `error:` line and exit code 2."""
-    print(f"error: {message}", file=sys.stderr)
-    sys.exit(2)
 
 
 def tokenizer_dir(given: Path | None) -> Path:
@@ -111,13 +105,6 @@ def training_texts(texts: list[str], part: str, args) -> list[str]:
     """The texts repeated as needed for `--warmup` + `--steps` batches of `part` (CT takes two texts per example)."""
     needed = (args.warmup + args.steps) * (args.batch_size or BATCH[part]) * (2 if part == "ct" else 1)
     return cycled(texts, max(len(texts), needed))
-
-
-def synchronize(device: str) -> None:
-    import torch
-
-    if device.startswith("cuda"):
-        torch.cuda.synchronize()
 
 
 class Clock:
@@ -304,29 +291,6 @@ def measurements(args, model: Path, texts: list[str], work: Path) -> list[Row]:
                      "steps/s", {"sentforge": lambda p=part: sentforge_train(p, model, data, args, work),
                                  "sentence-transformers": lambda p=part: st_train(p, model, data, args, work)}))
     return rows
-
-
-def versions() -> dict[str, str]:
-    import torch
-    import transformers
-
-    found = {"python": platform.python_version(), "torch": torch.__version__, "transformers": transformers.__version__}
-    try:
-        import sentence_transformers
-
-        found["sentence-transformers"] = sentence_transformers.__version__
-    except ImportError:
-        pass
-    found["device"] = torch.cuda.get_device_name() if torch.cuda.is_available() else platform.processor() or "cpu"
-    return found
-
-
-def print_device(device: str) -> dict[str, str]:
-    """The line above a table: the device and the library versions; returns them."""
-    info = versions()
-    others = ", ".join(f"{k} {v}" for k, v in info.items() if k != "device")
-    print(f"device: {device} ({info['device']}); {others}")
-    return info
 
 
 def add_run_arguments(parser: argparse.ArgumentParser) -> None:

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from encode_parity_speed import reference_models, spearman, stsb_test
+from benchlib import reference_models, spearman, stsb_test
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 

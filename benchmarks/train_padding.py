@@ -49,6 +49,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import os
 import resource
 import statistics
 import sys
@@ -57,12 +58,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchlib import DATA, fail, print_device, synchronize
 
-from gpu_speed import fail, print_device, synchronize  # noqa: E402
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-REPO = Path(__file__).resolve().parents[1]
-DATA = REPO.parent / "shared" / "data"
 QL_TRAIN = "cqa-qatarliving/cleaned/subtask-b/TRAIN-BASE.csv"
 TURL_TRAIN = "twitterpara/turl/castorini-twitterPPDB/train"
 OBJECTIVES = ("mnrl", "mnrl-hn", "simcse", "ct", "sts", "distil", "pause")
