@@ -12,6 +12,7 @@ import argparse
 import os
 import statistics
 import time
+from functools import partial
 
 import numpy as np
 
@@ -46,8 +47,8 @@ def main() -> None:
               f"sentence-transformers {spearman(v_theirs, len(first), gold):.2f}")
         rates = {"sentforge": [], "sentence-transformers": []}
         for _ in range(args.rounds):
-            for label, run in (("sentforge", lambda: ours.encode(texts, batch_size=args.batch_size)),
-                               ("sentence-transformers", lambda: theirs.encode(texts, batch_size=args.batch_size))):
+            for label, run in (("sentforge", partial(ours.encode, texts, batch_size=args.batch_size)),
+                               ("sentence-transformers", partial(theirs.encode, texts, batch_size=args.batch_size))):
                 start = time.perf_counter()
                 run()
                 rates[label].append(len(texts) / (time.perf_counter() - start))

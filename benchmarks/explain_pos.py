@@ -42,7 +42,8 @@ def load_spacy(name: str | None):
     try:
         import spacy
     except ImportError:
-        raise SystemExit("error: this benchmark needs spaCy and its English pipeline: pip install 'sentforge[pos]'")
+        raise SystemExit("error: this benchmark needs spaCy and its English pipeline: "
+                         "pip install 'sentforge[pos]'") from None
     for candidate in [name] if name else SPACY_PIPELINES:
         try:
             return spacy.load(candidate, disable=["ner", "parser", "lemmatizer"])

@@ -16,12 +16,12 @@ library's training entry point, nothing re-implemented here:
 
 | row | sentforge | sentence-transformers |
 |---|---|---|
-| TSDAE | recipe `tsdae` (noise drawn in the step) | `DenoisingAutoEncoderLoss` (tied), damaged column made before training with the same deletion noise |
+| TSDAE | recipe `tsdae` (noise drawn in the step) | `DenoisingAutoEncoderLoss` (tied), same noise, made beforehand |
 | MNRL | recipe `mnrl` on (text, next text) pairs | `MultipleNegativesRankingLoss`, same pairs |
 | SimCSE | recipe `simcse` | `MultipleNegativesRankingLoss` on (text, text) pairs |
 | CT | recipe `ct` | `ContrastiveTensionLossInBatchNegatives` on (text, text) pairs |
-| MLM | recipe `mlm` | transformers `Trainer` + `BertForMaskedLM` + `DataCollatorForLanguageModeling`, texts tokenised before training |
-| encode | `Encoder.encode(batch_size=128, dtype=...)` | `SentenceTransformer.encode(batch_size=128)`, the model cast with `.to(dtype)` for half precision |
+| MLM | recipe `mlm` | transformers `Trainer`, `BertForMaskedLM`, `DataCollatorForLanguageModeling`; tokenised before |
+| encode | `Encoder.encode(batch_size=128, dtype=...)` | `SentenceTransformer.encode(batch_size=128)`, `.to(dtype)` |
 
 Batch sizes are the sentforge recipe's (TSDAE 8, MNRL 64, SimCSE 64, CT 16, MLM 8) on both sides
 unless `--batch-size` sets one for all. A training figure is steps/s over `--steps` steps after
@@ -51,6 +51,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from benchlib import REPO, SHARED, fail, print_device, synchronize
@@ -283,13 +284,13 @@ def measurements(args, model: Path, texts: list[str], work: Path) -> list[Row]:
             for dtype in (None, half):
                 name = f"encode {dtype or 'float32'}, batch 128"
                 rows.append((name, "sentences/s", {
-                    "sentforge": lambda d=dtype: sentforge_encode(model, encode_texts, d, args),
-                    "sentence-transformers": lambda d=dtype: st_encode(model, encode_texts, d, args)}))
+                    "sentforge": partial(sentforge_encode, model, encode_texts, dtype, args),
+                    "sentence-transformers": partial(st_encode, model, encode_texts, dtype, args)}))
             continue
         data = training_texts(texts, part, args)
         rows.append((f"{part.upper() if part != 'simcse' else 'SimCSE'}, batch {args.batch_size or BATCH[part]}",
-                     "steps/s", {"sentforge": lambda p=part: sentforge_train(p, model, data, args, work),
-                                 "sentence-transformers": lambda p=part: st_train(p, model, data, args, work)}))
+                     "steps/s", {"sentforge": partial(sentforge_train, part, model, data, args, work),
+                                 "sentence-transformers": partial(st_train, part, model, data, args, work)}))
     return rows
 
 

@@ -34,9 +34,10 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from benchlib import (DATA, RESULT_FILE, START, TASK_LABELS, budget_steps, budget_text, check_config,
-                         configure_logging, driver_parser, evaluate_model, family_mean, format_mean_std,
-                         keep_training_record, markdown_of, mean_std, parse_floats, parse_ints, parse_names, read_experiment,
-                         run_pending, run_sentforge, save_figure, scores_of, shown_path, tasks_of, write_report)
+                      configure_logging, driver_parser, evaluate_model, family_mean, format_mean_std,
+                      keep_training_record, markdown_of, mean_std, parse_floats, parse_ints, parse_names,
+                      read_experiment, run_pending, run_sentforge, save_figure, scores_of, shown_path, tasks_of,
+                      write_report)
 
 logger = logging.getLogger("pause_label_efficiency")
 

@@ -19,7 +19,8 @@ setting (--settings):
 Training goes through the command line in a subprocess (the paper's recipe: projection and L2 norm,
 in-batch softmax at temperature 0.01, Adafactor 1e-3 for T5, AdamW 2e-5 otherwise); the budget is
 one epoch per stage unless --stage-steps or --stage-epochs says otherwise (every stage of every
-run; --qa-steps gives the QA stage its own). Each trained run is repeated for every --seeds value (raw runs are deterministic: once).
+run; --qa-steps gives the QA stage its own). Each trained run is repeated for every --seeds value (raw
+runs are deterministic: once).
 
 Every encoder is evaluated with sentforge.evaluation.evaluate on the seven STS tasks, the SentEval
 transfer tasks (--transfer-tasks: a subset, or '' for none) and AlignmentUniformity. STS is reported as Sentence-T5
@@ -52,9 +53,9 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from benchlib import (DATA, RESULT_FILE, TASK_LABELS, check_config, configure_logging, driver_parser,
-                         evaluate_model, family_mean, format_mean_std, keep_training_record, markdown_of, mean_std, parse_ints,
-                         parse_names, read_experiment, run_pending, run_sentforge, save_figure, scores_of, shown_path,
-                         tasks_of, write_report)
+                      evaluate_model, family_mean, format_mean_std, keep_training_record, markdown_of, mean_std,
+                      parse_ints, parse_names, read_experiment, run_pending, run_sentforge, save_figure, scores_of,
+                      shown_path, tasks_of, write_report)
 
 logger = logging.getLogger("sentence_t5")
 
@@ -362,7 +363,7 @@ def plot(work_dirs: Sequence[Path], path: Path) -> None:
     legend = []
     experiments = [read_experiment(work_dir) for work_dir in work_dirs]
     models = [Path(config["model"]).name for config, _ in experiments]
-    for number, (work_dir, (config, results), model) in enumerate(zip(work_dirs, experiments, models)):
+    for number, (work_dir, (_, results), model) in enumerate(zip(work_dirs, experiments, models)):
         colour = colours[number % len(colours)]
         label = f"{model} ({work_dir.name})" if models.count(model) > 1 else model  # same start, other budget
         legend.append(Line2D([], [], color=colour, marker="o", ls="", label=label))

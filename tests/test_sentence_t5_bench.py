@@ -101,7 +101,8 @@ def write_experiment(benchlib, work_dir, model, results):
 def test_report_tables_and_plot(st5, benchlib, tmp_path):
     t5, bert = tmp_path / "t5", tmp_path / "bert"
     write_experiment(benchlib, t5, "/m/t5-small", [
-        fake_result("enc-mean", "raw", None, {"STS12": 30.0, "STSBenchmark": 40.0}, {"MR": 60.0, "CR": 70.0}, 0.2, -1.0),
+        fake_result("enc-mean", "raw", None, {"STS12": 30.0, "STSBenchmark": 40.0}, {"MR": 60.0, "CR": 70.0}, 0.2,
+                    -1.0),
         fake_result("enc-first", "raw", None, {"STS12": 10.0, "STSBenchmark": 20.0}, {"MR": 55.0, "CR": 65.0}, 0.1,
                     -0.5),
         fake_result("enc-mean", "nli", 0, {"STS12": 50.0, "STSBenchmark": 60.0}, {"MR": 62.0, "CR": 72.0}, 0.3, -2.0),

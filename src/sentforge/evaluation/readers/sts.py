@@ -122,7 +122,8 @@ def read_sick(path: str | Path, normalize: Callable[[str], str] = join_tokens) -
         raise InputFileError(f"{path}:1: a SICK file needs the columns {', '.join(SICK_COLUMNS)}; "
                              f"found {', '.join(header)}")
     first_col, second_col, score_col, label_col = (header.index(name) for name in SICK_COLUMNS)
-    return SickPairs(path.stem, [normalize(f[first_col]) for _, f in pairs], [normalize(f[second_col]) for _, f in pairs],
+    return SickPairs(path.stem, [normalize(f[first_col]) for _, f in pairs],
+                     [normalize(f[second_col]) for _, f in pairs],
                      np.asarray([parse_score(f[score_col], f"{path}:{n}") for n, f in pairs], dtype=np.float64),
                      str(path), entailment=tuple(f[label_col].strip() for _, f in pairs),
                      lines=tuple(n for n, _ in pairs))
