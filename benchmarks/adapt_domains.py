@@ -53,8 +53,10 @@ class Experiment:
 
 
 EXPERIMENTS = {
-    "qatarliving-l6": Experiment(L6, "qatarliving/unlabelled.txt", "qatarliving/dev.jsonl", "qatarliving/labelled.jsonl"),
-    "qatarliving-l3": Experiment(L3, "qatarliving/unlabelled.txt", "qatarliving/dev.jsonl", "qatarliving/labelled.jsonl"),
+    "qatarliving-l6": Experiment(L6, "qatarliving/unlabelled.txt", "qatarliving/dev.jsonl",
+                                 "qatarliving/labelled.jsonl"),
+    "qatarliving-l3": Experiment(L3, "qatarliving/unlabelled.txt", "qatarliving/dev.jsonl",
+                                 "qatarliving/labelled.jsonl"),
     "wikiqa": Experiment(L3, None, "wikiqa/dev.jsonl", "wikiqa/labelled.jsonl", "wikiqa/test.jsonl"),
     "wikiqa-l6": Experiment(L6, None, "wikiqa/dev.jsonl", "wikiqa/labelled.jsonl", "wikiqa/test.jsonl"),
     "twitterpara": Experiment(L3, "twitterpara/unlabelled.txt", "twitterpara/dev.jsonl", test="twitterpara/test.jsonl",
@@ -164,12 +166,13 @@ def compare_pause(args: argparse.Namespace) -> None:
     from sentforge.adaptation.select import load_candidate
     from sentforge.encoder import Encoder
 
-    tests = {part: load_dataset(data / f"twitterpara/test-{part}.jsonl", name=f"test-{part}") for part in ("pit", "turl")}
+    tests = {part: load_dataset(data / f"twitterpara/test-{part}.jsonl", name=f"test-{part}")
+             for part in ("pit", "turl")}
     rows = {"10%": (few["dev"], few["best_step"], few["test"], load_candidate(few)),
             "all": (summary["best"]["value"], summary["best"]["step"], None, Encoder.load(output))}
     print(f"\n## PAUSE: 10% of the TURL train labels vs all of them ({few['steps']} steps each)\n")
-    print(f"| labels | dev {result['metric']} | best step | test {result['test_metric']} | PIT test ap | TURL test ap | "
-          "mean |")
+    print(f"| labels | dev {result['metric']} | best step | test {result['test_metric']} | PIT test ap "
+          "| TURL test ap | mean |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     for labels, (dev_score, step, test, model) in rows.items():
         test = main_score(load_dataset(data / spec.test, name="test"), model)[0] if test is None else test
@@ -273,8 +276,8 @@ def main() -> None:
     run_parser.add_argument("--overrides", help='recipe settings per method as JSON, e.g. {"tsdae": {"steps": 20}}')
     run_parser.add_argument("--seed", type=int, default=0)
     run_parser.add_argument("--select", default="significant", help="adapt's selection rule: significant or best")
-    run_parser.add_argument("--keep-dev-texts", action="store_true", help="train on dev/test texts too (adapt's opt-out "
-                                                                         "of dev hygiene)")
+    run_parser.add_argument("--keep-dev-texts", action="store_true",
+                            help="train on dev/test texts too (adapt's opt-out of dev hygiene)")
     run_parser.add_argument("--without-dev-texts", action="store_true",
                             help="Qatar Living: train on unlabelled-without-dev.txt (no near-duplicates of dev texts); "
                                  "use a new --work-dir")
@@ -285,7 +288,8 @@ def main() -> None:
     pretraining_parser = commands.add_parser("compare-pretraining",
                                              help="MNRL alone vs TSDAE then MNRL at equal steps")
     pretraining_parser.add_argument("--experiments", type=lambda s: s.split(","), default=list(EXPERIMENTS))
-    for sub in (run_parser, compare_parser, tests_parser, pretraining_parser, commands.add_parser("report", help="print the tables of finished experiments")):
+    report_parser = commands.add_parser("report", help="print the tables of finished experiments")
+    for sub in (run_parser, compare_parser, tests_parser, pretraining_parser, report_parser):
         sub.add_argument("--work-dir", type=Path, required=True)
     args = parser.parse_args()
     unknown = [name for name in getattr(args, "experiments", []) if name not in EXPERIMENTS]

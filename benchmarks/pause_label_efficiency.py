@@ -32,12 +32,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from experiments import (DATA, RESULT_FILE, START, TASK_LABELS, budget_steps, budget_text, check_config,
-                         configure_logging, driver_parser, evaluate_model, family_mean, format_mean_std,
-                         keep_training_record, mean_std, parse_floats, parse_ints, parse_names, read_experiment,
-                         run_pending, run_sentforge, save_figure, scores_of, shown_path, tasks_of, write_report)
+from benchlib import (DATA, RESULT_FILE, START, TASK_LABELS, budget_steps, budget_text, check_config,
+                      configure_logging, driver_parser, evaluate_model, family_mean, format_mean_std,
+                      keep_training_record, markdown_of, mean_std, parse_floats, parse_ints, parse_names,
+                      read_experiment, run_pending, run_sentforge, save_figure, scores_of, shown_path, tasks_of,
+                      write_report)
 
 logger = logging.getLogger("pause_label_efficiency")
 
@@ -202,26 +202,27 @@ def comparison_table(groups: dict, n_tasks: int) -> list[str]:
     return lines
 
 
-def markdown(work_dirs: Sequence[Path]) -> str:
-    lines = ["# PAUSE label efficiency", "",
-             ("Spearman × 100 of cosine similarity (STS: SentEval's mean over subsets for STS12-16), accuracy "
-              "for the transfer tasks; mean ± sample standard deviation over seeds."), ""]
-    for work_dir in work_dirs:
-        config, results = read_experiment(work_dir)
-        budget = budget_text(config)
-        lines += [f"## Start model `{shown_path(config['model'])}`", "",
-                  f"Training: {budget}, batch size {config['batch_size']}, pairs: "
-                  + ", ".join(f"`{Path(p).name}`" for p in config["pairs"]) + f"; {len(results)} finished runs in "
-                  f"`{work_dir}`.", ""]
-        if not results:
-            continue
-        groups = grouped(results)
-        sts_tasks, transfer_tasks = tasks_of(results, "sts"), tasks_of(results, "transfer")
-        lines += comparison_table(groups, len(sts_tasks)) + [""]
-        lines += score_table(groups, sts_tasks, "sts_avg", "STS tasks (Spearman)") + [""]
-        if transfer_tasks:
-            lines += score_table(groups, transfer_tasks, "transfer_avg", "SentEval transfer tasks (accuracy)") + [""]
-    return "\n".join(lines) + "\n"
+def section(work_dir: Path) -> list[str]:
+    config, results = read_experiment(work_dir)
+    budget = budget_text(config)
+    lines = [f"## Start model `{shown_path(config['model'])}`", "",
+             f"Training: {budget}, batch size {config['batch_size']}, pairs: "
+             + ", ".join(f"`{Path(p).name}`" for p in config["pairs"]) + f"; {len(results)} finished runs in "
+             f"`{work_dir}`.", ""]
+    if not results:
+        return lines
+    groups = grouped(results)
+    sts_tasks, transfer_tasks = tasks_of(results, "sts"), tasks_of(results, "transfer")
+    lines += comparison_table(groups, len(sts_tasks)) + [""]
+    lines += score_table(groups, sts_tasks, "sts_avg", "STS tasks (Spearman)") + [""]
+    if transfer_tasks:
+        lines += score_table(groups, transfer_tasks, "transfer_avg", "SentEval transfer tasks (accuracy)") + [""]
+    return lines
+
+
+markdown = markdown_of("PAUSE label efficiency", section, intro=(
+    "Spearman × 100 of cosine similarity (STS: SentEval's mean over subsets for STS12-16), accuracy "
+    "for the transfer tasks; mean ± sample standard deviation over seeds."))
 
 
 def plot(work_dirs: Sequence[Path], path: Path) -> None:

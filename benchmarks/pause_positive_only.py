@@ -39,9 +39,8 @@ from pathlib import Path
 import numpy as np
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from experiments import (
+from benchlib import (
     DATA,
     RESULT_FILE,
     START,
@@ -52,6 +51,7 @@ from experiments import (
     driver_parser,
     format_mean_std,
     keep_training_record,
+    markdown_of,
     parse_floats,
     parse_ints,
     read_experiment,
@@ -232,37 +232,37 @@ def command_run(args: argparse.Namespace) -> int:
     return run_pending(args.work_dir, names, lambda index: execute(*runs[index], args, data, prior), describe)
 
 
-def markdown(work_dirs: Sequence[Path]) -> str:
-    lines = ["# PAUSE with positive labels only (Quora duplicate questions)", "",
-             ("Test pairs called duplicates when their cosine similarity reaches the threshold that is most "
-              "accurate on the dev pairs; metrics × 100 (average precision needs no threshold); mean ± sample "
-              "standard deviation over seeds."), ""]
-    for work_dir in work_dirs:
-        config, results = read_experiment(work_dir)
-        stats = json.loads((work_dir / SPLIT_DIR / "split.json").read_text())
-        budget = budget_text(config)
-        lines += [f"## Start model `{shown_path(config['model'])}`", "",
-                  (f"Split (seed {config['split_seed']}): test {stats['test']['pairs']} pairs "
-                   f"({stats['test']['duplicates']} duplicates), dev {stats['dev']['pairs']} "
-                   f"({stats['dev']['duplicates']}), training pool {stats['pool']['pairs']} "
-                   f"({stats['pool']['duplicates']}; {stats['dropped_sharing_a_held_out_question']} pairs sharing a "
-                   f"question with a held-out pair dropped). Training: {budget}, batch size {config['batch_size']}."),
-                  "", ("| positives labelled | labelled pairs | seeds | accuracy | precision | recall | F1 "
-                       "| average precision | threshold | dev accuracy |"), "|---|---:|---:|" + "---:|" * 7]
-        start = [r for r in results if r["fraction"] is None]
-        trained = sorted((r for r in results if r["fraction"] is not None), key=lambda r: (-r["fraction"], r["seed"]))
-        groups: dict = {}
-        for result in start + trained:
-            groups.setdefault(result["fraction"], []).append(result)
-        for fraction, rows in groups.items():
-            label = "start model (untrained)" if fraction is None else f"{fraction * 100:g} %"
-            labelled = "–" if fraction is None else str(rows[0]["labelled_positives"])  # the same for every seed
-            cells = [format_mean_std([r[m] for r in rows]) for m in METRICS]
-            thresholds = [r["threshold"] for r in rows]
-            lines.append(f"| {label} | {labelled} | {len(rows)} | " + " | ".join(cells)
-                         + f" | {np.mean(thresholds):.3f} | {format_mean_std([r['dev_accuracy'] for r in rows])} |")
-        lines.append("")
-    return "\n".join(lines)
+def section(work_dir: Path) -> list[str]:
+    config, results = read_experiment(work_dir)
+    stats = json.loads((work_dir / SPLIT_DIR / "split.json").read_text())
+    budget = budget_text(config)
+    lines = [f"## Start model `{shown_path(config['model'])}`", "",
+             (f"Split (seed {config['split_seed']}): test {stats['test']['pairs']} pairs "
+              f"({stats['test']['duplicates']} duplicates), dev {stats['dev']['pairs']} "
+              f"({stats['dev']['duplicates']}), training pool {stats['pool']['pairs']} "
+              f"({stats['pool']['duplicates']}; {stats['dropped_sharing_a_held_out_question']} pairs sharing a "
+              f"question with a held-out pair dropped). Training: {budget}, batch size {config['batch_size']}."),
+             "", ("| positives labelled | labelled pairs | seeds | accuracy | precision | recall | F1 "
+                  "| average precision | threshold | dev accuracy |"), "|---|---:|---:|" + "---:|" * 7]
+    start = [r for r in results if r["fraction"] is None]
+    trained = sorted((r for r in results if r["fraction"] is not None), key=lambda r: (-r["fraction"], r["seed"]))
+    groups: dict = {}
+    for result in start + trained:
+        groups.setdefault(result["fraction"], []).append(result)
+    for fraction, rows in groups.items():
+        label = "start model (untrained)" if fraction is None else f"{fraction * 100:g} %"
+        labelled = "–" if fraction is None else str(rows[0]["labelled_positives"])  # the same for every seed
+        cells = [format_mean_std([r[m] for r in rows]) for m in METRICS]
+        thresholds = [r["threshold"] for r in rows]
+        lines.append(f"| {label} | {labelled} | {len(rows)} | " + " | ".join(cells)
+                     + f" | {np.mean(thresholds):.3f} | {format_mean_std([r['dev_accuracy'] for r in rows])} |")
+    return lines + [""]
+
+
+markdown = markdown_of("PAUSE with positive labels only (Quora duplicate questions)", section, intro=(
+    "Test pairs called duplicates when their cosine similarity reaches the threshold that is most "
+    "accurate on the dev pairs; metrics × 100 (average precision needs no threshold); mean ± sample "
+    "standard deviation over seeds."))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -29,11 +29,12 @@ MNRL trains on the label-1 pairs, each with a label-0 text of the same question 
   of the test sentences (`sentforge.evaluation.domain_corpora`); `labelled-10pct.jsonl`, every TURL train pair
   with a class-stratified, seeded 10% of their labels and the rest empty (`null`: unlabelled, the layout
   that PAUSE reads); `labelled-all.jsonl`, the same pairs with every label (the all-labels reference
-  that the few-labels runs are compared with); `dev.jsonl`, PIT-2015 dev; `test-pit.jsonl`, `test-turl.jsonl` and `test.jsonl` (the
-  two together), the TwitterPara task's test sets. Labels are binarised as that task does: PIT test's
-  expert 0-5 and TURL's n-of-6 votes are paraphrases above 3, not below 3, and left out at 3; PIT dev's
-  n-of-5 crowd votes follow the PIT-2015 README (3-5 paraphrase, 0-1 not, 2 left out). The TwitterPara
-  task's main metric is the mean of the PIT and TURL test APs, not the AP of the union `test.jsonl`.
+  that the few-labels runs are compared with); `dev.jsonl`, PIT-2015 dev; `test-pit.jsonl`,
+  `test-turl.jsonl` and `test.jsonl` (the two together), the TwitterPara task's test sets. Labels are
+  binarised as that task does: PIT test's expert 0-5 and TURL's n-of-6 votes are paraphrases above 3, not
+  below 3, and left out at 3; PIT dev's n-of-5 crowd votes follow the PIT-2015 README (3-5 paraphrase,
+  0-1 not, 2 left out). The TwitterPara task's main metric is the mean of the PIT and TURL test APs, not
+  the AP of the union `test.jsonl`.
 """
 
 from __future__ import annotations

@@ -18,7 +18,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from encode_parity_speed import SHARED
+from benchlib import SHARED
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
 def main() -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from encode_parity_speed import SHARED
+from benchlib import DATA
 
 
 def main() -> None:
@@ -25,7 +25,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     words = []
-    for archive in sorted((SHARED / "data/corpora").glob("*.zip")):
+    for archive in sorted((DATA / "corpora").glob("*.zip")):
         for sentence in read_nltk_zip(archive):
             words.extend(sentence.split())
     rng = np.random.default_rng(args.seed)

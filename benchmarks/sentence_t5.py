@@ -19,7 +19,8 @@ setting (--settings):
 Training goes through the command line in a subprocess (the paper's recipe: projection and L2 norm,
 in-batch softmax at temperature 0.01, Adafactor 1e-3 for T5, AdamW 2e-5 otherwise); the budget is
 one epoch per stage unless --stage-steps or --stage-epochs says otherwise (every stage of every
-run; --qa-steps gives the QA stage its own). Each trained run is repeated for every --seeds value (raw runs are deterministic: once).
+run; --qa-steps gives the QA stage its own). Each trained run is repeated for every --seeds value (raw
+runs are deterministic: once).
 
 Every encoder is evaluated with sentforge.evaluation.evaluate on the seven STS tasks, the SentEval
 transfer tasks (--transfer-tasks: a subset, or '' for none) and AlignmentUniformity. STS is reported as Sentence-T5
@@ -50,12 +51,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from experiments import (DATA, RESULT_FILE, TASK_LABELS, check_config, configure_logging, driver_parser,
-                         evaluate_model, family_mean, format_mean_std, keep_training_record, mean_std, parse_ints,
-                         parse_names, read_experiment, run_pending, run_sentforge, save_figure, scores_of, shown_path,
-                         tasks_of, write_report)
+from benchlib import (DATA, RESULT_FILE, TASK_LABELS, check_config, configure_logging, driver_parser,
+                      evaluate_model, family_mean, format_mean_std, keep_training_record, markdown_of, mean_std,
+                      parse_ints, parse_names, read_experiment, run_pending, run_sentforge, save_figure, scores_of,
+                      shown_path, tasks_of, write_report)
 
 logger = logging.getLogger("sentence_t5")
 
@@ -314,36 +314,36 @@ def training_table(groups: dict, work_dir: Path) -> list[str]:
     return lines if len(lines) > 4 else []
 
 
-def markdown(work_dirs: Sequence[Path]) -> str:
-    lines = ["# Sentence-T5: raw encoders, NLI training and QA → NLI training", "",
-             ("STS: Spearman × 100 of cosine similarity, SentEval's \"all\" setting for STS12-16 (one correlation "
-              "over the concatenated subsets) as in Sentence-T5; transfer: SentEval accuracy; alignment and "
-              "uniformity as in Wang & Isola (2020). Mean ± sample standard deviation over seeds."), ""]
-    for work_dir in work_dirs:
-        config, results = read_experiment(work_dir)
-        projection = config["projection_dim"] or "the hidden size"
-        lines += [f"## Start model `{shown_path(config['model'])}`", "",
-                  (f"Training: {stage_budget_text(config)}, batch size {config['batch_size']}, projection to "
-                   f"{projection}, learning rate {config['lr'] or 'of the recipe'}; QA data "
-                   + ", ".join(f"`{Path(p).name}`" for p in config["qa_data"]) + "; NLI data "
-                   + ", ".join(f"`{Path(p).name}`" for p in config["nli_data"])
-                   + f". {len(results)} finished runs in `{work_dir}`."), ""]
-        if not results:
-            continue
-        groups = grouped(results)
-        sts_tasks = list(dict.fromkeys(task for r in results for task in r["sts"]))
-        transfer_tasks = tasks_of(results, "transfer")
-        lines += pivot_table(groups, "sts_avg", f"STS average ({tasks_count(sts_tasks)})") + [""]
-        if transfer_tasks:
-            lines += pivot_table(groups, "transfer_avg", f"Transfer average ({tasks_count(transfer_tasks)})") + [""]
-        lines += score_table(groups, sts_tasks, "sts", "sts_avg", "STS tasks (Spearman; STS12-16: all)") + [""]
-        if transfer_tasks:
-            lines += score_table(groups, transfer_tasks, "scores", "transfer_avg",
-                                 "SentEval transfer tasks (accuracy)") + [""]
-        lines += geometry_table(groups) + [""]
-        training = training_table(groups, work_dir)
-        lines += training + [""] if training else []
-    return "\n".join(lines) + "\n"
+def section(work_dir: Path) -> list[str]:
+    config, results = read_experiment(work_dir)
+    projection = config["projection_dim"] or "the hidden size"
+    lines = [f"## Start model `{shown_path(config['model'])}`", "",
+             (f"Training: {stage_budget_text(config)}, batch size {config['batch_size']}, projection to "
+              f"{projection}, learning rate {config['lr'] or 'of the recipe'}; QA data "
+              + ", ".join(f"`{Path(p).name}`" for p in config["qa_data"]) + "; NLI data "
+              + ", ".join(f"`{Path(p).name}`" for p in config["nli_data"])
+              + f". {len(results)} finished runs in `{work_dir}`."), ""]
+    if not results:
+        return lines
+    groups = grouped(results)
+    sts_tasks = list(dict.fromkeys(task for r in results for task in r["sts"]))
+    transfer_tasks = tasks_of(results, "transfer")
+    lines += pivot_table(groups, "sts_avg", f"STS average ({tasks_count(sts_tasks)})") + [""]
+    if transfer_tasks:
+        lines += pivot_table(groups, "transfer_avg", f"Transfer average ({tasks_count(transfer_tasks)})") + [""]
+    lines += score_table(groups, sts_tasks, "sts", "sts_avg", "STS tasks (Spearman; STS12-16: all)") + [""]
+    if transfer_tasks:
+        lines += score_table(groups, transfer_tasks, "scores", "transfer_avg",
+                             "SentEval transfer tasks (accuracy)") + [""]
+    lines += geometry_table(groups) + [""]
+    training = training_table(groups, work_dir)
+    return lines + (training + [""] if training else [])
+
+
+markdown = markdown_of("Sentence-T5: raw encoders, NLI training and QA → NLI training", section, intro=(
+    "STS: Spearman × 100 of cosine similarity, SentEval's \"all\" setting for STS12-16 (one correlation "
+    "over the concatenated subsets) as in Sentence-T5; transfer: SentEval accuracy; alignment and "
+    "uniformity as in Wang & Isola (2020). Mean ± sample standard deviation over seeds."))
 
 
 MARKERS = {"raw": "x", "nli": "o", "qa-nli": "s"}
@@ -363,7 +363,7 @@ def plot(work_dirs: Sequence[Path], path: Path) -> None:
     legend = []
     experiments = [read_experiment(work_dir) for work_dir in work_dirs]
     models = [Path(config["model"]).name for config, _ in experiments]
-    for number, (work_dir, (config, results), model) in enumerate(zip(work_dirs, experiments, models)):
+    for number, (work_dir, (_, results), model) in enumerate(zip(work_dirs, experiments, models)):
         colour = colours[number % len(colours)]
         label = f"{model} ({work_dir.name})" if models.count(model) > 1 else model  # same start, other budget
         legend.append(Line2D([], [], color=colour, marker="o", ls="", label=label))

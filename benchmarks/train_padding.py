@@ -10,7 +10,7 @@ layout):
 
 | objective | examples | batch |
 |---|---|---|
-| mnrl | Qatar Living question pairs (the positive pairs of `cqa-qatarliving/cleaned/subtask-b/TRAIN-BASE.csv`) | recipe's (64) |
+| mnrl | Qatar Living question pairs (positive pairs of `cqa-qatarliving/cleaned/subtask-b/TRAIN-BASE.csv`) | 64 |
 | mnrl-hn | the same pairs with an irrelevant related question of the same query as hard negative | 64 |
 | simcse | TwitterPara texts (TURL train tweets, `twitterpara/turl/castorini-twitterPPDB/train`) | 64 |
 | ct | the same tweets | 16 |
@@ -49,20 +49,21 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import os
 import resource
 import statistics
 import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchlib import DATA, fail, print_device, synchronize
 
-from gpu_speed import fail, print_device, synchronize  # noqa: E402
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-REPO = Path(__file__).resolve().parents[1]
-DATA = REPO.parent / "shared" / "data"
 QL_TRAIN = "cqa-qatarliving/cleaned/subtask-b/TRAIN-BASE.csv"
 TURL_TRAIN = "twitterpara/turl/castorini-twitterPPDB/train"
 OBJECTIVES = ("mnrl", "mnrl-hn", "simcse", "ct", "sts", "distil", "pause")
@@ -358,7 +359,7 @@ def run_objective(objective: str, model: Path, args, work: Work, peak: float, to
     for side in sides:
         lengths = [n for batch in timed_steps for n in token_count(side.texts(batch))]
         results[side.name] = {"tokens": sum(lengths), "flops": work.step_flops(lengths), "seconds": [],
-                              "saved_bytes": saved_bytes(lambda: side.step(steps[0]))}
+                              "saved_bytes": saved_bytes(partial(side.step, steps[0]))}
     for round_index in range(args.rounds):
         order = sides if round_index % 2 == 0 else sides[::-1]
         for side in order:

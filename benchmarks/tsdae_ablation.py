@@ -24,9 +24,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from experiments import configure_logging, markdown_of, parse_floats, parse_names, write_report
+from benchlib import configure_logging, markdown_of, parse_floats, parse_names, write_report
 from tsdae_domain import (DOMAIN_TASKS, RUNS, Run, Start, cell, check_choices, check_starts, command_line,
                           common_train_options, load_results, report_written, run_all)
 

@@ -16,7 +16,7 @@ Domains (unlabelled text from `sentforge.evaluation.domain_corpora`, written onc
 `--model random:SPEC` starts from SPEC's architecture and tokenizer with random weights (one random
 initialisation per seed; the paper's "Scratch" row). Training runs `sentforge train METHOD` in a
 subprocess (each method's paper defaults, `--no-split`: one tweet or question per example); evaluation
-runs in this process. The runs follow benchmarks/experiments.py: each has its own directory
+runs in this process. The runs follow benchmarks/benchlib.py: each has its own directory
 W/runs/START/DOMAIN/NAME with `result.json` written last; a rerun skips finished runs, resumes an
 interrupted training from its last checkpoint (`--resume`), and evaluates a trained model that has no
 result yet; a failed run is listed at the end (exit status 1) and the others go on. The run names
@@ -40,9 +40,8 @@ from typing import Any
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from experiments import (DATA, RESULT_FILE, configure_logging, driver_parser, evaluate_model, format_mean_std,
+from benchlib import (DATA, RESULT_FILE, configure_logging, driver_parser, evaluate_model, format_mean_std,
                          keep_training_record, markdown_of, parse_ints, parse_names, read_results, run_pending,
                          run_sentforge, scores_of, shown_path, write_report)
 
@@ -327,7 +326,7 @@ def domain_section(work_dir: Path) -> list[str]:
 # ---------------------------------------------------------------------------------------------------------
 
 def command_line(description: str, report_help: str) -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
-    """The experiments.py driver parser with the options both TSDAE drivers' `run` shares."""
+    """The benchlib.py driver parser with the options both TSDAE drivers' `run` shares."""
     parser, run = driver_parser(description, report_help, plot=False, model_type=Start.parse, several_models=True,
                                 model_help="start model spec; random:SPEC for SPEC's architecture with random weights")
     run.add_argument("--data-dir", type=Path, default=DATA, help="the data root (default ../shared/data)")

@@ -29,10 +29,10 @@ import statistics
 import time
 from pathlib import Path
 
+from benchlib import SHARED
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-
-SHARED = Path(__file__).resolve().parents[2] / "shared"
 MODEL = SHARED / "models/paraphrase-MiniLM-L3-v2"
 SENTENCES = SHARED / "data/twitterpara/turl/castorini-twitterPPDB/train/a.toks"
 

@@ -85,7 +85,8 @@ def test_end_to_end_selection_scores_report_and_card(tiny_bert_dir, domain, tmp_
     # Every candidate's dev and test score, scored again here from its saved model.
     dev, test = load_dataset(domain / "dev.jsonl"), load_dataset(domain / "test.jsonl")
     for name, r in results.items():
-        model = (sentforge.MetaEncoder.load(r["model_path"]) if r["kind"] == "meta" else sentforge.load(r["model_path"]))
+        model = (sentforge.MetaEncoder.load(r["model_path"]) if r["kind"] == "meta"
+                 else sentforge.load(r["model_path"]))
         assert dev.evaluate(model)["map"] == pytest.approx(r["dev"], abs=1e-9), name
         assert test.evaluate(model)["map"] == pytest.approx(r["test"], abs=1e-9), name
         if r["kind"] == "train":  # the kept model is the best evaluated checkpoint, every 2 steps

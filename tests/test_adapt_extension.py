@@ -7,11 +7,9 @@ import numpy as np
 import pytest
 from safetensors.numpy import load_file
 
-import sentforge
 from sentforge.adaptation.candidates import METHODS, Candidate
 from sentforge.adaptation.extension import cut_candidates
 
-import adapt_worker
 from test_adapt import domain, run  # noqa: F401 - the fixture and the fast adapt call
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")

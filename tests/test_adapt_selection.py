@@ -240,7 +240,8 @@ def test_hygiene_counts_and_drops_dev_and_test_texts_and_their_near_copies(overl
     assert counts["positives"] == {"read": 4, "near_duplicates": 2}
     assert "how do i renew my residence permit quickly" not in cleaned.texts
     assert "where to buy bread in the old market today" in cleaned.texts
-    assert [a for a, _ in cleaned.labelled.positives] == ["best beach for a family picnic", "is tap water safe to drink"]
+    assert [a for a, _ in cleaned.labelled.positives] == ["best beach for a family picnic",
+                                                          "is tap water safe to drink"]
     assert cleaned.unlabelled.read_text(encoding="utf-8").splitlines() == cleaned.texts
     kept, same = apply_hygiene(inputs, tmp_path / "kept" / "data", keep_dev_texts=True)
     assert kept is inputs and same["applied"] is False and same["unlabelled"] == counts["unlabelled"]

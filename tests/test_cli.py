@@ -87,7 +87,8 @@ def test_malformed_jsonl_line(tiny_bert_dir, tmp_path, capsys):
 def test_info_and_search(tiny_bert_dir, tmp_path, capsys):
     code, out, _ = run_cli(["info", tiny_bert_dir], capsys)
     assert code == 0 and "dimension: 32" in out and "Pooling" in out
-    (tmp_path / "c.txt").write_text("the cat sat on the mat\na dog runs\nhow do i reset my password\n", encoding="utf-8")
+    (tmp_path / "c.txt").write_text("the cat sat on the mat\na dog runs\nhow do i reset my password\n",
+                                    encoding="utf-8")
     code, out, _ = run_cli(["search", "the cat sat on the mat", "--corpus", tmp_path / "c.txt", "-m", tiny_bert_dir,
                             "-k", "2"], capsys)
     assert code == 0

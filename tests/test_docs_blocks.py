@@ -6,9 +6,10 @@ and folders, `../shared` where this checkout has it, and tiny data files under t
 Python blocks of a page share one namespace; shell blocks run in bash with `-e`, `sentforge` and `python`
 from this interpreter. The short model names the pages use (all-MiniLM-L6-v2) load a tiny random model of
 the same pipeline (BERT, mean pooling), in this process and, through a `sitecustomize` module, in every
-Python process a shell block starts: the blocks are checked for what they do, not for their numbers. A block marked `<!-- docs-test: skip (why) -->` is skipped with its reason; a block
-that uses `../shared` is skipped where this checkout has no `../shared`. The session summary prints how many
-blocks ran and were skipped (conftest.py).
+Python process a shell block starts: the blocks are checked for what they do, not for their numbers. A
+block marked `<!-- docs-test: skip (why) -->` is skipped with its reason; a block that uses `../shared` is
+skipped where this checkout has no `../shared`. The session summary prints how many blocks ran and were
+skipped (conftest.py).
 """
 
 from __future__ import annotations

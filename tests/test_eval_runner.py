@@ -60,7 +60,8 @@ def test_resolve_families_names_and_errors():
     assert {"STS12", "STS16", "STS12-raw", "STSBenchmark", "STSBenchmark-raw", "SICKRelatedness"} <= set(names)
     assert [cls.metadata.name for cls in resolve_tasks(" stsbenchmark-RAW , geometry,STSBenchmark-raw")] == \
         ["STSBenchmark-raw", "AlignmentUniformity"]
-    with pytest.raises(ConfigError, match=r"unknown task 'STS17'; did you mean STS16.*valid families and tasks: .*STS12.*STSBenchmark-raw"):
+    with pytest.raises(ConfigError, match=r"unknown task 'STS17'; did you mean STS16.*"
+                                          r"valid families and tasks: .*STS12.*STSBenchmark-raw"):
         resolve_tasks("sts,STS17")
     with pytest.raises(ConfigError, match="no tasks selected"):
         resolve_tasks(" , ")

@@ -218,8 +218,9 @@ def test_empty_split_is_an_input_error(tmp_path):
 @needs(GLUE / "MRPC")
 def test_real_glue_files_read_with_the_published_sizes():
     sizes = {name: {split: len(data.labels) for split, data in cls(DATA).data.items()}
-             for name, cls in (("CoLA", sentglue.SentGlueCoLATask), ("SST-2", sentglue.SentGlueSST2Task), ("MRPC", sentglue.SentGlueMRPCTask),
-                               ("STS-B", sentglue.SentGlueSTSBTask), ("RTE", sentglue.SentGlueRTETask), ("WNLI", sentglue.SentGlueWNLITask))}
+             for name, cls in (("CoLA", sentglue.SentGlueCoLATask), ("SST-2", sentglue.SentGlueSST2Task),
+                               ("MRPC", sentglue.SentGlueMRPCTask), ("STS-B", sentglue.SentGlueSTSBTask),
+                               ("RTE", sentglue.SentGlueRTETask), ("WNLI", sentglue.SentGlueWNLITask))}
     assert sizes == {"CoLA": {"train": 8551, "dev": 1043}, "SST-2": {"train": 67349, "dev": 872},
                      "MRPC": {"train": 3668, "dev": 408}, "STS-B": {"train": 5749, "dev": 1500},
                      "RTE": {"train": 2490, "dev": 277}, "WNLI": {"train": 635, "dev": 71}}

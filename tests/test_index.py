@@ -96,7 +96,8 @@ def test_text_count_must_match_vectors(tmp_path):
 
 def test_bad_parameters_are_config_errors(tmp_path):
     with pytest.raises(ConfigError, match=r"pq_m \(--pq-m\) 5 must divide"):
-        build_index(random_vectors(50, 16), map(str, range(50)), tmp_path / "i", identity(16), IndexParams("ivfpq", pq_m=5))
+        build_index(random_vectors(50, 16), map(str, range(50)), tmp_path / "i", identity(16),
+                    IndexParams("ivfpq", pq_m=5))
     with pytest.raises(ConfigError, match="--kind"):
         build_index(random_vectors(50, 16), map(str, range(50)), tmp_path / "i", identity(16), IndexParams("lsh"))
 

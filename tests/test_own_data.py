@@ -167,7 +167,8 @@ def test_kind_detection_and_explicit_kinds(tmp_path):
         detect_kind(both)
     assert load_dataset(both, kind="scored-pairs").metadata.main_metric == "spearman"
     odd = write_table(tmp_path / "e.tsv", [{"text": "a", "other": "b"}])
-    with pytest.raises(InputFileError, match=r"e\.tsv:2: cannot tell the kind of data from the columns \(text, other\)"):
+    with pytest.raises(InputFileError,
+                       match=r"e\.tsv:2: cannot tell the kind of data from the columns \(text, other\)"):
         detect_kind(odd)
     with pytest.raises(InputFileError, match="lacks corpus.jsonl or queries.jsonl"):
         detect_kind(tmp_path)

@@ -222,7 +222,8 @@ def test_real_qa_and_nli_counts():
             "be enough to accept the offer? how good is the transportation there in qatar?") == cqa[0][0]
     wikiqa = read_qa_pairs(DATA / "wikiqa")
     assert len(wikiqa) == 1180  # train 1040 + dev 140 answers labelled 1
-    assert wikiqa[0] == ("how are glacier caves formed ?", "a glacier cave is a cave formed within the ice of a glacier .")
+    assert wikiqa[0] == ("how are glacier caves formed ?",
+                         "a glacier cave is a cave formed within the ice of a glacier .")
     assert len(read_qa_pairs(DATA / "glue/qqp-partial")) == 8747  # the README's duplicate count
     snli = read_nli_triples(DATA / "senteval/downstream/SNLI")
     sick = read_nli_triples(DATA / "senteval/downstream/SICK/SICK_train.txt")

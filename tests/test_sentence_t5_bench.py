@@ -1,5 +1,5 @@
 """The Sentence-T5 experiment driver (benchmarks/sentence_t5.py) and the shared experiment plumbing
-(benchmarks/experiments.py): the run plan, the training command, the STS figure Sentence-T5 reports,
+(benchmarks/benchlib.py): the run plan, the training command, the STS figure Sentence-T5 reports,
 the report's mean ± std tables and plot from fake results, resuming and failure handling, the TSDAE
 drivers' plan and report on that plumbing, and one end-to-end `run` of a tiny random T5 on tiny data
 (raw and QA -> NLI, one training step per stage)."""
@@ -26,11 +26,11 @@ def st5(monkeypatch):
 
 
 @pytest.fixture
-def experiments(monkeypatch):
+def benchlib(monkeypatch):
     import importlib
 
     monkeypatch.syspath_prepend(str(REPO / "benchmarks"))
-    return importlib.import_module("experiments")
+    return importlib.import_module("benchlib")
 
 
 def test_plan_runs_raw_once_then_seed_major(st5):
@@ -88,26 +88,27 @@ def fake_result(variant, setting, seed, sts, transfer, alignment, uniformity, po
                  "alignment": alignment, "uniformity": uniformity}
 
 
-def write_experiment(experiments, work_dir, model, results):
-    experiments.check_config(work_dir, {"model": model, "qa_data": ["/d/wikiqa"], "nli_data": ["/d/SNLI"],
-                                        "stage_steps": None, "stage_epochs": None, "batch_size": 64,
-                                        "projection_dim": None, "lr": None, "max_seq_length": None,
-                                        "sts_tasks": ["STS12", "STSBenchmark"], "transfer": True})
+def write_experiment(benchlib, work_dir, model, results):
+    benchlib.check_config(work_dir, {"model": model, "qa_data": ["/d/wikiqa"], "nli_data": ["/d/SNLI"],
+                                     "stage_steps": None, "stage_epochs": None, "batch_size": 64,
+                                     "projection_dim": None, "lr": None, "max_seq_length": None,
+                                     "sts_tasks": ["STS12", "STSBenchmark"], "transfer": True})
     for run, result in results:
         (work_dir / run).mkdir()
         (work_dir / run / "result.json").write_text(json.dumps(result))
 
 
-def test_report_tables_and_plot(st5, experiments, tmp_path):
+def test_report_tables_and_plot(st5, benchlib, tmp_path):
     t5, bert = tmp_path / "t5", tmp_path / "bert"
-    write_experiment(experiments, t5, "/m/t5-small", [
-        fake_result("enc-mean", "raw", None, {"STS12": 30.0, "STSBenchmark": 40.0}, {"MR": 60.0, "CR": 70.0}, 0.2, -1.0),
+    write_experiment(benchlib, t5, "/m/t5-small", [
+        fake_result("enc-mean", "raw", None, {"STS12": 30.0, "STSBenchmark": 40.0}, {"MR": 60.0, "CR": 70.0}, 0.2,
+                    -1.0),
         fake_result("enc-first", "raw", None, {"STS12": 10.0, "STSBenchmark": 20.0}, {"MR": 55.0, "CR": 65.0}, 0.1,
                     -0.5),
         fake_result("enc-mean", "nli", 0, {"STS12": 50.0, "STSBenchmark": 60.0}, {"MR": 62.0, "CR": 72.0}, 0.3, -2.0),
         fake_result("enc-mean", "nli", 1, {"STS12": 54.0, "STSBenchmark": 66.0}, {"MR": 64.0, "CR": 70.0}, 0.5, -2.5),
         fake_result("enc-mean", "qa-nli", 0, {"STS12": 58.0, "STSBenchmark": 68.0}, {}, 0.25, -2.2)])
-    write_experiment(experiments, bert, "/m/MiniLM", [
+    write_experiment(benchlib, bert, "/m/MiniLM", [
         fake_result("own", "raw", None, {"STS12": 70.0, "STSBenchmark": 80.0}, {"MR": 75.0}, 0.4, -3.0, "mean")])
     for run, losses, accuracy in (("enc-mean-nli-s0", (6.0, 4.0), 0.25), ("enc-mean-nli-s1", (5.0, 3.0), 0.75)):
         windows = [{"step": 0, "event": "start"}, {"step": 10, "loss": losses[0], "accuracy": 0.0, "candidates": 128.0},
@@ -136,10 +137,10 @@ def test_report_tables_and_plot(st5, experiments, tmp_path):
     st5.plot([t5, bert], tmp_path / "geometry.png")
     assert (tmp_path / "geometry.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     with pytest.raises(SystemExit, match="batch_size: 64 then, 32 now"):
-        experiments.check_config(t5, {"model": "/m/t5-small", "batch_size": 32})
+        benchlib.check_config(t5, {"model": "/m/t5-small", "batch_size": 32})
 
 
-def test_run_pending_skips_finished_and_reports_failures(experiments, tmp_path):
+def test_run_pending_skips_finished_and_reports_failures(benchlib, tmp_path):
     (tmp_path / "done").mkdir()
     (tmp_path / "done" / "result.json").write_text("{}")
     executed = []
@@ -150,12 +151,12 @@ def test_run_pending_skips_finished_and_reports_failures(experiments, tmp_path):
             raise RuntimeError("boom")
         return {"index": index}
 
-    assert experiments.run_pending(tmp_path, ["done", "bad", "good"], execute, str) == 1
+    assert benchlib.run_pending(tmp_path, ["done", "bad", "good"], execute, str) == 1
     assert executed == [1, 2]
-    assert experiments.run_pending(tmp_path, ["done"], execute, str) == 0 and executed == [1, 2]
+    assert benchlib.run_pending(tmp_path, ["done"], execute, str) == 0 and executed == [1, 2]
 
 
-def test_keep_training_record(experiments, tmp_path):
+def test_keep_training_record(benchlib, tmp_path):
     for layout, kept in (("flat", ["metrics.jsonl"]), ("staged", ["metrics-stage-1-qa.jsonl",
                                                                   "metrics-stage-2-nli.jsonl"])):
         model_dir, run_dir = tmp_path / layout / "model", tmp_path / layout
@@ -165,37 +166,39 @@ def test_keep_training_record(experiments, tmp_path):
             log.mkdir(parents=True)
             (log / "metrics.jsonl").write_text(f'{{"step": {number}}}\n')
         (model_dir / "train.json").write_text('{"steps": 3}')
-        assert experiments.keep_training_record(model_dir, run_dir, keep_model=False) == {"steps": 3}
+        assert benchlib.keep_training_record(model_dir, run_dir, keep_model=False) == {"steps": 3}
         assert not model_dir.exists() and (run_dir / "train.json").exists()
         assert sorted(p.name for p in run_dir.glob("metrics*.jsonl")) == kept
         assert [json.loads((run_dir / name).read_text())["step"] for name in kept] == list(range(len(kept)))
 
 
-def test_keep_training_record_keeps_the_model_without_its_checkpoints(experiments, tmp_path):
+def test_keep_training_record_keeps_the_model_without_its_checkpoints(benchlib, tmp_path):
     model_dir, run_dir = tmp_path / "model", tmp_path
     (model_dir / "training" / "checkpoints" / "step-2").mkdir(parents=True)
     (model_dir / "training" / "metrics.jsonl").write_text('{"step": 2}\n')
     (model_dir / "train.json").write_text('{"steps": 2}')
     (model_dir / "model.safetensors").write_bytes(b"weights")
-    assert experiments.keep_training_record(model_dir, run_dir, keep_model=True) == {"steps": 2}
+    assert benchlib.keep_training_record(model_dir, run_dir, keep_model=True) == {"steps": 2}
     assert (model_dir / "model.safetensors").read_bytes() == b"weights"
     assert not (model_dir / "training" / "checkpoints").exists() and (run_dir / "metrics.jsonl").exists()
 
 
-def test_report_helpers(experiments, tmp_path):
-    assert experiments.format_mean_std([]) == "–"
-    assert experiments.format_mean_std([], empty="—", count=True) == "—"
-    assert experiments.format_mean_std([71.276], count=True) == "71.28 (1)"
-    assert experiments.format_mean_std([1.0, 2.0, 4.0], count=True) == "2.33 ± 1.53 (3)"  # sample std
+def test_report_helpers(benchlib, tmp_path):
+    assert benchlib.format_mean_std([]) == "–"
+    assert benchlib.format_mean_std([], empty="—", count=True) == "—"
+    assert benchlib.format_mean_std([71.276], count=True) == "71.28 (1)"
+    assert benchlib.format_mean_std([1.0, 2.0, 4.0], count=True) == "2.33 ± 1.53 (3)"  # sample std
     for name in ("runs/a/d/x", "runs/b/d/y", "top"):
         (tmp_path / name).mkdir(parents=True)
         (tmp_path / name / "result.json").write_text(json.dumps({"name": name}))
-    assert [r["name"] for r in experiments.read_results(tmp_path)] == ["top"]
-    assert [r["name"] for r in experiments.read_results(tmp_path, "runs/*/*/*")] == ["runs/a/d/x", "runs/b/d/y"]
-    assert experiments.shown_path("glove-6B-50d") == "glove-6B-50d"
-    assert experiments.shown_path(str(Path.cwd() / "models" / "m")) == str(Path("models") / "m")
-    markdown = experiments.markdown_of("Title", lambda work_dir: [f"section {work_dir.name}", "", ""])
+    assert [r["name"] for r in benchlib.read_results(tmp_path)] == ["top"]
+    assert [r["name"] for r in benchlib.read_results(tmp_path, "runs/*/*/*")] == ["runs/a/d/x", "runs/b/d/y"]
+    assert benchlib.shown_path("glove-6B-50d") == "glove-6B-50d"
+    assert benchlib.shown_path(str(Path.cwd() / "models" / "m")) == str(Path("models") / "m")
+    markdown = benchlib.markdown_of("Title", lambda work_dir: [f"section {work_dir.name}", "", ""])
     assert markdown([Path("a"), Path("b")]) == "# Title\n\nsection a\n\n\nsection b\n"
+    with_intro = benchlib.markdown_of("Title", lambda work_dir: [f"section {work_dir.name}", ""], intro="About.")
+    assert with_intro([Path("a")]) == "# Title\n\nAbout.\n\nsection a\n"
 
 
 def test_tsdae_drivers_plan_and_report_on_the_shared_plumbing(monkeypatch, tmp_path, capsys):
@@ -213,7 +216,7 @@ def test_tsdae_drivers_plan_and_report_on_the_shared_plumbing(monkeypatch, tmp_p
         "random-m2/twitterpara/unadapted-seed1", "random-m2/twitterpara/tsdae-steps5-seed0",
         "random-m2/twitterpara/tsdae-steps5-seed1")]
     assert "sentforge train tsdae --model START --corpus CORPUS --no-split --steps 5 --seed 1" in pending[3]
-    # fake results in the run layout: the report reads them back through experiments.read_results
+    # fake results in the run layout: the report reads them back through benchlib.read_results
     for name, seed, ap in (("tsdae-steps5-seed0", 0, 60.0), ("tsdae-steps5-seed1", 1, 64.0)):
         run = domain.Run("tsdae_domain", domain.Start.parse("m"), "twitterpara", name, ["TwitterPara"], seed=seed,
                          method="tsdae", steps=5, meta={"setting": "steps5"})
@@ -273,7 +276,7 @@ def test_run_end_to_end_resumes_and_reports(st5, tiny_t5_dir, tmp_path, caplog):
     assert not (work / "enc-mean-qa-nli-s0" / "model").exists()  # weights dropped without --keep-models
     assert (work / "enc-mean-qa-nli-s0" / "metrics-stage-2-nli.jsonl").exists()
     caplog.clear()
-    caplog.set_level(logging.INFO, logger="experiments")
+    caplog.set_level(logging.INFO, logger="benchlib")
     assert st5.main(command) == 0  # everything done: skipped
     assert sum("done before, skipped" in record.getMessage() for record in caplog.records) == 2
     with pytest.raises(SystemExit, match="batch_size"):

@@ -14,7 +14,8 @@ st = pytest.importorskip("sentence_transformers")
 pytest.importorskip("sentence_transformers.models")  # a submodule: `st.models` exists only once it is imported
 
 
-@pytest.mark.parametrize("pooling,projection,normalize", [("mean", None, False), ("cls", 16, True), ("max", None, True)])
+@pytest.mark.parametrize("pooling,projection,normalize",
+                         [("mean", None, False), ("cls", 16, True), ("max", None, True)])
 def test_sentforge_saved_model_loads_in_sentence_transformers(tiny_bert_dir, tmp_path, pooling, projection, normalize):
     encoder = build_encoder(tiny_bert_dir, pooling=pooling, projection_dim=projection, normalize=normalize)
     encoder.save(tmp_path / "m")

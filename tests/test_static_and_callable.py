@@ -23,7 +23,8 @@ def test_glove_average_is_mean_of_known_words(glove_file, tmp_path):
     np.testing.assert_allclose(vectors[1], [0, 0, 0])
     np.testing.assert_allclose(vectors[2], [0, 2, 0])
     encoder.save(tmp_path / "glove")
-    np.testing.assert_array_equal(sentforge.load(tmp_path / "glove").encode(["the cat sat"]), encoder.encode(["the cat sat"]))
+    np.testing.assert_array_equal(sentforge.load(tmp_path / "glove").encode(["the cat sat"]),
+                                  encoder.encode(["the cat sat"]))
 
 
 def test_npy_and_vocabulary_form(tmp_path):

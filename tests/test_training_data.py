@@ -210,13 +210,15 @@ def test_python_errors_name_the_python_arguments(tmp_path):
     with pytest.raises(ConfigError, match=r"^columns: 'anchor' is not a role"):
         read_examples("pairs", write_tsv(tmp_path / "p.tsv", ["a", "b"], [("x", "y")]), columns={"a": "anchor"})
     with pytest.raises(ConfigError, match=r"^data\[1\]: score 'high' is not a number"):
-        read_examples("scored pairs", [{"a": "x y", "b": "y z", "score": 1.0}, {"a": "x y", "b": "y z", "score": "high"}])
+        read_examples("scored pairs",
+                      [{"a": "x y", "b": "y z", "score": 1.0}, {"a": "x y", "b": "y z", "score": "high"}])
     with pytest.raises(ConfigError, match=r"^data\[0\]: a 'score' column, but this method trains on positive pairs"):
         read_examples("pairs", dataset(["sentence1", "sentence2", "score"], SCORED))
     with pytest.raises(ConfigError, match=r"^data\[0\]: pairs take 2 or 3 text columns .* found 4"):
         read_examples("pairs", [{"a": "1", "b": "2", "c": "3", "d": "4"}])
     with pytest.raises(ConfigError, match=r"^data: a DatasetDict \(splits train\); give one split"):
-        read_examples("pairs", pytest.importorskip("datasets").DatasetDict({"train": dataset(["a", "b"], [("x", "y")])}))
+        splits = pytest.importorskip("datasets").DatasetDict({"train": dataset(["a", "b"], [("x", "y")])})
+        read_examples("pairs", splits)
     with pytest.raises(ConfigError, match=r"^data\[0\]: label 4\.2 is not 0 or 1"):
         read_examples("pairs", input_examples(SCORED[:1] + [("a b", "c d", 1)]))
 

@@ -159,8 +159,9 @@ class Encoder(SentenceTransformerInterface, nn.Sequential):
     def with_modules(self, modules: Sequence[Module], name: str | None = None,
                      card: ModelCardData | None = None) -> Encoder:
         """A new encoder over `modules` with this one's settings (prompts, similarity function, truncate_dim)."""
-        return Encoder(modules, name=name or self.name, prompts=self.prompts, default_prompt_name=self.default_prompt_name,
-                       card=card, similarity_fn_name=self.similarity_fn_name, truncate_dim=self.truncate_dim)
+        return Encoder(modules, name=name or self.name, prompts=self.prompts,
+                       default_prompt_name=self.default_prompt_name, card=card,
+                       similarity_fn_name=self.similarity_fn_name, truncate_dim=self.truncate_dim)
 
     @property
     def input_module(self) -> InputModule:
@@ -238,7 +239,7 @@ class Encoder(SentenceTransformerInterface, nn.Sequential):
         pooled = []
         for rows in chunks:
             features = to_device_all(self.input_module.pad([ids[i] for i in rows]), device)
-            for after_pooling, module in enumerate(modules, start=1):
+            for after_pooling, module in enumerate(modules, start=1):  # noqa: B007 - read after the loop
                 features = module(features)
                 if "sentence_embedding" in features:
                     break
@@ -370,7 +371,8 @@ class Encoder(SentenceTransformerInterface, nn.Sequential):
             raise ModelFormatError(f"{path / ST_CONFIG_FILE}: {err}") from None
         truncate_dim = settings.get("truncate_dim")
         if truncate_dim is not None and (not isinstance(truncate_dim, int) or truncate_dim < 1):
-            raise ModelFormatError(f"{path / ST_CONFIG_FILE}: truncate_dim must be a positive integer, got {truncate_dim!r}")
+            raise ModelFormatError(f"{path / ST_CONFIG_FILE}: truncate_dim must be a positive integer, "
+                                   f"got {truncate_dim!r}")
         return cls(unfold_word_pooling(modules), name=name or str(path), prompts=prompts,
                    default_prompt_name=settings.get("default_prompt_name"), card=read_card_data(path),
                    similarity_fn_name=similarity_fn_name, truncate_dim=truncate_dim)

@@ -44,7 +44,8 @@ def _glove_6b_50d(spec: str) -> Encoder:
     try:
         import pyarrow.parquet as pq
     except ImportError:
-        raise ModelNotFoundError("reading the GloVe vocabulary needs pyarrow: pip install 'sentforge[models]'") from None
+        raise ModelNotFoundError("reading the GloVe vocabulary needs pyarrow: "
+                                 "pip install 'sentforge[models]'") from None
     vocab = [str(w) for w in pq.read_table(data / "glove_6B_index.parquet").column("index").to_pylist()]
     words = WordVectors.from_arrays(data / "glove_6B_50d_emb.npy", vocab)
     return Encoder([words, Pooling(words.output_dim, "mean")], name=spec)

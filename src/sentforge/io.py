@@ -75,7 +75,8 @@ def _publish(tmp: str | Path, path: Path, overwrite: bool) -> None:
             raise
         # No hard links on this file system: check, then rename (a narrow race remains).
         if path.exists():
-            raise OutputExistsError(f"output file {path} already exists; pass overwrite=True (--overwrite) to replace it") from None
+            raise OutputExistsError(f"output file {path} already exists; "
+                                    "pass overwrite=True (--overwrite) to replace it") from None
         os.replace(tmp, path)
         return
     os.unlink(tmp)
@@ -87,7 +88,8 @@ def check_output_dir(path: str | os.PathLike, overwrite: bool) -> Path:
     if path.exists() and not path.is_dir():
         raise OutputExistsError(f"output path {path} exists and is not a directory")
     if path.is_dir() and any(path.iterdir()) and not overwrite:
-        raise OutputExistsError(f"output directory {path} is not empty; pass overwrite=True (--overwrite) to replace it")
+        raise OutputExistsError(f"output directory {path} is not empty; "
+                                "pass overwrite=True (--overwrite) to replace it")
     return path
 
 

@@ -169,7 +169,8 @@ def _same_job(state: dict[str, Any], job: dict[str, Any], output: Path, overwrit
         return False
     differ = sorted(k for k in set(job) | set(state.get("job", {})) if state.get("job", {}).get(k) != job.get(k))
     raise ConfigError(f"{output}: an unfinished encode with other settings ({', '.join(differ)}) is in progress "
-                      "there; rerun it with the same settings to resume, or pass overwrite=True (--overwrite) to start again")
+                      "there; rerun it with the same settings to resume, or pass overwrite=True (--overwrite) "
+                      "to start again")
 
 
 def _verified_prefix(folder: Path, shards: list[dict[str, Any]]) -> list[dict[str, Any]]:

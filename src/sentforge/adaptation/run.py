@@ -54,7 +54,8 @@ META_RESERVE_SHARE = 0.25  # the most of the budget kept for the meta-embeddings
 
 @locked_output(ADAPT)
 def adapt(model: str | Sequence[str], unlabelled: str | os.PathLike, dev: str | os.PathLike,
-          output: str | os.PathLike, *, labelled: str | os.PathLike | None = None, test: str | os.PathLike | None = None,
+          output: str | os.PathLike, *, labelled: str | os.PathLike | None = None,
+          test: str | os.PathLike | None = None,
           budget_minutes: float = 60.0, members: Sequence[str] = (), seed: int = 0,
           eval_every: int | None = None, candidates: Sequence[str] | None = None, max_epochs: int = 10,
           meta_members: int = 2, device: str | None = None, show_progress: bool | None = None,
@@ -76,10 +77,11 @@ def adapt(model: str | Sequence[str], unlabelled: str | os.PathLike, dev: str | 
     min_texts_per_second: only candidates that encode at least this many of your texts per second here are
     eligible (refused before the run when no start model does); it only affects the choice, so a rerun with
     another value chooses again from the finished candidates. keep_dev_texts: train on unlabelled texts and
-    pairs that are dev or test texts (or near copies); by default they are dropped before any training. eval_every: steps between the dev
-    evaluations of a trained candidate; None: about every 2.5 minutes of its training at its probed cost per
-    step (racing.py). race: stop a trained candidate at a dev evaluation where it is significantly below the
-    start model (or below the leader and no longer improving), its time going to the others.
+    pairs that are dev or test texts (or near copies); by default they are dropped before any training.
+    eval_every: steps between the dev evaluations of a trained candidate; None: about every 2.5 minutes of
+    its training at its probed cost per step (racing.py). race: stop a trained candidate at a dev evaluation
+    where it is significantly below the start model (or below the leader and no longer improving), its time
+    going to the others.
     keep_checkpoints: keep the candidates' training checkpoints once the run is done (by default each
     candidate keeps its model and metrics; an interrupted run keeps them to resume).
     callbacks: called with the TrainerState after every training step (of every trained candidate).
@@ -244,7 +246,8 @@ class _Runner:
         if extend:
             earlier = self.state.results[candidate.name]
             result = self._train_run(candidate, share, earlier["start"], Path(earlier["model_path"]), extend=True)
-            return result | {"chain_steps": earlier["after_steps"] + result["steps"], "after_steps": earlier["after_steps"]}
+            return result | {"chain_steps": earlier["after_steps"] + result["steps"],
+                             "after_steps": earlier["after_steps"]}
         return self._ladder(candidate, before, share)
 
     def _share(self, candidate: Candidate) -> tuple[float | None, str]:
@@ -400,7 +403,8 @@ class _Runner:
 
     def _test(self, result: dict[str, Any]) -> dict[str, Any]:
         value, seconds = main_score(self.inputs.test, load_candidate(result, self.train.device))
-        return {"test": value, "test_metric": metric_of(self.inputs.test), "wall_s": round(result["wall_s"] + seconds, 2)}
+        return {"test": value, "test_metric": metric_of(self.inputs.test),
+                "wall_s": round(result["wall_s"] + seconds, 2)}
 
 
 def _finish(state: AdaptState, inputs: AdaptInputs, order: list[str], budget_minutes: float, budget: Budget,

@@ -11,17 +11,17 @@ from sentforge.cli.app import app
 from sentforge.errors import SentforgeError
 
 # Importing a command module registers its commands on `app`.
-from sentforge.cli import encode  # noqa: E402,F401
-from sentforge.cli import eval  # noqa: E402,F401
-from sentforge.cli import pretrain  # noqa: E402,F401
-from sentforge.cli import train  # noqa: E402,F401
-from sentforge.cli import meta  # noqa: E402,F401
-from sentforge.cli import st5  # noqa: E402,F401
-from sentforge.cli import export  # noqa: E402,F401
-from sentforge.cli import index  # noqa: E402,F401
-from sentforge.cli import adapt  # noqa: E402,F401
-from sentforge.cli import labels  # noqa: E402,F401
-from sentforge.cli import explain  # noqa: E402,F401
+from sentforge.cli import encode  # noqa: F401
+from sentforge.cli import eval  # noqa: F401
+from sentforge.cli import pretrain  # noqa: F401
+from sentforge.cli import train  # noqa: F401
+from sentforge.cli import meta  # noqa: F401
+from sentforge.cli import st5  # noqa: F401
+from sentforge.cli import export  # noqa: F401
+from sentforge.cli import index  # noqa: F401
+from sentforge.cli import adapt  # noqa: F401
+from sentforge.cli import labels  # noqa: F401
+from sentforge.cli import explain  # noqa: F401
 
 
 def describe_os_error(err: OSError) -> str:

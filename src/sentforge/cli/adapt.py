@@ -19,7 +19,8 @@ def adapt(
     output: Annotated[Path, typer.Option("--output", "-o", help="Directory for model/, report.md, report.json, "
                                                                  "dev-curve.png and the candidates' runs.")],
     labelled: Annotated[Optional[Path], typer.Option(help="Positive pairs (sentence1, sentence2[, negative]), or "
-                                                          "pairs with a label column, some rows empty (PAUSE).")] = None,
+                                                          "pairs with a label column, some rows empty "
+                                                          "(PAUSE).")] = None,
     test: Annotated[Optional[Path], typer.Option(help="Test set: scored and reported, never used for a "
                                                       "choice.")] = None,
     budget_minutes: Annotated[float, typer.Option(min=0.0, help="Wall-clock budget of the whole run.")] = 60.0,

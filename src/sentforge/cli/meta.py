@@ -105,7 +105,8 @@ def read_fit_corpus(paths: list[Path], field: str | None) -> list[str]:
         raise ConfigError("--corpus: give at least one file of unlabelled sentences")
     sentences = [s for path in paths for s in read_corpus(path, field, split=False)]
     if len(sentences) < 2:
-        raise ConfigError(f"--corpus {', '.join(map(str, paths))}: {len(sentences)} sentences; fitting needs at least 2")
+        raise ConfigError(f"--corpus {', '.join(map(str, paths))}: {len(sentences)} sentences; "
+                          "fitting needs at least 2")
     return sentences
 
 

@@ -55,11 +55,12 @@ def _common(
     keep_last: Annotated[int, typer.Option(min=1, help="Checkpoints to keep.")] = 2,
     log_every: Annotated[int, typer.Option(min=1)] = 10,
     dev: Annotated[Path | None, typer.Option(help="Dev set (any `sentforge eval --dataset` file): scored every "
-                                                  "--eval-every steps (without it: before training and after), the best-scoring encoder "
-                                                  "is the one saved.")] = None,
+                                                  "--eval-every steps (without it: before training and after), "
+                                                  "the best-scoring encoder is the one saved.")] = None,
     eval_every: Annotated[int | None, typer.Option(min=1, help="Score on --dev every N steps.")] = None,
     time_limit: Annotated[float | None, typer.Option(min=0.0, help="Stop cleanly after this many seconds; the "
-                                                                   "last step's (or the best) encoder is saved.")] = None,
+                                                                   "last step's (or the best) encoder is "
+                                                                   "saved.")] = None,
     resume: Annotated[bool, typer.Option(help="Continue the run in --output from its last checkpoint.")] = False,
     snapshot_steps: Annotated[str | None, typer.Option(help="Also save the encoder at these steps (comma-separated) "
                                                             "to training/snapshots/step-N.")] = None,

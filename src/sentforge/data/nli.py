@@ -217,7 +217,8 @@ def read_nli_pairs(path: str | Path, columns: Mapping[str, str] | None = None) -
     elif path.suffix.lower() == ".txt":
         pairs = sick_nli_pairs(path) if path.name.upper().startswith("SICK") else read_positive_pairs(path)
     else:
-        pairs = read_glue_nli(path) if kind == "index" else read_qqp(path) if kind == "qqp" else read_nli_table(path, columns)
+        pairs = (read_glue_nli(path) if kind == "index" else read_qqp(path) if kind == "qqp"
+                 else read_nli_table(path, columns))
     if not pairs:
         raise InputFileError(f"{path} holds no sentence pairs")
     return pairs

@@ -88,7 +88,8 @@ def check_text_file(path: str | Path) -> Path:
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix not in TEXT_SUFFIXES:
-        raise InputFileError(f"{path}: unsupported file type {suffix or '(none)'}; use one of {', '.join(TEXT_SUFFIXES)}")
+        raise InputFileError(f"{path}: unsupported file type {suffix or '(none)'}; "
+                             f"use one of {', '.join(TEXT_SUFFIXES)}")
     _check_file(path)
     return path
 

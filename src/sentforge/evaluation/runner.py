@@ -37,8 +37,8 @@ def resolve_data_dir(data_dir: str | os.PathLike | None) -> Path:
     """The data root: `data_dir`, else $SENTFORGE_DATA; it must be an existing directory."""
     if data_dir is None:
         if not os.environ.get(DATA_ENV):
-            raise ConfigError(f"no data directory: pass data_dir= (--data-dir DIR) or set {DATA_ENV} to the folder that "
-                              "holds senteval/, glue/, cqa-qatarliving/, …")
+            raise ConfigError(f"no data directory: pass data_dir= (--data-dir DIR) or set {DATA_ENV} to the "
+                              "folder that holds senteval/, glue/, cqa-qatarliving/, …")
         data_dir = os.environ[DATA_ENV]
     path = Path(data_dir).expanduser()
     if not path.is_dir():

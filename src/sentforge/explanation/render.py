@@ -24,7 +24,8 @@ def summary_lines(explanation: Explanation) -> list[str]:
     if grads is not None and grads.baseline == "pair":
         gain = grads.similarity - grads.baseline_similarity[0]
         lines.append(f"integrated gradients: {grads.steps} steps from both texts as padding (similarity "
-                     f"{grads.baseline_similarity[0]:.4f}); attributions sum to {gain + grads.completeness_gap[0]:+.4f}, "
+                     f"{grads.baseline_similarity[0]:.4f}); attributions sum to "
+                     f"{gain + grads.completeness_gap[0]:+.4f}, "
                      f"the similarity gain is {gain:+.4f}")
     elif grads is not None:
         gains = [grads.similarity - base for base in grads.baseline_similarity]

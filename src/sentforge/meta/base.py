@@ -148,7 +148,8 @@ class MetaMethod(ABC):
                 raise ConfigError(f"{self.method_name}: member {j} embeddings contain NaN or infinite values")
         rows = {view.shape[0] for view in views}
         if len(rows) != 1:
-            raise ConfigError(f"{self.method_name}: members give different numbers of rows {[v.shape[0] for v in views]}")
+            raise ConfigError(f"{self.method_name}: members give different numbers of rows "
+                              f"{[v.shape[0] for v in views]}")
         if fitting and views[0].shape[0] < 2:
             raise ConfigError(f"{self.method_name}: fitting needs at least 2 sentences")
         if not fitting and [v.shape[1] for v in views] != self.input_dims:

@@ -161,7 +161,8 @@ class MetaEncoder(SimilarityInterface):
         method = MetaMethod.from_saved(config["method"], parameters)
         dims = [member.dim for member in members]
         if dims != method.input_dims:
-            raise ModelFormatError(f"{path}: members give dimensions {dims}, the method was fitted on {method.input_dims}")
+            raise ModelFormatError(f"{path}: members give dimensions {dims}, "
+                                   f"the method was fitted on {method.input_dims}")
         meta = cls(members, method, name=config.get("name"))
         try:
             meta.similarity_fn_name = config.get("similarity_fn_name")

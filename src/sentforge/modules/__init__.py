@@ -38,7 +38,8 @@ def module_class(type_name: str) -> type[Module]:
         return _REGISTRY[type_name]
     except KeyError:
         known = ", ".join(sorted({cls.__name__ for cls in _REGISTRY.values()}))
-        raise ModelFormatError(f"module type {type_name!r} is not supported by sentforge (supported: {known})") from None
+        raise ModelFormatError(f"module type {type_name!r} is not supported by sentforge "
+                               f"(supported: {known})") from None
 
 
 __all__ = [

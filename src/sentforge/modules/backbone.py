@@ -152,7 +152,7 @@ class HFBackbone(InputModule):
     @property
     def hidden_size(self) -> int:
         config = self.model.config
-        return int(getattr(config, "hidden_size", None) or getattr(config, "d_model"))
+        return int(getattr(config, "hidden_size", None) or config.d_model)
 
     @property
     def output_dim(self) -> int:
@@ -190,8 +190,9 @@ class HFBackbone(InputModule):
             try:
                 tokenizer = AutoTokenizer.from_pretrained(str(path))
             except Exception as err:  # tokenizers and transformers raise many types for a broken file
+                first_line = str(err).splitlines()[0] if str(err) else ""
                 raise ModelFormatError(f"{path}: the tokenizer files cannot be read "
-                                       f"({type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''})") from None
+                                       f"({type(err).__name__}: {first_line})") from None
             try:
                 model, info = model_class.from_pretrained(str(path), output_loading_info=True, use_safetensors=True,
                                                           **model_kwargs)
@@ -205,7 +206,8 @@ class HFBackbone(InputModule):
         options = read_json(path / ST_CONFIG_FILE) if (path / ST_CONFIG_FILE).exists() else {}
         length = options.get("max_seq_length")
         if length is not None and (not isinstance(length, int) or isinstance(length, bool) or length < 1):
-            raise ModelFormatError(f"{path / ST_CONFIG_FILE}: max_seq_length must be a positive integer, got {length!r}")
+            raise ModelFormatError(f"{path / ST_CONFIG_FILE}: max_seq_length must be a positive integer, "
+                                   f"got {length!r}")
         try:
             return cls.from_pretrained(path, max_seq_length=length,
                                        do_lower_case=bool(options.get("do_lower_case", False)))

@@ -88,7 +88,8 @@ class MaskedLanguageModeling(MaskedTokenObjective):
         chosen = torch.nonzero(labels.reshape(-1) != IGNORE_INDEX).squeeze(1)
         device = self.encoder.device
         return {"input_ids": to_device(corrupted, device),
-                "attention_mask": to_device(features["attention_mask"], device), "labels": to_device(labels, device), "chosen": to_device(chosen, device),
+                "attention_mask": to_device(features["attention_mask"], device),
+                "labels": to_device(labels, device), "chosen": to_device(chosen, device),
                 "chosen_labels": to_device(labels.reshape(-1)[chosen], device),
                 "tokens": features["attention_mask"].sum()}
 

@@ -252,7 +252,8 @@ class _Decoder(nn.Module):
             labels[row, :len(y)] = y
         real = np.flatnonzero(labels.reshape(-1) != IGNORE_INDEX)
         return (to_device(torch.from_numpy(inputs), device),
-                to_device(torch.from_numpy(labels.reshape(-1)[real]), device), to_device(torch.from_numpy(real), device))
+                to_device(torch.from_numpy(labels.reshape(-1)[real]), device),
+                to_device(torch.from_numpy(real), device))
 
 
 class BertLikeDecoder(_Decoder):

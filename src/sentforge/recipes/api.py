@@ -59,10 +59,10 @@ def run_recipe(method: str, model: str | os.PathLike | Any, data: Any, output: s
     model: a model spec (directory, short name, hub id) or an Encoder. data: a path, a list of Paths,
     or the examples in memory: tuples, a `datasets.Dataset`, dicts, InputExamples (see recipes/data.py).
     columns: the roles of the data's columns, {"column name": role} (roles: sentence1, sentence2, negative,
-    score, label). argument_names: how errors name `data` and `columns` (the CLI gives its options). pooling: cls, mean, max or keep (default: the
-    method's paper). evaluator / eval_every: run on the encoder every `eval_every` steps (a callable
-    `encoder -> metrics` or an evaluation Task; without eval_every, before the first step and after the
-    last); with `select` (a metric name, higher is better unless
+    score, label). argument_names: how errors name `data` and `columns` (the CLI gives its options).
+    pooling: cls, mean, max or keep (default: the method's paper). evaluator / eval_every: run on the
+    encoder every `eval_every` steps (a callable `encoder -> metrics` or an evaluation Task; without
+    eval_every, before the first step and after the last); with `select` (a metric name, higher is better unless
     `select_mode="min"`) the best evaluated encoder is the one saved and returned. `time_limit`
     (seconds) stops training cleanly; the encoder of the last step (or the best one) is saved.
     snapshots: steps at which the encoder is also saved, to `output/training/snapshots/step-N`.

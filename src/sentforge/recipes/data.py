@@ -107,7 +107,8 @@ def parse_columns(text: str, argument: str) -> dict[str, str]:
     for item in text.split(","):
         name, equals, role = (part.strip() for part in item.partition("="))
         if not (equals and name and role):
-            raise ConfigError(f"{argument}: {item.strip()!r} is not COLUMN=ROLE; e.g. anchor=sentence1,positive=sentence2")
+            raise ConfigError(f"{argument}: {item.strip()!r} is not COLUMN=ROLE; "
+                              "e.g. anchor=sentence1,positive=sentence2")
         if name in columns:
             raise ConfigError(f"{argument}: column {name!r} is given twice")
         columns[name] = role
@@ -222,7 +223,8 @@ def _roles(kind: str, names: list[str], where: str) -> dict[str, str]:
                               f"{', '.join(POSITIONAL_TEXT_ROLES[:most])}), found {len(texts)}: {', '.join(texts)}")
         roles = dict(zip(texts, POSITIONAL_TEXT_ROLES))
     if len(set(roles.values())) < len(roles):
-        raise ConfigError(f"{where}: two columns give the same role ({', '.join(f'{n} -> {r}' for n, r in roles.items())})")
+        given = ", ".join(f"{n} -> {r}" for n, r in roles.items())
+        raise ConfigError(f"{where}: two columns give the same role ({given})")
     label_role = {"scored pairs": "score", "labelled pairs": "label"}.get(kind)
     return {**roles, **{name: label_role or name for name in labels}}
 

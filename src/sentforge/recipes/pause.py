@@ -73,7 +73,8 @@ def _build(encoder, examples: list, options: PAUSEOptions, context: BuildContext
     objective = PAUSE(encoder, classes, total_steps=steps, priors=_priors(options.priors, classes),
                       anneal_power=options.anneal_power, use_pu=not options.supervised_only)
     return Plan(objective, examples, batch_sampler=sampler, training={"schedule_end_factor": END_LR / lr},
-                summary={"batch_size": context.training["batch_size"], "labelled": labelled, "classes": classes, "priors": objective.priors,
+                summary={"batch_size": context.training["batch_size"], "labelled": labelled, "classes": classes,
+                         "priors": objective.priors,
                          "label_fraction": options.label_fraction, "supervised_only": options.supervised_only})
 
 

@@ -237,7 +237,8 @@ class Trainer:
             return
         if not self.config.overwrite:
             raise OutputExistsError(f"{self.output_dir} already holds a training run (metrics.jsonl / checkpoints); "
-                                    "pass resume=True (--resume) to continue it or overwrite=True (--overwrite) to start again")
+                                    "pass resume=True (--resume) to continue it or overwrite=True (--overwrite) "
+                                    "to start again")
         (self.output_dir / METRICS_FILE).unlink(missing_ok=True)
         shutil.rmtree(self.output_dir / CHECKPOINTS_DIR, ignore_errors=True)
 

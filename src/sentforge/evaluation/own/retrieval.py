@@ -92,7 +92,10 @@ def trec_metrics(ranked_ids: Sequence[Sequence[str]], qrels: Sequence[dict[str, 
         ndcgs.append(graded_ndcg(ids, judged))
         aps.append(average_precision(hits[:MAP_CUTOFF], judged_relevant=relevant))
         recalls.append(hits[:RECALL_CUTOFF].sum() / relevant if relevant else 0.0)
-    mean = (lambda values: 100 * float(np.mean(values)) if values else 0.0)
+
+    def mean(values: list[float]) -> float:
+        return 100 * float(np.mean(values)) if values else 0.0
+
     return {f"ndcg@{NDCG_CUTOFF}": mean(ndcgs), f"map@{MAP_CUTOFF}": mean(aps),
             f"recall@{RECALL_CUTOFF}": mean(recalls), "n_queries": len(aps)}
 
