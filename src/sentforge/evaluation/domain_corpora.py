@@ -28,7 +28,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from xml.etree import ElementTree
 
-import numpy as np
 
 from sentforge.data.near_duplicates import NEAR_DUPLICATE_JACCARD, near_duplicates
 from sentforge.data.texts import decoded_lines
