@@ -295,8 +295,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--overwrite", action="store_true", help="replace an existing output folder")
     parser.add_argument("--domains", default=",".join(DOMAINS), help="comma-separated subset of "
                                                                     f"{', '.join(DOMAINS)}")
-    parser.add_argument("--seed", type=int, default=LABEL_SEED, help="seed of the 10%% TwitterPara label draw and of the "
-                        "Qatar Living test draw")
+    parser.add_argument("--seed", type=int, default=LABEL_SEED,
+                        help="seed of the 10%% TwitterPara label draw and of the Qatar Living test draw")
     args = parser.parse_args(argv)
     try:
         domains = [d.strip() for d in args.domains.split(",") if d.strip()]
