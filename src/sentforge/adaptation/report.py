@@ -10,15 +10,13 @@ from typing import Any
 from sentforge.adaptation.racing import racing_lines
 from sentforge.disk import human_size
 from sentforge.harness.plots import pyplot, save_figure
-from sentforge.io import atomic_file, save_json
+from sentforge.harness.report import write_report_files
 
-REPORT_JSON, REPORT_MD, CURVE_PNG, FRONT_PNG = "report.json", "report.md", "dev-curve.png", "front.png"
+CURVE_PNG, FRONT_PNG = "dev-curve.png", "front.png"
 
 
 def write_report(output: Path, report: dict[str, Any]) -> None:
-    save_json(output / REPORT_JSON, report)
-    with atomic_file(output / REPORT_MD, "w") as handle:
-        handle.write(markdown(report))
+    write_report_files(output, report, markdown(report))
     plot_curves(output / CURVE_PNG, report)
     plot_front(output / FRONT_PNG, report)
 

@@ -13,7 +13,7 @@ def train_command(recipe: str, model: str | os.PathLike, data: str | os.PathLike
     """`options` in order: (name, value) pairs, the name in Python spelling (`batch_size` gives
     `--batch-size`); a flag's True gives `--name`, its False `--no-name`; None leaves the option out."""
     from sentforge.recipes import get_recipe
-    from sentforge.recipes.registry import DATA_OPTIONS
+    from sentforge.recipes.recipe import DATA_OPTIONS
 
     data_option = DATA_OPTIONS[get_recipe(recipe).data][0]
     parts = ["sentforge", "train", recipe, "--model", str(model), f"--{data_option}", str(data),

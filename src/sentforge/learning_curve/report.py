@@ -12,11 +12,11 @@ import numpy as np
 from sentforge.disk import human_size
 from sentforge.errors import ConfigError
 from sentforge.harness.plots import pyplot, save_figure
-from sentforge.io import atomic_file, save_json
+from sentforge.harness.report import write_report_files
 from sentforge.learning_curve.answer import answer, holdout
 from sentforge.learning_curve.curve import curve_values, formula
 
-REPORT_JSON, REPORT_MD, CURVE_PNG = "report.json", "report.md", "learning-curve.png"
+CURVE_PNG = "learning-curve.png"
 
 
 def size_table(runs: dict[str, dict[str, Any]], gains: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
@@ -66,9 +66,7 @@ def build_report(state: Any, names: list[str], gains: dict[str, dict[str, Any]],
 
 
 def write_report(output: Path, report: dict[str, Any]) -> None:
-    save_json(output / REPORT_JSON, report)
-    with atomic_file(output / REPORT_MD, "w") as handle:
-        handle.write(markdown(report))
+    write_report_files(output, report, markdown(report))
     plot(output / CURVE_PNG, report)
 
 
