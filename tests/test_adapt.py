@@ -285,7 +285,7 @@ def test_without_matplotlib_the_curve_is_skipped_with_a_message(tmp_path, monkey
 
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib raises ImportError
     report = {"metric": "map", "candidates": {"m.start": {"status": "done", "kind": "start", "dev": 50.0}}}
-    with caplog.at_level("INFO", logger="sentforge.adaptation.report"):
+    with caplog.at_level("INFO", logger="sentforge.harness.plots"):
         plot_curves(tmp_path / "dev-curve.png", report)
     assert not (tmp_path / "dev-curve.png").exists()
     assert "plots" in caplog.text and "dev-curve.png not drawn" in caplog.text

@@ -11,8 +11,9 @@ time limits from the measured costs of their steps.
 from __future__ import annotations
 
 import math
-import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+
+from sentforge.harness.budget import Budget as RunBudget
 
 
 @dataclass(frozen=True)
@@ -32,14 +33,8 @@ class Costs:
         return members * (texts * self.per_text_s + self.dev_s + self.test_s)
 
 
-@dataclass
-class Budget:
-    total_s: float
-    spent_before_s: float  # by earlier calls of the same run (resume)
-    started: float = field(default_factory=time.monotonic)
-
-    def remaining(self) -> float:
-        return self.total_s - self.spent_before_s - (time.monotonic() - self.started)
+class Budget(RunBudget):
+    """The run harness's budget, and the adapt candidates' shares of it."""
 
     def share(self, trained_left: int, reserve_s: float, costs: Costs) -> tuple[float | None, str]:
         """(an equal share of the time left for the next trained candidate, or None when it does not fit; why

@@ -3,7 +3,6 @@ is read and checked before any model loads, so bad input fails at once with the 
 
 from __future__ import annotations
 
-import hashlib
 import os
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -11,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from sentforge.errors import ConfigError, InputFileError
+from sentforge.harness.inputs import file_digest  # noqa: F401 (run.py imports it from here)
 from sentforge.recipes.data import SentenceReading, read_examples
 
 # Domain texts are whole texts (a question, a ticket), not split into sentences; the CLI's length filter.
@@ -93,13 +93,3 @@ def read_labelled(path: Path, command: str = "adapt") -> Labelled:
                           "labelled pairs (some labels empty)")
     # `sentforge train mnrl` reads the same examples from the file itself (data/pairs.py's one rule).
     return Labelled(path, pairs, partial, path if pairs else None, negatives)
-
-
-def file_digest(path: str | os.PathLike) -> str:
-    """sha256 of a file, or of every file under a folder (a BEIR dataset), in name order."""
-    path = Path(path)
-    digest = hashlib.sha256()
-    for file in sorted(p for p in ([path] if path.is_file() else path.rglob("*")) if p.is_file()):
-        digest.update(str(file.relative_to(path) if file != path else "").encode())
-        digest.update(file.read_bytes())
-    return digest.hexdigest()

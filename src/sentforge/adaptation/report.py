@@ -4,23 +4,19 @@ figures are skipped with a logged message when matplotlib, the `plots` extra, is
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 from typing import Any
 
 from sentforge.adaptation.racing import racing_lines
 from sentforge.disk import human_size
-from sentforge.io import atomic_file, save_json
+from sentforge.harness.plots import pyplot, save_figure
+from sentforge.harness.report import write_report_files
 
-logger = logging.getLogger(__name__)
-
-REPORT_JSON, REPORT_MD, CURVE_PNG, FRONT_PNG = "report.json", "report.md", "dev-curve.png", "front.png"
+CURVE_PNG, FRONT_PNG = "dev-curve.png", "front.png"
 
 
 def write_report(output: Path, report: dict[str, Any]) -> None:
-    save_json(output / REPORT_JSON, report)
-    with atomic_file(output / REPORT_MD, "w") as handle:
-        handle.write(markdown(report))
+    write_report_files(output, report, markdown(report))
     plot_curves(output / CURVE_PNG, report)
     plot_front(output / FRONT_PNG, report)
 
@@ -134,28 +130,8 @@ def markdown(report: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _pyplot(path: Path) -> Any:
-    """matplotlib's pyplot on the file backend, or None (logged) when the `plots` extra is absent."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        logger.info("matplotlib is not installed (the `plots` extra): %s not drawn", path.name)
-        return None
-    return plt
-
-
-def _save(plt: Any, figure: Any, path: Path) -> None:
-    figure.tight_layout()
-    with atomic_file(path, "wb") as handle:
-        figure.savefig(handle, format="png", dpi=120)
-    plt.close(figure)
-
-
 def plot_curves(path: Path, report: dict[str, Any]) -> None:
-    plt = _pyplot(path)
+    plt = pyplot(path)
     if plt is None:
         return
     figure, (axes, gains) = plt.subplots(1, 2, figsize=(11, 4.5), width_ratios=(3, 2))
@@ -179,13 +155,13 @@ def plot_curves(path: Path, report: dict[str, Any]) -> None:
     gains.set_yticks(range(len(shown)), [name for name, _ in shown], fontsize=7)
     gains.invert_yaxis()
     gains.set_xlabel(f"dev gain over {report['selection']['base']} (95 % interval)")
-    _save(plt, figure, path)
+    save_figure(plt, figure, path, dpi=120)
 
 
 def plot_front(path: Path, report: dict[str, Any]) -> None:
     """Dev score against encode speed, one point per candidate; the front joined by a line, the selected
     candidate ringed, the --min-texts-per-second bound dashed with the ineligible side shaded."""
-    plt = _pyplot(path)
+    plt = pyplot(path)
     if plt is None:
         return
     shown = {name: r for name, r in report["candidates"].items() if r.get("status") == "done" and r.get("speed")}
@@ -221,4 +197,4 @@ def plot_front(path: Path, report: dict[str, Any]) -> None:
         axes.set_xlim(min(left, bound), max(right, bound))
     axes.legend(fontsize=7, loc="best")
     axes.grid(alpha=0.3)
-    _save(plt, figure, path)
+    save_figure(plt, figure, path, dpi=120)

@@ -5,7 +5,6 @@ reproduces it."""
 from __future__ import annotations
 
 import json
-import shlex
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -15,6 +14,7 @@ from typing import Any
 from sentforge.adaptation.candidates import Candidate
 from sentforge.adaptation.inputs import READING, AdaptInputs
 from sentforge.adaptation.scoring import main_score, metric_of
+from sentforge.harness.commands import train_command as command_line
 
 SUMMARY_FILE = "train.json"
 METRICS_FILE = Path("training") / "metrics.jsonl"
@@ -136,21 +136,12 @@ def train_command(recipe: str, start: str, data: Path, run_dir: Path, dev: Path,
                   snapshots: Sequence[int] = ()) -> str:
     """The `sentforge train` line that runs this candidate's recipe with the same settings."""
     from sentforge.recipes import get_recipe
-    from sentforge.recipes.registry import DATA_OPTIONS
 
-    data_option = DATA_OPTIONS[get_recipe(recipe).data][0]
-    parts = ["sentforge", "train", recipe, "--model", start, f"--{data_option}", str(data), "--output", str(run_dir)]
-    for key, value in values.items():
-        parts += [f"--{key.replace('_', '-')}", str(value)]
-    if get_recipe(recipe).data == "sentences":
-        parts.append("--no-split")
-    parts += ["--dev", str(dev), "--eval-every", str(eval_every), "--checkpoint-every",
-              str(eval_every), "--keep-last", "1", "--time-limit", f"{time_limit:.0f}",
-              "--seed", str(settings.seed), *(["--resume"] if resume else []),
-              *(["--snapshot-steps", ",".join(map(str, snapshots))] if snapshots else [])]
-    if settings.device:
-        parts += ["--device", settings.device]
-    return shlex.join(parts)
+    return command_line(recipe, start, data, run_dir, [
+        *values.items(), ("split", False if get_recipe(recipe).data == "sentences" else None), ("dev", dev),
+        ("eval_every", eval_every), ("checkpoint_every", eval_every), ("keep_last", 1),
+        ("time_limit", f"{time_limit:.0f}"), ("seed", settings.seed), ("resume", resume or None),
+        ("snapshot_steps", ",".join(map(str, snapshots)) or None), ("device", settings.device)])
 
 
 def timed(run: Callable[[], dict[str, Any]], prior_s: float) -> dict[str, Any]:

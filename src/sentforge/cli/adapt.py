@@ -8,22 +8,24 @@ from typing import Annotated, Optional
 import typer
 
 from sentforge.cli.app import DeviceOpt, SeedOpt, app
+from sentforge.cli.run_options import BudgetMinutesOpt, dev_option, output_option
+
+DevOpt = dev_option("chooses the model")
+OutputOpt = output_option("model/, report.md, report.json, dev-curve.png and the candidates' runs")
 
 
 @app.command("adapt")
 def adapt(
     model: Annotated[list[str], typer.Option("--model", "-m", help="Start model spec; repeat for several.")],
     unlabelled: Annotated[Path, typer.Option(help="Domain texts: one per line (.txt), or a .jsonl corpus.")],
-    dev: Annotated[Path, typer.Option(help="Dev set that chooses the model: scored pairs, labelled pairs, "
-                                           "re-ranking .jsonl or a BEIR folder (see sentforge eval --dataset).")],
-    output: Annotated[Path, typer.Option("--output", "-o", help="Directory for model/, report.md, report.json, "
-                                                                 "dev-curve.png and the candidates' runs.")],
+    dev: DevOpt,
+    output: OutputOpt,
     labelled: Annotated[Optional[Path], typer.Option(help="Positive pairs (sentence1, sentence2[, negative]), or "
                                                           "pairs with a label column, some rows empty "
                                                           "(PAUSE).")] = None,
     test: Annotated[Optional[Path], typer.Option(help="Test set: scored and reported, never used for a "
                                                       "choice.")] = None,
-    budget_minutes: Annotated[float, typer.Option(min=0.0, help="Wall-clock budget of the whole run.")] = 60.0,
+    budget_minutes: BudgetMinutesOpt = 60.0,
     member: Annotated[list[str], typer.Option(help="An extra encoder for the meta-embeddings; "
                                                    "repeatable.")] = [],  # noqa: B006 (typer reads the default)
     candidates: Annotated[Optional[str], typer.Option(help="Comma-separated candidates to run (default: all): "

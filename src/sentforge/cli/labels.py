@@ -8,7 +8,11 @@ from typing import Annotated, Optional
 import typer
 
 from sentforge.cli.app import DeviceOpt, ModelOpt, SeedOpt, app
+from sentforge.cli.run_options import BudgetMinutesOpt, dev_option, output_option
 from sentforge.errors import ConfigError
+
+DevOpt = dev_option("scores every run")
+OutputOpt = output_option("report.md, report.json, learning-curve.png and the runs")
 
 
 def _fractions(text: str) -> list[float]:
@@ -24,16 +28,14 @@ def labels(
     model: ModelOpt,
     labelled: Annotated[Path, typer.Option(help="Positive pairs (sentence1, sentence2[, negative]), pairs with a "
                                                 "label column some rows empty (PAUSE), or scored pairs (sts).")],
-    dev: Annotated[Path, typer.Option(help="Dev set that scores every run: scored pairs, labelled pairs, "
-                                           "re-ranking .jsonl or a BEIR folder (see sentforge eval --dataset).")],
-    output: Annotated[Path, typer.Option("--output", "-o", help="Directory for report.md, report.json, "
-                                                                 "learning-curve.png and the runs.")],
+    dev: DevOpt,
+    output: OutputOpt,
     method: Annotated[Optional[str], typer.Option(help="mnrl, pause or sts (default: decided by the "
                                                        "--labelled file).")] = None,
     fractions: Annotated[str, typer.Option(help="Comma-separated percentages of the labelled units.")
                          ] = "5,10,25,50,100",
     repeats: Annotated[int, typer.Option(min=1, help="Seeded nested subsets per size.")] = 3,
-    budget_minutes: Annotated[float, typer.Option(min=0.0, help="Wall-clock budget of the whole run.")] = 60.0,
+    budget_minutes: BudgetMinutesOpt = 60.0,
     target: Annotated[Optional[float], typer.Option(help="A dev score: how many labels reach it?")] = None,
     steps: Annotated[Optional[int], typer.Option(min=1, help="Optimizer steps of every run (default: --epochs "
                                                              "epochs of each subset).")] = None,

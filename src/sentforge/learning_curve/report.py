@@ -4,21 +4,19 @@ as a line; skipped with a logged message when matplotlib, the `plots` extra, is 
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from sentforge.errors import ConfigError
 from sentforge.disk import human_size
-from sentforge.io import atomic_file, save_json
+from sentforge.errors import ConfigError
+from sentforge.harness.plots import pyplot, save_figure
+from sentforge.harness.report import write_report_files
 from sentforge.learning_curve.answer import answer, holdout
 from sentforge.learning_curve.curve import curve_values, formula
 
-logger = logging.getLogger(__name__)
-
-REPORT_JSON, REPORT_MD, CURVE_PNG = "report.json", "report.md", "learning-curve.png"
+CURVE_PNG = "learning-curve.png"
 
 
 def size_table(runs: dict[str, dict[str, Any]], gains: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
@@ -68,9 +66,7 @@ def build_report(state: Any, names: list[str], gains: dict[str, dict[str, Any]],
 
 
 def write_report(output: Path, report: dict[str, Any]) -> None:
-    save_json(output / REPORT_JSON, report)
-    with atomic_file(output / REPORT_MD, "w") as handle:
-        handle.write(markdown(report))
+    write_report_files(output, report, markdown(report))
     plot(output / CURVE_PNG, report)
 
 
@@ -256,13 +252,8 @@ def markdown(report: dict[str, Any]) -> str:
 
 
 def plot(path: Path, report: dict[str, Any]) -> None:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        logger.info("matplotlib is not installed (the `plots` extra): %s not drawn", path.name)
+    plt = pyplot(path)
+    if plt is None:
         return
     figure, axes = plt.subplots(figsize=(9.5, 4.5))
     done = [r for r in report["runs"].values() if r["status"] == "done"]
@@ -294,7 +285,4 @@ def plot(path: Path, report: dict[str, Any]) -> None:
     axes.set_xlabel("labelled units (log scale)")
     axes.set_ylabel(f"dev {report['metric']}")
     axes.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # beside the plot, off the points
-    figure.tight_layout()
-    with atomic_file(path, "wb") as handle:
-        figure.savefig(handle, format="png", dpi=110)
-    plt.close(figure)
+    save_figure(plt, figure, path, dpi=110)

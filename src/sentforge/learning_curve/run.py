@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import logging
 import os
-import shlex
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -21,30 +20,30 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from sentforge.adaptation.budget import Budget
-from sentforge.adaptation.inputs import file_digest
 from sentforge.adaptation.intervals import dev_gains, items_path, load_items, save_items
 from sentforge.adaptation.scoring import metric_of
 from sentforge.disk import directory_size, remove_checkpoints
 from sentforge.errors import ConfigError, SentforgeError
+from sentforge.harness.budget import Budget
+from sentforge.harness.commands import train_command
+from sentforge.harness.inputs import input_record
 from sentforge.learning_curve.data import LabelData, read_label_data, write_rows
+from sentforge.learning_curve.state import LabelsState
 from sentforge.learning_curve.subsets import DEFAULT_FRACTIONS, nested_subsets, sizes_of
-from sentforge.learning_curve.state import STATE_FILE, LabelsState
-from sentforge.output_guard import guard_output, locked_output
+from sentforge.output_guard import locked_output
+from sentforge.recipes.run_dir import SUMMARY_FILE, TRAINING_DIR
 
 logger = logging.getLogger(__name__)
 
 START = "start"
-RUNS_DIR, SUBSETS_DIR = "runs", "subsets"
-SUMMARY_FILE = "train.json"
-LABELS = "labels"  # the command family named in the lock
+SUBSETS_DIR = "subsets"
 
 
 def run_name(size: int, repeat: int) -> str:
     return f"n{size}-r{repeat}"
 
 
-@locked_output(LABELS)
+@locked_output(LabelsState.kind)
 def labels(model: str, labelled: str | os.PathLike, dev: str | os.PathLike, output: str | os.PathLike, *,
            method: str | None = None, fractions: Sequence[float] = DEFAULT_FRACTIONS, repeats: int = 3,
            budget_minutes: float = 60.0, target: float | None = None, steps: int | None = None,
@@ -74,8 +73,7 @@ def labels(model: str, labelled: str | os.PathLike, dev: str | os.PathLike, outp
 
     _check(repeats, budget_minutes, steps, epochs, batch_size, max_seq_length)
     # What is already in `output` is the state's to judge: a rerun of the same call resumes there.
-    output = guard_output(output, [("--labelled", labelled), ("--dev", dev), ("--model", model)], LABELS, False,
-                          state_file=STATE_FILE)
+    output = LabelsState.check_output(output, [("--labelled", labelled), ("--dev", dev), ("--model", model)])
     data = read_label_data(labelled, method)
     sizes = sizes_of(len(data.units), fractions)
     task = load_dataset(dev, name=f"dev:{Path(dev).name}")
@@ -83,10 +81,10 @@ def labels(model: str, labelled: str | os.PathLike, dev: str | os.PathLike, outp
     encoder = load(str(model), device=device)  # a bad --model fails before anything is written
     if max_seq_length:  # the start model is scored at the length the runs train and are scored at
         encoder.max_seq_length = max_seq_length
-    settings = {"model": str(model), "labelled": _file(labelled), "dev": _file(dev), "method": data.method,
-                "sizes": sizes, "fractions": [float(f) for f in fractions], "repeats": repeats, "steps": steps,
-                "epochs": epochs, "batch_size": batch_size, "max_seq_length": max_seq_length, "seed": seed,
-                "budget_minutes": budget_minutes, "device": device}
+    settings = {"model": str(model), "labelled": input_record(labelled), "dev": input_record(dev),
+                "method": data.method, "sizes": sizes, "fractions": [float(f) for f in fractions],
+                "repeats": repeats, "steps": steps, "epochs": epochs, "batch_size": batch_size,
+                "max_seq_length": max_seq_length, "seed": seed, "budget_minutes": budget_minutes, "device": device}
     state = LabelsState(output, settings)
     if state.open():
         logger.info("resuming the labels run in %s (%d runs recorded)", output, len(state.results))
@@ -179,18 +177,13 @@ class _Runner:
             self.state.record(name, base | {"status": "skipped", "reason": why})
             logger.info("%s: skipped (%s)", name, why)
             return
-        started = time.monotonic()
-
-        def beat(_trainer_state: Any) -> None:
-            self.state.beat(name, prior + time.monotonic() - started)
-
-        self.state.beat(name, prior, force=True)
+        heartbeat = self.state.heartbeat(name, prior)
         try:
-            result = self._train(name, size, repeat, time_limit, [beat, *self.callbacks])
+            result = self._train(name, size, repeat, time_limit, [heartbeat, *self.callbacks])
         except SentforgeError as err:  # e.g. a subset the recipe cannot train on: the other runs still go
             logger.warning("%s failed: %s", name, err)
             result = {"status": "failed", "reason": str(err)}
-        self.state.record(name, base | result | {"wall_s": round(prior + time.monotonic() - started, 2)})
+        self.state.record(name, base | result | {"wall_s": round(heartbeat.elapsed(), 2)})
         if result["status"] == "done":
             logger.info("%s: dev %s %.2f", name, metric_of(self.task), result["dev"])
             self._tidy(name)
@@ -198,7 +191,7 @@ class _Runner:
     def _tidy(self, name: str) -> None:
         """A finished run keeps its model and metrics; its checkpoints go, unless asked to keep them."""
         if not self.keep_checkpoints and self.state.results[name]["status"] == "done":
-            remove_checkpoints(self.state.output / RUNS_DIR / name)
+            remove_checkpoints(self.state.run_dir(name))
 
     def _train(self, name: str, size: int, repeat: int, time_limit: float, callbacks: list) -> dict[str, Any]:
         import json
@@ -213,18 +206,19 @@ class _Runner:
         if not data_file.is_file():
             write_rows(data_file, self.data.method, rows)
         values = self._values(len(rows))
-        run_dir = self.state.output / RUNS_DIR / name
+        run_dir = self.state.run_dir(name)
         seed = settings["seed"] + repeat
         if not (run_dir / SUMMARY_FILE).is_file():
             run_recipe(self.data.recipe, self.model, data_file, run_dir, pooling="keep", time_limit=time_limit,
                        checkpoint_every=max(values["steps"] // 4, 1), keep_last=1,
-                       resume=(run_dir / "training").is_dir(), device=self.device, seed=seed,
+                       resume=(run_dir / TRAINING_DIR).is_dir(), device=self.device, seed=seed,
                        show_progress=self.show_progress, callbacks=callbacks, **values)
         summary = json.loads((run_dir / SUMMARY_FILE).read_text(encoding="utf-8"))
         if not items_path(self.state.output, name).is_file():
             save_items(self.state.output, name, self.task.item_scores(load(str(run_dir), device=self.device)))
         items = load_items(self.state.output, name)
-        command = _command(self.data, self.model, data_file, run_dir, values, seed, self.device)
+        command = train_command(self.data.recipe, self.model, data_file, run_dir,
+                                [("pooling", "keep"), *values.items(), ("seed", seed), ("device", self.device)])
         return {"status": "done", "dev": items.score(), "labels": size, "examples": len(rows),
                 "steps": summary["steps"], "planned_steps": values["steps"], "stopped": summary.get("stopped"),
                 "time_limit_s": round(time_limit, 1), "command": command}
@@ -265,21 +259,6 @@ def time_for_run(available: float, overhead: float, planned_steps: int, prior: f
     return available - overhead, ""
 
 
-def _command(data: LabelData, model: str, data_file: Path, run_dir: Path, values: dict[str, Any], seed: int,
-             device: str | None) -> str:
-    """The `sentforge train` line that trains this run again."""
-    from sentforge.recipes import get_recipe
-    from sentforge.recipes.registry import DATA_OPTIONS
-
-    option = DATA_OPTIONS[get_recipe(data.recipe).data][0]
-    parts = ["sentforge", "train", data.recipe, "--model", model, f"--{option}", str(data_file), "--output",
-             str(run_dir), "--pooling", "keep", "--steps", str(values["steps"]), "--batch-size",
-             str(values["batch_size"]), *(["--max-seq-length", str(values["max_seq_length"])]
-                                         if "max_seq_length" in values else []),
-             "--seed", str(seed), *(["--device", device] if device else [])]
-    return shlex.join(parts)
-
-
 def _check(repeats: int, budget_minutes: float, steps: int | None, epochs: int, batch_size: int | None,
            max_seq_length: int | None) -> None:
     if not isinstance(repeats, int) or repeats < 1:
@@ -291,6 +270,3 @@ def _check(repeats: int, budget_minutes: float, steps: int | None, epochs: int, 
         if value is not None and (not isinstance(value, int) or value < 1):
             raise ConfigError(f"{option} must be a positive whole number, got {value}")
 
-
-def _file(path: str | os.PathLike) -> dict[str, str]:
-    return {"path": str(path), "sha256": file_digest(path)}

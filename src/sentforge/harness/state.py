@@ -1,0 +1,125 @@
+"""The state file of a resumable run (OUTPUT/<kind>.json, written atomically after every record and every
+few seconds of a running step): the settings of the command and each finished or skipped unit of work
+(an adapt candidate, a labels run). A rerun with the same settings takes up where it stopped; a rerun
+with different settings is refused, so that the results of two commands are never mixed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from sentforge.errors import ConfigError
+from sentforge.io import save_json
+from sentforge.output_guard import Inputs, check_resumable_dir, guard_output
+
+RUNS_DIR = "runs"
+HEARTBEAT_SECONDS = 5.0  # how often the running unit's elapsed time is saved
+
+
+class RunState:
+    """`settings`, `results` (finished or skipped units by name) and `running` (the unit in progress and its
+    elapsed seconds). A subclass names its command family (`kind`, also the lock's and the messages') and
+    its file, and keeps more sections in `SECTIONS` (each a dict, saved after the results)."""
+
+    kind = ""
+    state_file = ""
+    SECTIONS: tuple[str, ...] = ()
+
+    def __init__(self, output: str | os.PathLike, settings: dict[str, Any]) -> None:
+        self.output = Path(output)
+        self.path = self.output / self.state_file
+        self.settings = settings
+        self.results: dict[str, dict[str, Any]] = {}
+        self.running: dict[str, Any] | None = None
+        for section in self.SECTIONS:
+            setattr(self, section, {})
+        self._last_beat = 0.0
+
+    @classmethod
+    def check_output(cls, output: str | os.PathLike, inputs: Inputs) -> Path:
+        """The output rule before any work (output_guard.py): no input harmed, and a directory that is
+        empty or holds a run of this kind. What that run holds is `open`'s to judge: the same command
+        resumes it."""
+        return guard_output(output, inputs, cls.kind, False, state_file=cls.state_file)
+
+    def open(self) -> bool:
+        """Start a new run in an empty (or missing) directory, or take up the run there; True when resuming."""
+        check_resumable_dir(self.output, self.kind, self.state_file)
+        if not self.path.is_file():
+            self.output.mkdir(parents=True, exist_ok=True)
+            self.save()
+            return False
+        saved = json.loads(self.path.read_text(encoding="utf-8"))
+        changed = [key for key in sorted(set(saved["settings"]) | set(self.settings))
+                   if saved["settings"].get(key) != self.settings.get(key)]
+        if changed:
+            raise ConfigError(f"--output {self.output} holds {_article(self.kind)} {self.kind} run of a different "
+                              f"command (it differs in {', '.join(changed)}); rerun that command to resume it, or "
+                              "choose a new --output")
+        self.results, self.running = saved["results"], saved.get("running")
+        for section in self.SECTIONS:
+            setattr(self, section, saved.get(section, {}))
+        return True
+
+    def run_dir(self, name: str) -> Path:
+        return self.output / RUNS_DIR / name
+
+    def spent(self) -> float:
+        """Seconds of the budget used by earlier calls: the recorded units' wall times and the interrupted
+        one's elapsed time (reading the inputs and loading models between units is not carried over)."""
+        return sum(r.get("wall_s", 0.0) for r in self.results.values()) + (self.running or {}).get("elapsed_s", 0.0)
+
+    def record(self, name: str, result: dict[str, Any]) -> None:
+        self.results[name] = result
+        self._done_running(name)
+
+    def beat(self, name: str, elapsed: float, force: bool = False) -> None:
+        """Save the running unit's elapsed time (at most every few seconds)."""
+        now = time.monotonic()
+        if force or now - self._last_beat >= HEARTBEAT_SECONDS:
+            self.running, self._last_beat = {"name": name, "elapsed_s": elapsed}, now
+            self.save()
+
+    def heartbeat(self, name: str, prior: float, stop_at: int | None = None) -> Heartbeat:
+        """A training callback that saves `name`'s elapsed time; the unit starts running now."""
+        return Heartbeat(self, name, prior, stop_at)
+
+    def prior_elapsed(self, name: str) -> float:
+        """Seconds the unit ran before an interruption."""
+        return self.running["elapsed_s"] if self.running and self.running["name"] == name else 0.0
+
+    def save(self) -> None:
+        save_json(self.path, {"settings": self.settings, "results": self.results, "running": self.running,
+                              **{section: getattr(self, section) for section in self.SECTIONS}})
+
+    def _done_running(self, name: str) -> None:
+        """`name` no longer runs: its time is in what was just recorded."""
+        if self.running and self.running["name"] == name:
+            self.running = None
+        self.save()
+
+
+class Heartbeat:
+    """Called with the TrainerState after every training step: saves the unit's elapsed time, `prior`
+    (what it ran before) included, and stops the training at step `stop_at` (None: never)."""
+
+    def __init__(self, state: RunState, name: str, prior: float, stop_at: int | None = None) -> None:
+        self.state, self.name, self.prior, self.stop_at = state, name, prior, stop_at
+        self.started = time.monotonic()
+        state.beat(name, prior, force=True)
+
+    def elapsed(self) -> float:
+        return self.prior + time.monotonic() - self.started
+
+    def __call__(self, trainer_state: Any) -> None:
+        self.state.beat(self.name, self.elapsed())
+        if self.stop_at is not None and trainer_state.step >= self.stop_at:
+            trainer_state.should_stop = True
+
+
+def _article(word: str) -> str:
+    return "an" if word[:1] in "aeiou" else "a"
