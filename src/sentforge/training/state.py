@@ -23,7 +23,7 @@ class TrainerState:
     step: int = 0
     total_steps: int = 0
     epoch: int = 0
-    loss: float = math.nan  # the latest loss read (see the module docstring)
+    loss: float = math.nan  # the latest loss read (see training/trainer.py)
     lr: float = 0.0
     best_metric: float | None = None
     evals_without_improvement: int = 0
