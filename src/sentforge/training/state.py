@@ -50,6 +50,7 @@ class LoopState:
     rank: int
     world: int
     global_batch: int
+    total_steps: int  # this call's (a resumed state keeps the total of the run it was saved in)
     order: BatchOrder
     optimizer: torch.optim.Optimizer
     scheduler: Any

@@ -158,7 +158,8 @@ class Trainer:
         scaler = torch.amp.GradScaler("cuda") if autocast_dtype == torch.float16 else None
         loop = LoopState(
             model=self.objective, device=device, autocast_dtype=autocast_dtype, rank=rank, world=world,
-            global_batch=global_batch, order=order, optimizer=optimizer, scheduler=scheduler, scaler=scaler,
+            global_batch=global_batch, total_steps=total_steps, order=order, optimizer=optimizer,
+            scheduler=scheduler, scaler=scaler,
             checkpoints=self.output_dir / CHECKPOINTS_DIR if self.output_dir is not None and cfg.checkpoint_every
             else None,
             read_every_step=self._reads_every_step(device))
@@ -211,14 +212,14 @@ class Trainer:
         cfg = self.config
         loop = self._setup()
         self.objective.train()
-        loop.progress = tqdm(total=self.state.total_steps, initial=self.state.step, desc="train", unit="step",
+        loop.progress = tqdm(total=loop.total_steps, initial=self.state.step, desc="train", unit="step",
                              disable=(not distributed.is_main_process()) or (
                                  None if cfg.show_progress is None else not cfg.show_progress), dynamic_ncols=True)
         if self.time_limit is not None:
             self.time_limit.start()
         loop.window_start = loop.segment_start = time.perf_counter()
         try:
-            while self.state.step < self.state.total_steps and not self.state.should_stop:
+            while self.state.step < loop.total_steps and not self.state.should_stop:
                 self._step(loop)
             self._absorb(loop)
         finally:
@@ -243,10 +244,10 @@ class Trainer:
         loop.values.add(state.step, loss, stats)
         loop.progress.update(1)
 
-        log_now = state.step % cfg.log_every == 0 or state.step == state.total_steps
+        log_now = state.step % cfg.log_every == 0 or state.step == loop.total_steps
         eval_now = bool(cfg.eval_every and state.step % cfg.eval_every == 0)
         save_now = loop.checkpoints is not None and (
-            state.step % cfg.checkpoint_every == 0 or state.step == state.total_steps)
+            state.step % cfg.checkpoint_every == 0 or state.step == loop.total_steps)
         if loop.read_every_step or log_now or eval_now or save_now:
             self._read(loop)
         if log_now:
@@ -308,7 +309,7 @@ class Trainer:
         self.log.write(record)
         if loop.progress.disable and distributed.is_main_process():
             # No progress bar (not a terminal, e.g. piped to a file): the log carries the progress.
-            logger.info("%s", progress_line(record, self.state.total_steps))
+            logger.info("%s", progress_line(record, loop.total_steps))
         loop.window, loop.window_steps, loop.window_start = {}, 0, time.perf_counter()
 
     def _optimizer_step(self, loop: LoopState) -> tuple[torch.Tensor | float, dict[str, Any]]:
