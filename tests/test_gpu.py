@@ -28,20 +28,20 @@ def _tsdae(model_dir, **options) -> TSDAE:
 def test_tsdae_runs_padded_on_cuda_with_fused_kernels_only(tiny_bert_dir):
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
-    from sentforge.objectives import tsdae
+    from sentforge.objectives import tsdae_packed
 
     objective = _tsdae(tiny_bert_dir).eval()
     assert not objective.packs(objective.encoder.device)
     built = []
-    original = tsdae._Packed.self_attention_mask
-    tsdae._Packed.self_attention_mask = lambda self, *args: built.append(args) or original(self, *args)
+    original = tsdae_packed.Packed.self_attention_mask
+    tsdae_packed.Packed.self_attention_mask = lambda self, *args: built.append(args) or original(self, *args)
     try:
         with sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION]):  # no math kernel
             objective.reset_noise()
             padded = objective(SENTENCES)
             padded.backward()
     finally:
-        tsdae._Packed.self_attention_mask = original
+        tsdae_packed.Packed.self_attention_mask = original
     assert not built  # no block-diagonal masks on the GPU
     objective.zero_grad(set_to_none=True)
     objective.packed = True

@@ -69,9 +69,9 @@ def test_cross_attention_has_one_key_per_sentence(tiny_bert_dir):
 
 
 def test_packed_cross_attention_mask_allows_only_the_own_sentence_vector(tiny_bert_dir):
-    from sentforge.objectives.tsdae import _Packed
+    from sentforge.objectives.tsdae_packed import Packed
 
-    packed = _Packed([[5, 6, 7], [8], [9, 10]], torch.device("cpu"))
+    packed = Packed([[5, 6, 7], [8], [9, 10]], torch.device("cpu"))
     config = build_encoder(tiny_bert_dir)[0].model.config
     mask = packed.cross_attention_mask(config, torch.float32)[0, 0]
     assert mask.dtype == torch.bool
@@ -124,7 +124,7 @@ def test_token_count_is_the_padded_batch_real_positions(tiny_bert_dir):
 
 
 def test_the_device_decides_the_attention_path(tiny_bert_dir, tiny_t5_dir, monkeypatch):
-    from sentforge.objectives import tsdae
+    from sentforge.objectives import tsdae_packed
 
     cpu, cuda = torch.device("cpu"), torch.device("cuda")
     for model_dir, pooling in ((tiny_bert_dir, "cls"), (tiny_t5_dir, "mean")):
@@ -140,8 +140,8 @@ def test_the_device_decides_the_attention_path(tiny_bert_dir, tiny_t5_dir, monke
 
     # On the CPU the default runs packed: the block-diagonal masks are built.
     built = []
-    original = tsdae._Packed.self_attention_mask
-    monkeypatch.setattr(tsdae._Packed, "self_attention_mask",
+    original = tsdae_packed.Packed.self_attention_mask
+    monkeypatch.setattr(tsdae_packed.Packed, "self_attention_mask",
                         lambda self, *args: built.append(args) or original(self, *args))
     _objective(tiny_bert_dir)(SENTENCES)
     assert len(built) == 2  # encoder and decoder

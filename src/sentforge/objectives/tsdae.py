@@ -11,22 +11,10 @@ Decoders: BERT-like backbones (a `*ForCausalLM` of the family with `add_cross_at
 base model plus one LM head: BERT, RoBERTa, ...) and T5-like ones (a T5 decoder stack over the
 encoder's embeddings).
 
-Speed. sentence-transformers' DenoisingAutoEncoderLoss pads both batches to their longest sentence
-and computes everything, the vocabulary projection included, at every padded position. Here, for
-the BERT, RoBERTa and T5 families, a batch is packed padding-free: the sentences of the
-batch are laid end to end as one sequence, with block-diagonal attention masks (each token attends
-only within its own sentence, and in the decoder's cross-attention only to its own sentence's
-vector) and positions that restart at every sentence, which computes the same function as the
-padded batch with no work spent on padding. The noisy and original sentences are tokenised in one
-call and their token embeddings looked up at once, and the backward of that lookup builds the tied
-matrix's whole gradient (see _TiedGradient) instead of autograd filling, copying and adding
-vocabulary-sized gradients per use. Other families run the padded batch.
-
-Packing is a CPU optimisation. On an accelerator the block-diagonal masks of one long packed
-sequence select the slow general ("math") attention kernel, while the padded batch runs the fused
-kernels: the decoder's self-attention is plainly causal (no mask at all) and its cross-attention
-has one key per sentence. So by default a batch runs packed on the CPU and padded elsewhere;
-`TSDAE.packs(device)` is the one place that decides. Both compute the same loss and gradients.
+Speed. For the BERT, RoBERTa and T5 families a batch runs packed padding-free on the CPU
+(objectives/tsdae_packed.py) and padded elsewhere, where the fused attention kernels need the
+padded form; `TSDAE.packs(device)` is the one place that decides. Both compute the same loss and
+gradients.
 """
 
 from __future__ import annotations
@@ -47,16 +35,12 @@ from sentforge.device import to_device, to_device_all
 from sentforge.distributed import rank
 from sentforge.errors import ConfigError
 from sentforge.modules.backbone import T5_FAMILY, _quiet_transformers
-from sentforge.modules.base import Features
 from sentforge.objectives.host_counter import HostCounter
+from sentforge.objectives.tsdae_packed import TiedGradient, TiedLinear, packed_loss, position_start, project
 
 logger = logging.getLogger(__name__)
 
 IGNORE_INDEX = -100
-# Families whose absolute positions start at 0 ...
-_POSITIONS_FROM_ZERO = {"bert"}
-# ... or right after the padding index.
-_POSITIONS_AFTER_PADDING = {"roberta", "xlm-roberta", "camembert"}
 
 
 def _share_or_copy(target: nn.Module, sources: dict[str, nn.Parameter], counterpart, tie: bool) -> int:
@@ -80,137 +64,6 @@ def _share_or_copy(target: nn.Module, sources: dict[str, nn.Parameter], counterp
     return matched
 
 
-def position_start(config) -> int | None:
-    """First absolute position id of a sentence in this family; None where packing is not supported.
-    T5 has only relative positions (0: nothing to pass)."""
-    if getattr(config, "_attn_implementation", None) not in ("sdpa", "eager"):
-        return None  # packing passes explicit attention masks, which these two take
-    if config.model_type in T5_FAMILY:
-        return 0
-    if getattr(config, "position_embedding_type", "absolute") != "absolute":
-        return None
-    if config.model_type in _POSITIONS_FROM_ZERO:
-        return 0
-    if config.model_type in _POSITIONS_AFTER_PADDING:
-        return config.pad_token_id + 1
-    return None
-
-
-def _attention_mask(allowed: torch.Tensor, config, dtype: torch.dtype) -> torch.Tensor:
-    """A (1, 1, queries, keys) mask in the form the attention implementation takes: boolean for
-    SDPA, additive in `dtype` for eager attention (what transformers' own mask builders produce)."""
-    allowed = allowed[None, None]
-    if config._attn_implementation == "eager":
-        blocked = torch.zeros(allowed.shape, dtype=dtype, device=allowed.device)
-        return blocked.masked_fill(~allowed, torch.finfo(dtype).min)
-    return allowed
-
-
-class _Packed:
-    """Token-id lists laid end to end: ids (n,), sentence index (n,) and position in the sentence (n,)."""
-
-    def __init__(self, ids: Sequence[list[int]], device: torch.device) -> None:
-        lengths = np.array([len(x) for x in ids])
-        self.ids = to_device(torch.from_numpy(np.concatenate(ids).astype(np.int64)), device)
-        sentence = np.repeat(np.arange(len(ids)), lengths)
-        position = np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-        self.sentence = to_device(torch.from_numpy(sentence), device)
-        self.position = to_device(torch.from_numpy(position), device)
-        self.lengths = lengths
-
-    def self_attention_mask(self, config, causal: bool, dtype: torch.dtype) -> torch.Tensor:
-        """Each token attends only to the tokens of its own sentence (and only to earlier ones if causal)."""
-        allowed = self.sentence[:, None] == self.sentence[None, :]
-        if causal:
-            allowed &= self.position[:, None] >= self.position[None, :]
-        return _attention_mask(allowed, config, dtype)
-
-    def cross_attention_mask(self, config, dtype: torch.dtype) -> torch.Tensor:
-        """Each token attends only to its own sentence's vector."""
-        vectors = torch.arange(len(self.lengths), device=self.sentence.device)
-        return _attention_mask(self.sentence[:, None] == vectors[None, :], config, dtype)
-
-    def padded(self, rows: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """(rows scattered into a right-padded (sentences, longest, ...) tensor, its attention mask)."""
-        width = int(self.lengths.max())
-        padded = rows.new_zeros((len(self.lengths), width, *rows.shape[1:]))
-        padded = padded.index_put((self.sentence, self.position), rows)
-        mask = torch.zeros((len(self.lengths), width), dtype=torch.long, device=rows.device)
-        mask[self.sentence, self.position] = 1
-        return padded, mask
-
-
-class _TiedGradient:
-    """One packed forward pass's hand-off between the vocabulary projection and the token lookup of
-    the same (tied) matrix.
-
-    The projection's backward leaves its (grad of logits, inputs) here; the lookup's backward --
-    which autograd runs after it, because the looked-up embeddings feed the projection -- builds the
-    matrix's whole gradient at once: one fresh matrix product with the lookup rows added in place.
-    Autograd would otherwise fill a dense vocabulary-sized gradient per lookup (or copy the
-    projection's gradient to add sparse rows to it) and add the pieces together.
-    """
-
-    def __init__(self) -> None:
-        self.pending: list[tuple[torch.Tensor, torch.Tensor]] = []
-
-
-class _Projection(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, hidden, weight, bias, tied):
-        ctx.save_for_backward(hidden, weight)
-        ctx.tied, ctx.has_bias = tied, bias is not None
-        return F.linear(hidden, weight, bias)
-
-    @staticmethod
-    def backward(ctx, grad):
-        hidden, weight = ctx.saved_tensors
-        grad = grad.to(weight.dtype)
-        ctx.tied.pending.append((grad, hidden))
-        grad_hidden = (grad @ weight).to(hidden.dtype) if ctx.needs_input_grad[0] else None
-        grad_bias = grad.sum(0) if ctx.has_bias and ctx.needs_input_grad[2] else None
-        return grad_hidden, None, grad_bias, None
-
-
-class _Lookup(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, ids, weight, padding_idx, tied):
-        ctx.save_for_backward(ids)
-        ctx.tied, ctx.padding_idx, ctx.weight_shape = tied, padding_idx, (weight.shape, weight.dtype)
-        return F.embedding(ids, weight, padding_idx)
-
-    @staticmethod
-    def backward(ctx, grad_rows):
-        (ids,) = ctx.saved_tensors
-        shape, dtype = ctx.weight_shape
-        grad_weight = None
-        for grad, hidden in ctx.tied.pending:
-            part = grad.t().mm(hidden.to(dtype))
-            grad_weight = part if grad_weight is None else grad_weight.add_(part)
-        ctx.tied.pending.clear()
-        if grad_weight is None:
-            grad_weight = torch.zeros(shape, dtype=dtype, device=grad_rows.device)
-        if ctx.padding_idx is not None:
-            grad_rows = grad_rows.masked_fill((ids == ctx.padding_idx)[:, None], 0)
-        return None, grad_weight.index_add_(0, ids, grad_rows.to(dtype)), None, None
-
-
-class _TiedLinear(nn.Module):
-    """The output projection (same weight and bias Parameters); during a packed pass it hands its
-    weight gradient to the lookup (see _TiedGradient)."""
-
-    def __init__(self, linear: nn.Module) -> None:
-        super().__init__()
-        self.weight = linear.weight
-        self.bias = linear.bias
-        self.tied: _TiedGradient | None = None
-
-    def forward(self, hidden: torch.Tensor) -> torch.Tensor:
-        if self.tied is None:
-            return F.linear(hidden, self.weight, self.bias)
-        return _Projection.apply(hidden, self.weight, self.bias, self.tied)
-
-
 class _Decoder(nn.Module):
     """A decoder that cross-attends to one vector per sentence and scores the vocabulary."""
 
@@ -224,7 +77,7 @@ class _Decoder(nn.Module):
         """(decoder input, target) of one tokenised sentence."""
         raise NotImplementedError
 
-    def logits(self, hidden: torch.Tensor, tied: _TiedGradient | None = None) -> torch.Tensor:
+    def logits(self, hidden: torch.Tensor, tied: TiedGradient | None = None) -> torch.Tensor:
         """Vocabulary scores; with `tied`, the projection hands its weight gradient to the lookup."""
         raise NotImplementedError
 
@@ -284,14 +137,14 @@ class BertLikeDecoder(_Decoder):
             raise ConfigError(f"no parameter of the {config.model_type} decoder matches the encoder's")
         # The vocabulary projection is the decoder's input embedding matrix (the encoder's when tied).
         model.get_output_embeddings().weight = self.body.get_input_embeddings().weight
-        self.projection = _TiedLinear(model.get_output_embeddings())
+        self.projection = TiedLinear(model.get_output_embeddings())
         model.set_output_embeddings(self.projection)
 
     def shift(self, ids: list[int]) -> tuple[list[int], list[int]]:
         # [CLS] w1 ... wn [SEP]: read [CLS] w1 ... wn, predict w1 ... wn [SEP].
         return ids[:-1], ids[1:]
 
-    def logits(self, hidden: torch.Tensor, tied: _TiedGradient | None = None) -> torch.Tensor:
+    def logits(self, hidden: torch.Tensor, tied: TiedGradient | None = None) -> torch.Tensor:
         self.projection.tied = tied
         try:
             return self.head(hidden)
@@ -335,10 +188,10 @@ class T5LikeDecoder(_Decoder):
         # w1 ... wn </s>: read <start> w1 ... wn, predict w1 ... wn </s>.
         return [self.start_id, *ids[:-1]], ids
 
-    def logits(self, hidden: torch.Tensor, tied: _TiedGradient | None = None) -> torch.Tensor:
+    def logits(self, hidden: torch.Tensor, tied: TiedGradient | None = None) -> torch.Tensor:
         if tied is None:
             return F.linear(hidden * self.scale, self.body.embed_tokens.weight)
-        return _Projection.apply(hidden * self.scale, self.body.embed_tokens.weight, None, tied)
+        return project(hidden * self.scale, self.body.embed_tokens.weight, None, tied)
 
     @property
     def projection_weight(self) -> nn.Parameter:
@@ -451,21 +304,14 @@ class TSDAE(nn.Module):
         ids, _ = self.encoder[0].token_ids(noisy + list(batch), self.max_seq_length)
         noisy_ids, target_ids = ids[:len(batch)], ids[len(batch):]
         packed = self.packs(self.encoder.device)
-        loss = (self._packed_loss if packed else self._padded_loss)(noisy_ids, target_ids)
+        if packed:
+            loss = packed_loss(self.encoder, self.decoder, self.position_start, noisy_ids, target_ids)
+        else:
+            loss = self._padded_loss(noisy_ids, target_ids)
         # Counted on the host from the token lists (the same count either way): no device sync.
         targets = sum(len(self.decoder.shift(ids)[1]) for ids in target_ids)
         self.last_stats = {"tokens": float(sum(map(len, noisy_ids)) + targets)}
         return loss
-
-    def _pool(self, features: Features) -> torch.Tensor:
-        """The encoder's modules after the backbone: token embeddings -> sentence vector."""
-        for module in list(self.encoder)[1:]:
-            features = module(features)
-        return features["sentence_embedding"]
-
-    @property
-    def _t5(self) -> bool:
-        return self.encoder[0].model.config.model_type in T5_FAMILY
 
     def _padded_loss(self, noisy_ids: list[list[int]], target_ids: list[list[int]]) -> torch.Tensor:
         backbone, device = self.encoder[0], self.encoder.device
@@ -483,41 +329,3 @@ class TSDAE(nn.Module):
         hidden = hidden.reshape(-1, hidden.shape[-1]).index_select(0, real)
         return F.cross_entropy(self.decoder.logits(hidden).float(), labels)
 
-    def _positions(self, packed: _Packed) -> dict[str, torch.Tensor]:
-        if self._t5:
-            return {}  # relative positions: within a sentence they are what they are unpacked
-        return {"position_ids": (packed.position + self.position_start)[None]}
-
-    def _packed_loss(self, noisy_ids: list[list[int]], target_ids: list[list[int]]) -> torch.Tensor:
-        device = self.encoder.device
-        model = self.encoder[0].model
-        shifted = [self.decoder.shift(seq) for seq in target_ids]
-        source = _Packed(noisy_ids, device)
-        target = _Packed([inputs for inputs, _ in shifted], device)
-        labels = to_device(torch.from_numpy(np.concatenate([labels for _, labels in shifted]).astype(np.int64)), device)
-
-        encoder_lookup = model.get_input_embeddings()
-        decoder_weight = self.decoder.projection_weight
-        padding_idx = self.decoder.body.get_input_embeddings().padding_idx
-        tied = _TiedGradient()
-        if encoder_lookup.weight is decoder_weight:
-            # Tied: one lookup for both, whose backward also builds the projection's weight gradient.
-            embeds = _Lookup.apply(torch.cat([source.ids, target.ids]), decoder_weight, padding_idx, tied)
-            source_embeds, target_embeds = embeds[:len(source.ids)], embeds[len(source.ids):]
-        else:
-            source_embeds = encoder_lookup(source.ids)
-            target_embeds = _Lookup.apply(target.ids, decoder_weight, padding_idx, tied)
-        source_embeds, target_embeds = source_embeds[None], target_embeds[None]
-
-        source_mask = source.self_attention_mask(model.config, False, source_embeds.dtype)
-        tokens = model(inputs_embeds=source_embeds, attention_mask=source_mask,
-                       **self._positions(source)).last_hidden_state[0]
-        padded, mask = source.padded(tokens)
-        vectors = self._pool({"token_embeddings": padded, "attention_mask": mask})[None]
-        body = self.decoder.body
-        hidden = self.decoder.hidden_states(
-            vectors, inputs_embeds=target_embeds,
-            attention_mask=target.self_attention_mask(body.config, True, target_embeds.dtype),
-            encoder_attention_mask=target.cross_attention_mask(body.config, target_embeds.dtype),
-            **self._positions(target))[0]
-        return F.cross_entropy(self.decoder.logits(hidden, tied).float(), labels)
