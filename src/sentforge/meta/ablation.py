@@ -10,9 +10,10 @@ from typing import Any
 
 import numpy as np
 
-from sentforge.meta.base import MetaMethod, method_class
+from sentforge.meta.base import MetaMethod
 from sentforge.meta.cache import cached_member_embeddings
 from sentforge.meta.meta_encoder import MetaEncoder
+from sentforge.meta.registry import method_class
 
 logger = logging.getLogger(__name__)
 
