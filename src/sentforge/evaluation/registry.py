@@ -58,8 +58,8 @@ def resolve_tasks(selection: str | Sequence[str]) -> list[type[Task]]:
 
 
 # Names people use for a task in papers (suggested for a close unknown name, never selected silently).
-NICKNAMES = {"sts-b": "STSBenchmark", "stsb": "STSBenchmark", "sts-benchmark": "STSBenchmark", "sick": "SICKRelatedness",
-             "sickr": "SICKRelatedness", "sick-relatedness": "SICKRelatedness"}
+NICKNAMES = {"sts-b": "STSBenchmark", "stsb": "STSBenchmark", "sts-benchmark": "STSBenchmark",
+             "sick": "SICKRelatedness", "sickr": "SICKRelatedness", "sick-relatedness": "SICKRelatedness"}
 
 
 def _mteb_alias(name: str, tasks: dict[str, type[Task]]) -> type[Task]:
