@@ -127,7 +127,7 @@ def sts_tasks(data: Path):
     """STS12-16 and STS-B test (SentEval-processed files) as sentforge tasks, and the STS-B dev pairs that the
     hyper-parameters are chosen on."""
     from sentforge.evaluation.readers.sts import read_stsbenchmark
-    from sentforge.evaluation.task import registered_tasks
+    from sentforge.evaluation import registered_tasks
 
     registry = registered_tasks()
     tasks = {name: registry[name.lower()](data) for name in ("STS12", "STS13", "STS14", "STS15", "STS16",

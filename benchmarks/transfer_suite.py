@@ -39,7 +39,7 @@ def main() -> None:
     started = time.perf_counter()
     load_before = os.getloadavg()
     import sentforge
-    from sentforge.evaluation.task import CachedEncoder, resolve_tasks
+    from sentforge.evaluation import CachedEncoder, resolve_tasks
 
     encoder = CachedEncoder(sentforge.load(args.model), batch_size=args.batch_size, show_progress=False)
     tasks = [cls(args.data_dir, n_jobs=args.n_jobs) for cls in resolve_tasks("transfer")]

@@ -1,17 +1,21 @@
-"""Adding an evaluation task as ARCHITECTURE.md walks through it: one new module in the task package, found
-without being listed anywhere, run by `sentforge.evaluate`; and the layering that makes this possible (task
-modules import readers, scoring helpers and the contract, never each other)."""
+"""Adding an evaluation task as ARCHITECTURE.md walks through it: one new module that declares its task in a
+`TASKS` tuple, registered and run by `sentforge.evaluate`; the collector that takes every module of the task
+package; and the layering that makes this possible (task modules import readers, scoring helpers and the
+contract, never each other or the registry)."""
 
 from __future__ import annotations
 
 import ast
-import sys
+import importlib
+import importlib.util
+import pkgutil
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import sentforge
+import sentforge.evaluation.registry as registry
 import sentforge.evaluation.task as task_contract
 import sentforge.evaluation.tasks as task_package
 from sentforge.errors import InputFileError
@@ -31,10 +35,9 @@ import numpy as np
 from sentforge.data.files import read_lines
 from sentforge.errors import InputFileError
 from sentforge.evaluation.similarity import unit_embeddings
-from sentforge.evaluation.task import Task, TaskMetadata, register_task
+from sentforge.evaluation.task import Task, TaskMetadata
 
 
-@register_task
 class ToyParaphraseRetrievalTask(Task):
     metadata = TaskMetadata(
         name="ToyParaphraseRetrieval", family="sts", main_metric="accuracy",
@@ -61,6 +64,9 @@ class ToyParaphraseRetrievalTask(Task):
         paraphrases = vectors[[rows[b] for _, b in self.pairs]]
         nearest = np.argmax(sentences @ paraphrases.T, axis=1)
         return {"accuracy": 100 * float(np.mean(nearest == np.arange(len(self.pairs)))), "n": len(self.pairs)}
+
+
+TASKS = (ToyParaphraseRetrievalTask,)
 '''
 TOY_MODULE_NAME = "toy_paraphrase_retrieval"
 
@@ -71,16 +77,15 @@ PAIRS = [("a cat sleeps", "a kitten is asleep"), ("dogs bark", "the dog is barki
 
 
 @pytest.fixture()
-def toy_task_package(tmp_path, monkeypatch):
-    """The task package extended by a folder holding the toy module, and a registry that forgets it afterwards."""
-    folder = tmp_path / "more_tasks"
-    folder.mkdir()
-    (folder / f"{TOY_MODULE_NAME}.py").write_text(TOY_TASK_MODULE, encoding="utf-8")
-    task_contract.discover_tasks()  # the built-in tasks register in the real registry before it is copied
-    monkeypatch.setattr(task_package, "__path__", [*task_package.__path__, str(folder)])
-    monkeypatch.setattr(task_contract, "_TASKS", dict(task_contract._TASKS))
-    yield folder
-    sys.modules.pop(f"{task_package.__name__}.{TOY_MODULE_NAME}", None)
+def toy_task_module(tmp_path, monkeypatch):
+    """The toy module, imported from a file, and a registry that forgets what the test registers."""
+    path = tmp_path / f"{TOY_MODULE_NAME}.py"
+    path.write_text(TOY_TASK_MODULE, encoding="utf-8")
+    spec = importlib.util.spec_from_file_location(TOY_MODULE_NAME, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    monkeypatch.setattr(registry, "TASKS", dict(registry.TASKS))
+    return module
 
 
 def angle_encoder() -> CallableEncoder:
@@ -91,8 +96,12 @@ def angle_encoder() -> CallableEncoder:
     return CallableEncoder(encode, name="angles", dim=2)
 
 
-def test_a_new_task_module_is_discovered_and_evaluated(toy_task_package, tmp_path):
-    assert "toyparaphraseretrieval" in sentforge.evaluation.registered_tasks()
+def test_a_new_task_module_is_registered_and_evaluated(toy_task_module, tmp_path):
+    assert "toyparaphraseretrieval" not in sentforge.evaluation.registered_tasks()  # importing registers nothing
+    for task in toy_task_module.TASKS:
+        sentforge.evaluation.register_task(task)
+    assert sentforge.evaluation.registered_tasks()["toyparaphraseretrieval"] is toy_task_module.TASKS[0]
+    assert sentforge.evaluation.resolve_tasks("sts")[-1] is toy_task_module.TASKS[0]  # after the built-in ones
     data = tmp_path / "data"
     (data / "toy").mkdir(parents=True)
     (data / "toy/pairs.tsv").write_text("".join(f"{a}\t{b}\n" for a, b in PAIRS), encoding="utf-8")
@@ -108,6 +117,14 @@ def test_a_new_task_module_is_discovered_and_evaluated(toy_task_package, tmp_pat
         sentforge.evaluate(angle_encoder(), "ToyParaphraseRetrieval", data_dir=data)
 
 
+def test_the_registry_collects_every_task_module_in_name_order():
+    modules = [importlib.import_module(info.name)
+               for info in pkgutil.iter_modules(task_package.__path__, f"{task_package.__name__}.")]
+    declared = [task for module in modules for task in module.TASKS]
+    assert list(registry.registered_tasks().values()) == declared
+    assert list(registry.registered_tasks()) == [task.metadata.name.lower() for task in declared]
+
+
 def test_task_modules_import_readers_and_helpers_never_each_other():
     evaluation = Path(task_contract.__file__).parent
     for folder in ("tasks", "readers"):
@@ -119,5 +136,6 @@ def test_task_modules_import_readers_and_helpers_never_each_other():
                 elif isinstance(node, ast.Import):
                     imported |= {alias.name for alias in node.names}
             forbidden = {name for name in imported if name.startswith("sentforge.evaluation.tasks")
-                         or name in ("sentforge.evaluation.runner", "sentforge.evaluation.evaluate")}
+                         or name in ("sentforge.evaluation.runner", "sentforge.evaluation.evaluate",
+                                     "sentforge.evaluation.registry", "sentforge.evaluation.register_task")}
             assert not forbidden, f"{path.relative_to(evaluation)} imports {sorted(forbidden)}"

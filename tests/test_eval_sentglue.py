@@ -14,8 +14,9 @@ from sklearn.model_selection import train_test_split
 
 from sentforge.errors import InputFileError
 from sentforge.evaluation import classifier
+from sentforge.evaluation.registry import resolve_tasks
 from sentforge.evaluation.tasks import sentglue
-from sentforge.evaluation.task import CachedEncoder, resolve_tasks
+from sentforge.evaluation.task import CachedEncoder
 
 GLUE = DATA / "glue" / "glue_data"
 WORDS = [

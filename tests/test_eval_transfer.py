@@ -13,8 +13,9 @@ from sklearn.model_selection import GridSearchCV, StratifiedKFold
 from sentforge.errors import ConfigError, InputFileError
 from sentforge.evaluation import classifier
 from sentforge.evaluation.readers import senteval
+from sentforge.evaluation.registry import resolve_tasks
 from sentforge.evaluation.tasks import transfer
-from sentforge.evaluation.task import CachedEncoder, resolve_tasks
+from sentforge.evaluation.task import CachedEncoder
 
 DOWNSTREAM = DATA / "senteval" / "downstream"
 FILLER = ["the", "a", "movie", "film", "plot", "actor", "scene", "story", "it", "was", "is", "quite", "very", "rather"]

@@ -33,12 +33,13 @@ from sentforge.evaluation.readers.useb import (
     read_twitter_url_corpus,
     read_wikiqa,
 )
+from sentforge.evaluation.registry import resolve_tasks
 from sentforge.evaluation.search import exact_search, top_k
 from sentforge.evaluation.scoring import paraphrase_metrics
 from sentforge.evaluation.tasks.pair_classification import TwitterParaTask
 from sentforge.evaluation.tasks.reranking import AskUbuntuTask, QatarLivingCQATask, SciDocsTask, WikiQATask
 from sentforge.evaluation.tasks.retrieval import CQADupStackTask
-from sentforge.evaluation.task import CachedEncoder, resolve_tasks
+from sentforge.evaluation.task import CachedEncoder
 
 
 class TableEncoder:

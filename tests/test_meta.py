@@ -12,7 +12,8 @@ from conftest import CORPUS
 import sentforge
 from sentforge import CallableEncoder
 from sentforge.errors import ConfigError, ModelNotFoundError
-from sentforge.meta import GCCA, SVD, AutoEncoder, Average, Concatenation, MetaEncoder, UpProjection, method_class
+from sentforge.meta import (GCCA, SVD, AutoEncoder, Average, Concatenation, MetaEncoder, MetaMethod, UpProjection,
+                            method_class, method_names, register_method)
 from sentforge.meta.cache import cache_path
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -235,6 +236,56 @@ def test_save_load_round_trip_embedded_and_refuses_overwrite(members, tmp_path):
     with pytest.raises(OutputExistsError):
         meta.save(tmp_path / "meta")
     meta.save(tmp_path / "meta", overwrite=True)
+
+
+class CentredFirstMember(MetaMethod):
+    """A user's own method: the first member's unit vectors minus their mean over the fit sentences."""
+
+    method_name = "centred-first"
+
+    @property
+    def output_dim(self) -> int:
+        return self.input_dims[0]
+
+    def _fit(self, views):
+        self.mean = views[0].mean(axis=0)
+
+    def _transform(self, views):
+        return views[0] - self.mean
+
+    def parameters(self):
+        return {"mean": self.mean}
+
+    def _set_parameters(self, parameters):
+        self.mean = self._require(parameters, "mean")
+
+
+@pytest.fixture()
+def own_method_registry(monkeypatch):
+    """The method registry, restored after the test."""
+    from sentforge.meta import registry
+
+    monkeypatch.setattr(registry, "METHODS", dict(registry.METHODS))
+
+
+def test_a_users_own_method_registers_and_round_trips(members, tmp_path, own_method_registry):
+    built_in = method_names()
+    assert register_method(CentredFirstMember) is CentredFirstMember
+    register_method(CentredFirstMember)  # the same class again changes nothing
+    assert method_names() == [*built_in, "centred-first"] and method_class("centred-first") is CentredFirstMember
+    meta = MetaEncoder(members, "centred-first").fit(CORPUS)
+    first = _unit(members[0].encode(TEXTS))
+    expected = first - _unit(members[0].encode(CORPUS)).mean(axis=0)
+    np.testing.assert_allclose(meta.encode(TEXTS), expected, atol=1e-5)
+    meta.save(tmp_path / "meta")
+    np.testing.assert_array_equal(MetaEncoder.load(tmp_path / "meta").encode(TEXTS), meta.encode(TEXTS))
+
+    class OtherGCCA(CentredFirstMember):
+        method_name = "gcca"
+
+    with pytest.raises(ConfigError, match="two meta-embedding methods are named 'gcca'"):
+        register_method(OtherGCCA)
+    assert method_class("gcca") is GCCA
 
 
 def test_missing_members_give_clear_errors(members, glove_file, tmp_path):

@@ -71,7 +71,7 @@ def test_mteb_stsbenchmark_on_the_shared_file_matches_sentforge_eval():
 
 
 def test_alias_table_names_exist_on_both_sides():
-    from sentforge.evaluation.task import registered_tasks
+    from sentforge.evaluation.registry import registered_tasks
 
     ours = {name.lower() for name in registered_tasks()}
     for alias in TASK_ALIASES:

@@ -7,7 +7,7 @@ import logging
 import pytest
 
 from sentforge.errors import ConfigError
-from sentforge.evaluation.task import resolve_tasks
+from sentforge.evaluation.registry import resolve_tasks
 from sentforge.integrations.task_names import TASK_ALIASES
 
 from conftest import assert_one_line_error, run_cli

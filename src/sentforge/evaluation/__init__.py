@@ -7,7 +7,8 @@
 
 from sentforge.evaluation.own import load_dataset
 from sentforge.evaluation.runner import add_results_to_card, evaluate
-from sentforge.evaluation.task import CachedEncoder, Task, TaskMetadata, register_task, registered_tasks, resolve_tasks
+from sentforge.evaluation.registry import register_task, registered_tasks, resolve_tasks
+from sentforge.evaluation.task import CachedEncoder, Task, TaskMetadata
 
 __all__ = ["CachedEncoder", "Task", "TaskMetadata", "add_results_to_card", "evaluate", "load_dataset", "register_task",
            "registered_tasks", "resolve_tasks"]

@@ -19,7 +19,8 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from sentforge.errors import ConfigError, DataNotFoundError
-from sentforge.evaluation.task import CachedEncoder, Task, resolve_tasks
+from sentforge.evaluation.registry import resolve_tasks
+from sentforge.evaluation.task import CachedEncoder, Task
 from sentforge.io import atomic_file, save_json
 from sentforge.model_card import check_card_target, write_model_card
 from sentforge.output_guard import guard_output, locked_output

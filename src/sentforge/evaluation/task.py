@@ -1,4 +1,5 @@
-"""The evaluation contract: a `Task` with metadata, a registry, and the per-model embedding cache.
+"""The evaluation contract: a `Task` with metadata, and the per-model embedding cache (the registry of
+tasks: evaluation/registry.py).
 
 A task reads its files from a data directory laid out as the standard distributions are (SentEval's
 `downstream/`, GLUE's `glue_data/`, ...), encodes through whatever encoder it is given (usually a
@@ -7,9 +8,6 @@ A task reads its files from a data directory laid out as the standard distributi
 
 from __future__ import annotations
 
-import importlib
-import logging
-import pkgutil
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -21,11 +19,7 @@ import numpy as np
 from sentforge.encode_options import supported_keywords
 from sentforge.errors import ConfigError, DataNotFoundError
 
-logger = logging.getLogger(__name__)
-
 FAMILIES = ("sts", "transfer", "sentglue", "useb", "geometry", "own")  # own: a user's files (evaluation/own)
-# Every module of this package is imported on first use of the registry; its tasks register on import.
-TASKS_PACKAGE = "sentforge.evaluation.tasks"
 
 
 @dataclass(frozen=True)
@@ -82,82 +76,6 @@ class Task(ABC):
     def evaluate(self, encoder: Any) -> dict[str, Any]:
         """Run the task with `encoder.encode(texts) -> (n, dim) float32` and return its metrics
         (floats, ×100 where the literature reports percentages); `metadata.main_metric` is a key."""
-
-
-_TASKS: dict[str, type[Task]] = {}
-
-
-def register_task(cls: type[Task]) -> type[Task]:
-    """Class decorator: make a task selectable by its name (case-insensitive) and its family."""
-    key = cls.metadata.name.lower()
-    if key in _TASKS and _TASKS[key] is not cls:
-        raise ConfigError(f"two tasks are named {cls.metadata.name!r}")
-    _TASKS[key] = cls
-    return cls
-
-
-def discover_tasks() -> None:
-    """Import every module of the task package, in name order, so that their `@register_task` classes
-    register; a module added to the package is found without being listed anywhere."""
-    package = importlib.import_module(TASKS_PACKAGE)
-    for module in pkgutil.iter_modules(package.__path__, f"{TASKS_PACKAGE}."):
-        importlib.import_module(module.name)
-
-
-def registered_tasks() -> dict[str, type[Task]]:
-    discover_tasks()
-    return dict(_TASKS)
-
-
-def resolve_tasks(selection: str | Sequence[str]) -> list[type[Task]]:
-    """Task classes for a comma-separated mix of family names and task names, in the order given; a family
-    brings its tasks in registry order."""
-    names = [s.strip() for s in (selection.split(",") if isinstance(selection, str) else selection) if s.strip()]
-    if not names:
-        raise ConfigError("no tasks selected")
-    tasks = registered_tasks()
-    chosen: list[type[Task]] = []
-    for name in names:
-        key = name.lower()
-        if key in FAMILIES:
-            matches = [cls for cls in tasks.values() if cls.metadata.family == key]
-            if not matches:
-                raise ConfigError(f"task family {name!r} has no tasks in this installation")
-        elif key in tasks:
-            matches = [tasks[key]]
-        else:
-            matches = [_mteb_alias(name, tasks)]
-        chosen.extend(cls for cls in matches if cls not in chosen)
-    return chosen
-
-
-# Names people use for a task in papers (suggested for a close unknown name, never selected silently).
-NICKNAMES = {"sts-b": "STSBenchmark", "stsb": "STSBenchmark", "sts-benchmark": "STSBenchmark",
-             "sick": "SICKRelatedness", "sickr": "SICKRelatedness", "sick-relatedness": "SICKRelatedness"}
-
-
-def _mteb_alias(name: str, tasks: dict[str, type[Task]]) -> type[Task]:
-    """The task that an MTEB task name stands for; else an error with the closest names."""
-    import difflib
-
-    # A table of names that imports nothing of sentforge's (read here so that MTEB's names are accepted).
-    from sentforge.integrations.task_names import TASK_ALIASES
-
-    for alias in TASK_ALIASES:
-        mteb = {m.lower(): m for m in alias.mteb}
-        if name.lower() in mteb and alias.sentforge.lower() in tasks:
-            task = tasks[alias.sentforge.lower()]
-            logger.info("task %s is MTEB's name of sentforge's %s%s", mteb[name.lower()], task.metadata.name,
-                        "" if alias.same_metric else f" (the scores differ: {alias.note})")
-            return task
-    names = list(FAMILIES) + sorted(cls.metadata.name for cls in tasks.values())
-    candidates = ({n.lower(): n for n in names} | {m.lower(): m for alias in TASK_ALIASES for m in alias.mteb}
-                  | {nickname: task for nickname, task in NICKNAMES.items() if task.lower() in tasks})
-    close = list(dict.fromkeys(candidates[c] for c in difflib.get_close_matches(name.lower(), list(candidates), n=3,
-                                                                               cutoff=0.6)))
-    hint = f"did you mean {' or '.join(close)}? " if close else ""
-    raise ConfigError(f"unknown task {name!r}; {hint}valid families and tasks: {', '.join(names)} "
-                      "(and their MTEB names, e.g. SICK-R)")
 
 
 class CachedEncoder:

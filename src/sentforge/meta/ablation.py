@@ -9,7 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from sentforge.meta.base import MetaMethod, method_class
+from sentforge.meta.base import MetaMethod
+from sentforge.meta.registry import method_class
 
 logger = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ from torch import nn
 from tqdm.auto import tqdm
 
 from sentforge.errors import ConfigError, ModelFormatError
-from sentforge.meta.base import MetaMethod, register_method
+from sentforge.meta.base import MetaMethod
 
 logger = logging.getLogger(__name__)
 
@@ -64,7 +64,6 @@ class CrossViewAutoEncoder(nn.Module):
                    for code in codes for decoder, target in zip(self.decoders, views))
 
 
-@register_method
 class AutoEncoder(MetaMethod):
     """Trains the cross-view auto-encoder on the fit sentences; F(s) = sum_j E_j(F_j(s)).
 

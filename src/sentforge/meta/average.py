@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from sentforge.meta.base import MetaMethod, register_method
+from sentforge.meta.base import MetaMethod
 
 
-@register_method
 class Average(MetaMethod):
     """F(s) = (1/J) sum_j pad(F_j(s)/|F_j(s)|, max_j d_j); nothing to fit."""
 

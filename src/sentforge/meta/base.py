@@ -3,7 +3,8 @@
 Each member's embeddings (one (n, d_j) array per member, rows aligned) are L2-normalised first, as in
 Poerner et al. (2020), so that no member dominates through its scale. A fitted method is described by a
 JSON config (`config()`) and a dict of named arrays (`parameters()`), saved as safetensors by the
-MetaEncoder, and rebuilt with `from_saved(config, parameters)`.
+MetaEncoder, and rebuilt with `from_saved(config, parameters)`. The registry of methods by name:
+meta/registry.py.
 """
 
 from __future__ import annotations
@@ -16,25 +17,6 @@ from typing import Any, ClassVar
 import numpy as np
 
 from sentforge.errors import ConfigError, ModelFormatError
-
-_METHODS: dict[str, type[MetaMethod]] = {}
-
-
-def register_method(cls: type[MetaMethod]) -> type[MetaMethod]:
-    _METHODS[cls.method_name] = cls
-    return cls
-
-
-def method_class(name: str) -> type[MetaMethod]:
-    try:
-        return _METHODS[name]
-    except KeyError:
-        raise ConfigError(f"unknown meta-embedding method {name!r}; choose from {', '.join(_METHODS)}") from None
-
-
-def method_names() -> list[str]:
-    return list(_METHODS)
-
 
 def l2_normalize(array: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(array, axis=1, keepdims=True)
@@ -108,11 +90,12 @@ class MetaMethod(ABC):
 
     @classmethod
     def from_saved(cls, config: dict[str, Any], parameters: dict[str, np.ndarray]) -> MetaMethod:
-        klass = method_class(config.get("method", ""))
+        """This method class rebuilt from `config()` and `parameters()`; `meta.registry.method_from_saved`
+        picks the class by the config's method name."""
         try:
-            method = klass(**config.get("params", {}))
+            method = cls(**config.get("params", {}))
         except TypeError as err:
-            raise ModelFormatError(f"meta-embedding config for {klass.method_name}: {err}") from None
+            raise ModelFormatError(f"meta-embedding config for {cls.method_name}: {err}") from None
         method.input_dims = [int(d) for d in config["input_dims"]]
         method._set_parameters(parameters)
         return method

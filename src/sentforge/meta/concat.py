@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from sentforge.meta.base import MetaMethod, register_method
+from sentforge.meta.base import MetaMethod
 
 
-@register_method
 class Concatenation(MetaMethod):
     """F(s) = [F_1(s)/|F_1(s)|; ...; F_J(s)/|F_J(s)|]; dimension sum_j d_j, nothing to fit."""
 

@@ -6,10 +6,9 @@ import numpy as np
 import scipy.linalg
 
 from sentforge.errors import ConfigError
-from sentforge.meta.base import MetaMethod, mean_and_covariance, register_method
+from sentforge.meta.base import MetaMethod, mean_and_covariance
 
 
-@register_method
 class GCCA(MetaMethod):
     """Finds Theta = [Theta_1; ...; Theta_J] from the generalised eigenvalue problem
 

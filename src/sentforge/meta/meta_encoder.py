@@ -18,8 +18,9 @@ from sentforge.encoder import Encoder, check_texts
 from sentforge.encoder_specs import SHORT_NAMES, resolve_spec
 from sentforge.errors import ConfigError, ModelFormatError, ModelNotFoundError, SentforgeError
 from sentforge.io import atomic_dir, save_json
-from sentforge.meta.base import MetaMethod, method_class
+from sentforge.meta.base import MetaMethod
 from sentforge.meta.cache import cached_member_embeddings, member_spec
+from sentforge.meta.registry import method_class, method_from_saved
 from sentforge.modules.base import read_json
 from sentforge.st_interface import SimilarityInterface
 
@@ -158,7 +159,7 @@ class MetaEncoder(SimilarityInterface):
         except (OSError, ValueError) as err:
             raise ModelFormatError(f"{path / PARAMETERS_FILE}: cannot read the fitted parameters ({err})") from None
         members = [_load_member(path, index, entry, device) for index, entry in enumerate(config.get("members", []))]
-        method = MetaMethod.from_saved(config["method"], parameters)
+        method = method_from_saved(config["method"], parameters)
         dims = [member.dim for member in members]
         if dims != method.input_dims:
             raise ModelFormatError(f"{path}: members give dimensions {dims}, "

@@ -7,10 +7,9 @@ import numpy as np
 import scipy.linalg
 from sklearn.utils.extmath import svd_flip
 
-from sentforge.meta.base import MetaMethod, mean_and_covariance, register_method
+from sentforge.meta.base import MetaMethod, mean_and_covariance
 
 
-@register_method
 class SVD(MetaMethod):
     """With X the centred concatenation of the fit sentences and X = U S V^T, F(s) = V_d^T (concat(s) - mu):
     the coordinates of a sentence on the top-d right singular vectors.

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from sentforge.meta.base import MetaMethod, register_method
+from sentforge.meta.base import MetaMethod
 
 
-@register_method
 class UpProjection(MetaMethod):
     """Each member j gets a fixed random matrix W_j of shape (d_j, d) with entries drawn from
     U(-1/sqrt(d_j), 1/sqrt(d_j)); F(s) = sum_j W_j^T F_j(s) / |F_j(s)|.

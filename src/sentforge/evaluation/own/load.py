@@ -89,7 +89,7 @@ _GENERIC_STEMS = {"train", "dev", "test", "valid", "validation", "data", "corpus
 
 def builtin_tasks_of(path: Path) -> list[str]:
     """The built-in tasks that read a file of this name (its folder too, where the name alone is common)."""
-    from sentforge.evaluation.task import registered_tasks
+    from sentforge.evaluation.registry import registered_tasks
 
     tail = Path(path).resolve().parts[-2:]
     by_folder, by_name = [], []

@@ -19,7 +19,7 @@ from scipy.special import logsumexp
 
 from sentforge.errors import InputFileError
 from sentforge.evaluation.readers.sts import STSB_RAW, STSPairs, keep_text, read_stsbenchmark
-from sentforge.evaluation.task import Task, TaskMetadata, register_task
+from sentforge.evaluation.task import Task, TaskMetadata
 
 POSITIVE_THRESHOLD = 4.0  # SimCSE (Gao et al. 2021), section 5: STS-B pairs scored >= 4 are positives
 
@@ -40,7 +40,6 @@ def uniformity(x: np.ndarray, t: float = 2.0) -> float:
     return float(logsumexp(-t * squared) - np.log(len(squared)))
 
 
-@register_task
 class AlignmentUniformityTask(Task):
     metadata = TaskMetadata(
         name="AlignmentUniformity", family="geometry", main_metric="alignment",
@@ -65,3 +64,6 @@ class AlignmentUniformityTask(Task):
         return {"alignment": alignment(first[positive], second[positive]),
                 "uniformity": uniformity(np.concatenate([first, second])),
                 "n_positive": int(positive.sum()), "n_sentences": 2 * len(pairs)}
+
+
+TASKS = (AlignmentUniformityTask,)

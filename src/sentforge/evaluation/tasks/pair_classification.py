@@ -24,7 +24,7 @@ from typing import Any
 from sentforge.evaluation.readers.useb import LabelledPairs, read_pit2015_test, read_twitter_url_corpus
 from sentforge.evaluation.scoring import paraphrase_scores
 from sentforge.evaluation.similarity import is_lexical
-from sentforge.evaluation.task import Task, TaskMetadata, register_task
+from sentforge.evaluation.task import Task, TaskMetadata
 
 
 PIT_DIR = "twitterpara/pit2015/data"
@@ -33,7 +33,6 @@ TURL_TEST = "twitterpara/turl/Twitter_URL_Corpus_test.txt"
 USEB_LAYOUT = ("twitterpara/test.data", "twitterpara/test.label", "twitterpara/Twitter_URL_Corpus_test.txt")
 
 
-@register_task
 class TwitterParaTask(Task):
     """Reads the original distributions' layout (`metadata.files`) or, failing that, USEB's flat layout."""
 
@@ -68,3 +67,6 @@ class TwitterParaTask(Task):
 
     def evaluate(self, model: Any) -> dict[str, Any]:
         return paraphrase_scores(model, self.subsets)
+
+
+TASKS = (TwitterParaTask,)

@@ -35,7 +35,7 @@ from sentforge.evaluation.readers.useb import (
     read_wikiqa,
 )
 from sentforge.evaluation.similarity import supports_encoders_and_lexical
-from sentforge.evaluation.task import Task, TaskMetadata, register_task
+from sentforge.evaluation.task import Task, TaskMetadata
 
 
 class RerankingTask(Task):
@@ -61,7 +61,6 @@ class RerankingTask(Task):
         return ranking_metrics(self.queries, candidate_scores(model, self.queries))
 
 
-@register_task
 class AskUbuntuTask(RerankingTask):
     metadata = TaskMetadata(
         name="AskUbuntu", family="useb", main_metric="map",
@@ -78,7 +77,6 @@ class AskUbuntuTask(RerankingTask):
 QL_DIR = "cqa-qatarliving/semeval2016-task3"
 
 
-@register_task
 class QatarLivingCQATask(RerankingTask):
     metadata = TaskMetadata(
         name="QatarLivingCQA", family="useb", main_metric="map",
@@ -92,7 +90,6 @@ class QatarLivingCQATask(RerankingTask):
         return read_semeval_question_similarity(self.data_dir / self.metadata.files[0])
 
 
-@register_task
 class QatarLivingCQATest2016Task(QatarLivingCQATask):
     metadata = TaskMetadata(
         name="QatarLivingCQA-test2016", family="useb", main_metric="map",
@@ -102,7 +99,6 @@ class QatarLivingCQATest2016Task(QatarLivingCQATask):
         reference="Nakov et al. 2016, SemEval-2016 Task 3")
 
 
-@register_task
 class WikiQATask(RerankingTask):
     metadata = TaskMetadata(
         name="WikiQA", family="useb", main_metric="map",
@@ -115,7 +111,6 @@ class WikiQATask(RerankingTask):
         return read_wikiqa(self.data_dir / "wikiqa/test")
 
 
-@register_task
 class SciDocsTask(Task):
     metadata = TaskMetadata(
         name="SciDocs", family="useb", main_metric="map_avg",
@@ -141,3 +136,6 @@ class SciDocsTask(Task):
             metrics.update({f"{subset}.map": result["map"], f"{subset}.n_queries": result["n_queries"]})
         metrics["map_avg"] = float(np.mean([metrics[f"{s}.map"] for s in self.subsets])) if self.subsets else 0.0
         return metrics
+
+
+TASKS = (AskUbuntuTask, QatarLivingCQATask, QatarLivingCQATest2016Task, WikiQATask, SciDocsTask)

@@ -22,10 +22,9 @@ from sentforge.evaluation.ranking import MAP_CUTOFF, NDCG_CUTOFF, retrieval_metr
 from sentforge.evaluation.readers.useb import RetrievalSet, read_cqadupstack
 from sentforge.evaluation.search import FAISS_MIN_POOL, search_pool
 from sentforge.evaluation.similarity import is_lexical
-from sentforge.evaluation.task import Task, TaskMetadata, register_task
+from sentforge.evaluation.task import Task, TaskMetadata
 
 
-@register_task
 class CQADupStackTask(Task):
     metadata = TaskMetadata(
         name="CQADupStack", family="useb", main_metric="map@100_avg",
@@ -55,3 +54,6 @@ class CQADupStackTask(Task):
             metrics[f"{name}_avg"] = float(np.mean([metrics[f"{f.name}.{name}"] for f in self.forums])) \
                 if self.forums else 0.0
         return metrics
+
+
+TASKS = (CQADupStackTask,)

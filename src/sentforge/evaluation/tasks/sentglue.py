@@ -32,7 +32,7 @@ from sentforge.errors import InputFileError
 from sentforge.evaluation import classifier
 from sentforge.evaluation.readers import glue
 from sentforge.evaluation.readers.glue import GlueSplit
-from sentforge.evaluation.task import Task, TaskMetadata, register_task
+from sentforge.evaluation.task import Task, TaskMetadata
 
 GLUE = "glue/glue_data"
 
@@ -113,7 +113,6 @@ def _metadata(task: str, main_metric: str, files: tuple[str, ...], description: 
                         reference="GLUE (Wang et al. 2018); SentGLUE (Ni et al. 2021, Sentence-T5)")
 
 
-@register_task
 class SentGlueCoLATask(_FilePerSplitTask):
     metadata = _metadata("CoLA", "mcc", ("train.tsv", "dev.tsv"),
                          "Grammatical acceptability (single sentence; Matthews correlation on dev).")
@@ -123,7 +122,6 @@ class SentGlueCoLATask(_FilePerSplitTask):
         return glue.read_cola(path)
 
 
-@register_task
 class SentGlueSST2Task(_FilePerSplitTask):
     metadata = _metadata("SST-2", "acc", ("train.tsv", "dev.tsv"),
                          "Sentiment, binary (single sentence; train phrases; accuracy on dev).")
@@ -132,7 +130,6 @@ class SentGlueSST2Task(_FilePerSplitTask):
         return glue.read_sst2(path)
 
 
-@register_task
 class SentGlueMRPCTask(SentGlueTask):
     metadata = _metadata("MRPC", "acc", ("msr_paraphrase_train.txt", "dev_ids.tsv"),
                          "Paraphrase (pairs; GLUE train/dev rebuilt from msr_paraphrase_train.txt and dev_ids.tsv; "
@@ -143,7 +140,6 @@ class SentGlueMRPCTask(SentGlueTask):
         return glue.read_mrpc(self.path(0), self.path(1))
 
 
-@register_task
 class SentGlueSTSBTask(_FilePerSplitTask):
     metadata = _metadata("STS-B", "spearman", ("train.tsv", "dev.tsv"),
                          "Semantic similarity 0-5 (pairs; ridge regression; Pearson/Spearman on dev).")
@@ -163,27 +159,23 @@ class _IndexedPairTask(_FilePerSplitTask):
         return glue.read_indexed_pairs(path, self.label_names)
 
 
-@register_task
 class SentGlueQNLITask(_IndexedPairTask):
     metadata = _metadata("QNLI", "acc", ("train.tsv", "dev.tsv"),
                          "Question-answer entailment (pairs; accuracy on dev). Needs QNLI train.tsv.")
     label_names = ("entailment", "not_entailment")
 
 
-@register_task
 class SentGlueRTETask(_IndexedPairTask):
     metadata = _metadata("RTE", "acc", ("train.tsv", "dev.tsv"), "Textual entailment (pairs; accuracy on dev).")
     label_names = ("entailment", "not_entailment")
 
 
-@register_task
 class SentGlueWNLITask(_IndexedPairTask):
     metadata = _metadata("WNLI", "acc", ("train.tsv", "dev.tsv"),
                          "Winograd NLI (pairs; accuracy on dev; adversarial: majority class scores 56.3).")
     label_names = ("0", "1")
 
 
-@register_task
 class SentGlueMNLITask(_FilePerSplitTask):
     metadata = _metadata("MNLI", "acc", ("train.tsv", "dev_matched.tsv", "dev_mismatched.tsv"),
                          "Multi-genre NLI, 3 classes (pairs; accuracy on matched and mismatched dev).",
@@ -197,7 +189,6 @@ class SentGlueMNLITask(_FilePerSplitTask):
         return {**super().read(), "dev_mismatched": self.read_split(self.path(2))}
 
 
-@register_task
 class SentGlueQQPTask(_FilePerSplitTask):
     metadata = _metadata("QQP", "acc", ("train.tsv", "dev.tsv"),
                          "Quora duplicate questions (pairs; accuracy and F1 on dev).")
@@ -205,3 +196,7 @@ class SentGlueQQPTask(_FilePerSplitTask):
 
     def read_split(self, path: Path) -> GlueSplit:
         return glue.read_qqp(path)
+
+
+TASKS = (SentGlueCoLATask, SentGlueSST2Task, SentGlueMRPCTask, SentGlueSTSBTask, SentGlueQNLITask,
+         SentGlueRTETask, SentGlueWNLITask, SentGlueMNLITask, SentGlueQQPTask)

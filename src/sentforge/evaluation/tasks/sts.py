@@ -37,7 +37,7 @@ from sentforge.evaluation.readers.sts import (
     read_stsbenchmark,
 )
 from sentforge.evaluation.scoring import check_gold, sts_scores
-from sentforge.evaluation.task import Task, TaskMetadata, register_task
+from sentforge.evaluation.task import Task, TaskMetadata
 
 
 class STSTask(Task):
@@ -103,20 +103,15 @@ def _semeval_task(name: str, folder: str, subsets: tuple[str, ...], raw: bool) -
     attrs = {"metadata": metadata, "folder": folder, "subset_names": subsets, "input_pattern": input_pattern,
              "gold_pattern": gold_pattern, "normalize": staticmethod(keep_text if raw else join_tokens),
              "__module__": __name__, "__doc__": metadata.description}
-    return register_task(type(metadata.name.replace("-", "_") + "Task", (SemEvalSTSTask,), attrs))
+    return type(metadata.name.replace("-", "_") + "Task", (SemEvalSTSTask,), attrs)
 
 
-def _register_semeval_tasks() -> None:
-    for raw in (False, True):
-        for name, (folder, raw_folder, subsets) in STS_YEARS.items():
-            path = f"{SENTEVAL_STS}/{folder}" + (f"/{raw_folder}" if raw else "")
-            _semeval_task(name, path, subsets, raw)
+# STS12 ... STS16, then their -raw variants.
+SEMEVAL_TASKS = tuple(
+    _semeval_task(name, f"{SENTEVAL_STS}/{folder}" + (f"/{raw_folder}" if raw else ""), subsets, raw)
+    for raw in (False, True) for name, (folder, raw_folder, subsets) in STS_YEARS.items())
 
 
-_register_semeval_tasks()
-
-
-@register_task
 class STSBenchmarkTask(STSTask):
     metadata = TaskMetadata(
         name="STSBenchmark", family="sts", main_metric="spearman",
@@ -128,7 +123,6 @@ class STSBenchmarkTask(STSTask):
         return [read_stsbenchmark(self.data_dir / self.metadata.files[0], self.normalize)]
 
 
-@register_task
 class STSBenchmarkRawTask(STSBenchmarkTask):
     metadata = TaskMetadata(
         name="STSBenchmark-raw", family="sts", main_metric="spearman",
@@ -138,7 +132,6 @@ class STSBenchmarkRawTask(STSBenchmarkTask):
     normalize = staticmethod(keep_text)
 
 
-@register_task
 class SICKRelatednessTask(STSTask):
     metadata = TaskMetadata(
         name="SICKRelatedness", family="sts", main_metric="spearman",
@@ -147,3 +140,6 @@ class SICKRelatednessTask(STSTask):
 
     def load(self) -> list[STSPairs]:
         return [read_sick(self.data_dir / self.metadata.files[0], join_tokens)]
+
+
+TASKS = (*SEMEVAL_TASKS, STSBenchmarkTask, STSBenchmarkRawTask, SICKRelatednessTask)

@@ -28,7 +28,7 @@ from sklearn.metrics import f1_score
 from sentforge.evaluation import classifier
 from sentforge.evaluation.classifier import pair_features
 from sentforge.evaluation.readers.senteval import read_mrpc, read_sentences, read_sst_binary, read_trec
-from sentforge.evaluation.task import Task, TaskMetadata, register_task
+from sentforge.evaluation.task import Task, TaskMetadata
 
 DOWNSTREAM = "senteval/downstream"
 
@@ -108,21 +108,18 @@ def _binary_metadata(name: str, positive: str, negative: str, description: str, 
                         splits=("10-fold CV",), reference=reference)
 
 
-@register_task
 class SentEvalMRTask(BinaryTransferTask):
     metadata = _binary_metadata("MR", "rt-polarity.pos", "rt-polarity.neg",
                                 "Movie review snippet polarity (accuracy, 10-fold CV).",
                                 "Pang & Lee 2005; SentEval (Conneau & Kiela 2018)")
 
 
-@register_task
 class SentEvalCRTask(BinaryTransferTask):
     metadata = _binary_metadata("CR", "custrev.pos", "custrev.neg",
                                 "Customer product review polarity (accuracy, 10-fold CV).",
                                 "Hu & Liu 2004; SentEval")
 
 
-@register_task
 class SentEvalSUBJTask(BinaryTransferTask):
     # SentEval gives the objective sentences label 1.
     metadata = _binary_metadata("SUBJ", "subj.objective", "subj.subjective",
@@ -130,14 +127,12 @@ class SentEvalSUBJTask(BinaryTransferTask):
                                 "Pang & Lee 2004; SentEval")
 
 
-@register_task
 class SentEvalMPQATask(BinaryTransferTask):
     metadata = _binary_metadata("MPQA", "mpqa.pos", "mpqa.neg",
                                 "Opinion polarity of MPQA phrases (accuracy, 10-fold CV).",
                                 "Wiebe et al. 2005; SentEval")
 
 
-@register_task
 class SentEvalSST2Task(TransferTask):
     metadata = TaskMetadata(
         name="SST2", family="transfer", main_metric="acc",
@@ -160,7 +155,6 @@ class SentEvalSST2Task(TransferTask):
                 "n_test": len(test.labels), "chosen_C": list(result.chosen_C)}
 
 
-@register_task
 class SentEvalTRECTask(TransferTask):
     metadata = TaskMetadata(
         name="TREC", family="transfer", main_metric="acc",
@@ -183,7 +177,6 @@ class SentEvalTRECTask(TransferTask):
                 "n_test": len(test.labels), "chosen_C": list(result.chosen_C)}
 
 
-@register_task
 class SentEvalMRPCTask(TransferTask):
     metadata = TaskMetadata(
         name="MRPC", family="transfer", main_metric="acc",
@@ -211,3 +204,7 @@ class SentEvalMRPCTask(TransferTask):
                         f"f1{suffix}": round(100 * float(f1_score(test.labels, result.predictions)), 2),
                         f"dev_acc{suffix}": result.dev_acc, f"chosen_C{suffix}": list(result.chosen_C)}
         return metrics | {"n_train": len(train.labels), "n_test": len(test.labels)}
+
+
+TASKS = (SentEvalMRTask, SentEvalCRTask, SentEvalSUBJTask, SentEvalMPQATask, SentEvalSST2Task, SentEvalTRECTask,
+         SentEvalMRPCTask)
