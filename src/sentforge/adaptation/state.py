@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from sentforge.adaptation.result import CandidateResult
 from sentforge.errors import ConfigError, OutputExistsError
 from sentforge.io import save_json
 
@@ -33,7 +34,7 @@ class AdaptState:
         self.output = Path(output)
         self.path = self.output / STATE_FILE
         self.settings = settings
-        self.results: dict[str, dict[str, Any]] = {}
+        self.results: dict[str, CandidateResult] = {}
         self.running: dict[str, Any] | None = None
         self.measured: dict[str, float] = {}
         self.probes: dict[str, dict[str, float]] = {}
@@ -51,7 +52,8 @@ class AdaptState:
             if changed:
                 raise ConfigError(f"--output {self.output} holds an adapt run of a different command (it differs in "
                                   f"{', '.join(changed)}); rerun that command to resume it, or choose a new --output")
-            self.results, self.running = saved["results"], saved.get("running")
+            self.results = {name: CandidateResult.from_json(r) for name, r in saved["results"].items()}
+            self.running = saved.get("running")
             self.measured, self.probes = saved.get("measured", {}), saved.get("probes", {})
             self.races = saved.get("races", {})
             return True
@@ -69,13 +71,13 @@ class AdaptState:
         """Seconds of the budget used by earlier calls: the candidates' wall times, the interrupted one's
         elapsed time, the probes of those still to run (reading the inputs and loading models between
         candidates is not carried over)."""
-        done = sum(r.get("wall_s", 0.0) for r in self.results.values())
+        done = sum(_json(r).get("wall_s", 0.0) for r in self.results.values())
         running = self.running or {}
         probed = sum(p["wall_s"] for name, p in self.probes.items()
                      if name not in self.results and name != running.get("name"))
         return done + running.get("elapsed_s", 0.0) + probed
 
-    def record(self, name: str, result: dict[str, Any]) -> None:
+    def record(self, name: str, result: CandidateResult) -> None:
         self.results[name] = result
         if self.running and self.running["name"] == name:
             self.running = None
@@ -107,5 +109,11 @@ class AdaptState:
         return self.probes[name]["wall_s"] if name in self.probes and name not in self.results else 0.0
 
     def save(self) -> None:
-        save_json(self.path, {"settings": self.settings, "results": self.results, "running": self.running,
+        save_json(self.path, {"settings": self.settings,
+                              "results": {name: _json(r) for name, r in self.results.items()}, "running": self.running,
                               "measured": self.measured, "probes": self.probes, "races": self.races})
+
+
+def _json(result: CandidateResult | dict[str, Any]) -> dict[str, Any]:
+    # (the labels run, learning_curve/state.py, records its runs as plain dicts)
+    return result.to_json() if isinstance(result, CandidateResult) else result
