@@ -73,6 +73,7 @@ def adapt(model: str | Sequence[str], unlabelled: str | os.PathLike, dev: str | 
     callbacks: called with the TrainerState after every training step (of every trained candidate).
     A rerun of the same call resumes; a different call on the same output is refused.
     """
+    # 1. Inputs: read and checked before any model loads (inputs.py); the state resumes a rerun (state.py).
     models = [model] if isinstance(model, (str, os.PathLike)) else list(model)
     # What is already in `output` is the state's to judge: a rerun of the same call resumes there.
     output = guard_output(output, [("--unlabelled", unlabelled), ("--dev", dev), ("--labelled", labelled),
@@ -94,8 +95,10 @@ def adapt(model: str | Sequence[str], unlabelled: str | os.PathLike, dev: str | 
     if resumed:
         logger.info("resuming the adapt run in %s (%d candidates finished)", output, len(state.results))
 
+    # 2. Hygiene: dev and test texts out of the training data (hygiene.py).
     inputs, hygiene = apply_hygiene(inputs, output / DATA_DIR, keep_dev_texts)
 
+    # 3. Plan: the candidates the data allows (candidates.py), the time plan (planning.py).
     planned, left_out = plan_candidates(
         [str(m) for m in models], methods, bool(inputs.labelled and inputs.labelled.positives),
         bool(inputs.labelled and inputs.labelled.partial))
@@ -109,6 +112,7 @@ def adapt(model: str | Sequence[str], unlabelled: str | os.PathLike, dev: str | 
     plan = Planner(state, inputs, train, planned, budget, meta_members + len(members))
     runner = Runner(state, inputs, plan, train, list(members), meta_members, list(callbacks))
 
+    # 4. For each candidate: probe, run, record (runner.py); 5. extend the candidates the time limit cut.
     progress = tqdm(planned, desc="adapt", unit="candidate", disable=show_progress is False, dynamic_ncols=True)
     for candidate in progress:
         if candidate.method.kind == "meta":  # the meta-embeddings combine the trained candidates as extended
@@ -122,6 +126,7 @@ def adapt(model: str | Sequence[str], unlabelled: str | os.PathLike, dev: str | 
     runner.extend_cut()
     progress.close()
 
+    # 6. Select (speed.py, select.py) and 7. report (report.py).
     order = [c.name for c in planned] + list(left_out)
     runner.measure_speeds([name for name in order if state.results[name].done], speed_texts)
     return _select_and_report(state, inputs, order, budget_minutes, budget, hygiene, keep_checkpoints,

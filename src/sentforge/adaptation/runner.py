@@ -193,7 +193,8 @@ class Runner:
 
     def _recipe_run(self, candidate: Candidate, share: float, start: str, run_dir: Path, extend: bool = False,
                     options: dict[str, Any] | None = None, snapshots: list[int] = (),
-                    stop_at: int | None = None, probe: StepClock | None = None) -> Any:
+                    stop_at: int | None = None, probe: StepClock | None = None
+                    ) -> CandidateResult | tuple[int, float]:
         """One recipe run of `candidate` from `start` into `run_dir` within `share` seconds (and `stop_at`
         steps at most, the planned schedule unchanged), raced at its dev evaluations (racing.py): its result;
         with `probe`, only its first steps: (steps, wall seconds)."""
