@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import sentforge
-from sentforge.adaptation.probe import PROBE_STEPS
+from sentforge.adaptation.planning import PROBE_STEPS
 from sentforge.errors import ConfigError, OutputExistsError
 from sentforge.evaluation import load_dataset
 
