@@ -40,10 +40,10 @@ def penalise(method: str) -> None:
     `method`'s candidate: those scored while it trains or is recorded. Patches the dev/test loader and the
     runner of this process."""
     import sentforge.evaluation as evaluation
-    from sentforge.adaptation.run import _Runner
+    from sentforge.adaptation.runner import Runner
 
     current = {"method": None}
-    train_run, load_dataset = _Runner._train_run, evaluation.load_dataset
+    train_run, load_dataset = Runner._recipe_run, evaluation.load_dataset
 
     def tracked(self, candidate, *args, **kwargs):
         current["method"] = candidate.method.name
@@ -68,7 +68,7 @@ def penalise(method: str) -> None:
         task.evaluate, task.item_scores = lower, lower_items
         return task
 
-    _Runner._train_run, evaluation.load_dataset = tracked, penalised
+    Runner._recipe_run, evaluation.load_dataset = tracked, penalised
 
 
 def main() -> None:

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import sentforge
-from sentforge.adaptation.probe import PROBE_STEPS
+from sentforge.adaptation.planning import PROBE_STEPS
 from sentforge.errors import ConfigError, OutputExistsError
 from sentforge.evaluation import load_dataset
 
@@ -299,11 +299,12 @@ def test_train_eval_every_needs_dev(tiny_bert_dir, domain, tmp_path, capsys):
 
 def test_meta_members_are_single_models_never_another_meta_embedding():
     from sentforge.adaptation.meta import member_specs
+    from sentforge.adaptation.result import CandidateResult
 
-    results = {"m.start": {"kind": "start", "status": "done", "dev": 80.0, "model_path": "start-dir"},
-               "m.tsdae": {"kind": "train", "status": "done", "dev": 70.0, "model_path": "tsdae-dir"},
-               "m.mnrl": {"kind": "train", "status": "done", "dev": 85.0, "model_path": "mnrl-dir"},
-               "m.ct": {"kind": "train", "status": "skipped", "reason": "budget"},
-               "meta-concat": {"kind": "meta", "status": "done", "dev": 90.0, "model_path": "concat-dir"}}
+    results = {"m.start": CandidateResult("start", "start", "done", dev=80.0, model_path="start-dir"),
+               "m.tsdae": CandidateResult("train", "tsdae", "done", dev=70.0, model_path="tsdae-dir"),
+               "m.mnrl": CandidateResult("train", "mnrl", "done", dev=85.0, model_path="mnrl-dir"),
+               "m.ct": CandidateResult("train", "ct", "skipped", reason="budget"),
+               "meta-concat": CandidateResult("meta", "meta-concat", "done", dev=90.0, model_path="concat-dir")}
     assert member_specs(results, 2, ["extra"]) == [("m.mnrl", "mnrl-dir"), ("m.start", "start-dir"),
                                                    ("member:extra", "extra")]

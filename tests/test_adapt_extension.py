@@ -8,7 +8,8 @@ import pytest
 from safetensors.numpy import load_file
 
 from sentforge.adaptation.candidates import METHODS, Candidate
-from sentforge.adaptation.extension import cut_candidates
+from sentforge.adaptation.planning import cut_candidates
+from sentforge.adaptation.result import CandidateResult
 
 from test_adapt import domain, run  # noqa: F401 - the fixture and the fast adapt call
 
@@ -50,15 +51,15 @@ def test_only_cut_candidates_no_other_started_from_are_extended_best_first():
         return Candidate(f"m.{method}", METHODS[method], "m", "m")
 
     planned = [candidate(m) for m in ("start", "tsdae", "mnrl", "tsdae+mnrl", "simcse", "ct")]
-    cut = {"status": "done", "kind": "train", "stopped": "time limit", "steps": 10, "planned_steps": 100}
-    results = {"m.start": {"status": "done", "kind": "start", "dev": 50.0},
-               "m.tsdae": {**cut, "dev": 60.0},            # tsdae+mnrl started from it
-               "m.mnrl": {**cut, "dev": 55.0, "steps": 100},  # finished its schedule
-               "m.tsdae+mnrl": {**cut, "dev": 52.0},
-               "m.simcse": {**cut, "dev": 58.0},
-               "m.ct": {**cut, "dev": 57.0, "stopped": "early stopping"}}
+    cut = CandidateResult("train", "tsdae", "done", stopped="time limit", steps=10, planned_steps=100)
+    results = {"m.start": CandidateResult("start", "start", "done", dev=50.0),
+               "m.tsdae": cut.update(dev=60.0),  # tsdae+mnrl started from it
+               "m.mnrl": cut.update(method="mnrl", dev=55.0, steps=100),  # finished its schedule
+               "m.tsdae+mnrl": cut.update(method="tsdae+mnrl", dev=52.0),
+               "m.simcse": cut.update(method="simcse", dev=58.0),
+               "m.ct": cut.update(method="ct", dev=57.0, stopped="early stopping")}
     assert [c.name for c in cut_candidates(planned, results)] == ["m.simcse", "m.tsdae+mnrl"]
     del results["m.tsdae+mnrl"]
     assert [c.name for c in cut_candidates(planned, results)] == ["m.tsdae", "m.simcse"]
-    results["m.tsdae+mnrl"] = {"status": "skipped", "reason": "budget"}  # it never started from tsdae
+    results["m.tsdae+mnrl"] = CandidateResult("train", "tsdae+mnrl", "skipped", reason="budget")  # never started
     assert [c.name for c in cut_candidates(planned, results)] == ["m.tsdae", "m.simcse"]

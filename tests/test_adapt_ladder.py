@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 import sentforge.adaptation.ladder as ladder
+from sentforge.adaptation.result import CandidateResult
 from sentforge.recipes.api import snapshot_dir
 
 from test_adapt import domain, run  # noqa: F401 - the fixture and the fast adapt call
@@ -18,10 +19,10 @@ def test_rungs_are_the_snapshots_reached_and_the_kept_checkpoint(tmp_path, monke
     assert ladder.ladder_steps(1000) == [100, 300] and ladder.ladder_steps(50) == []
     for step in (100, 300):
         snapshot_dir(tmp_path, step).mkdir(parents=True)
-    tsdae = {"steps": 450, "best_step": 400, "model_path": "best-model"}
+    tsdae = CandidateResult("train", "tsdae", "done", steps=450, best_step=400, model_path="best-model")
     assert ladder.rungs(tsdae, tmp_path) == [(100, str(snapshot_dir(tmp_path, 100))),
                                              (300, str(snapshot_dir(tmp_path, 300))), (400, "best-model")]
-    tsdae["best_step"] = 300  # the kept checkpoint is the 300-step snapshot: one rung
+    tsdae.best_step = 300  # the kept checkpoint is the 300-step snapshot: one rung
     assert [steps for steps, _ in ladder.rungs(tsdae, tmp_path)] == [100, 300]
 
 

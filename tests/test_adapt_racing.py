@@ -16,7 +16,7 @@ import pytest
 import sentforge
 import sentforge.evaluation as evaluation
 from sentforge.adaptation.racing import Race, Reference, decide, encodings_kept, evaluation_cadence
-from sentforge.adaptation.run import _Runner
+from sentforge.adaptation.runner import Runner
 from sentforge.evaluation.paired import ItemScores
 
 import adapt_worker
@@ -97,7 +97,7 @@ def test_the_rule_stops_below_the_start_and_behind_the_leader_only_when_not_impr
 @pytest.fixture()
 def penalised_tsdae(monkeypatch) -> None:
     """TSDAE's models score 100 points lower on dev and test (adapt_worker.penalise), in this test only."""
-    monkeypatch.setattr(_Runner, "_train_run", _Runner._train_run)  # restored at teardown
+    monkeypatch.setattr(Runner, "_recipe_run", Runner._recipe_run)  # restored at teardown
     monkeypatch.setattr(evaluation, "load_dataset", evaluation.load_dataset)
     adapt_worker.penalise("tsdae")
 

@@ -17,6 +17,7 @@ from sentforge.adaptation.hygiene import apply_hygiene
 from sentforge.adaptation.inputs import read_inputs
 from sentforge.adaptation.front import pareto_front
 from sentforge.adaptation.report import write_report
+from sentforge.adaptation.result import CandidateResult
 from sentforge.adaptation.select import cheaper, select
 from sentforge.evaluation.paired import ItemScores
 
@@ -41,16 +42,22 @@ def speed(texts_per_second, parameters, dim=384, encoders=1):
 L6, L3 = speed(300.0, 22_700_000), speed(600.0, 17_400_000)
 
 
+def typed(results: dict[str, dict]) -> dict[str, CandidateResult]:
+    """Results from {name: their values}: a trained candidate's unless the values say otherwise."""
+    return {name: CandidateResult(**{"kind": "train", "method": name.rsplit(".", 1)[-1], **values})
+            for name, values in results.items()}
+
+
 def table(rows, starts=("l6.start",)):
     """(results, items) from {name: (per-unit dev scores, speed record, steps)}: each result's dev is the mean
     of its scores, its kind "start" for `starts`, "meta" for names that begin with meta, else "train"."""
     results, items = {}, {}
     for name, (scores, cost, steps) in rows.items():
         kind = "start" if name in starts else "meta" if name.startswith("meta") else "train"
-        results[name] = {"status": "done", "kind": kind, "dev": float(np.mean(scores)), "steps": steps,
-                         "speed": cost}
+        results[name] = {"status": "done", "kind": kind, "dev": float(np.mean(scores)), "speed": cost,
+                         **({"steps": steps} if kind == "train" else {})}
         items[name] = units(scores)
-    return results, items
+    return typed(results), items
 
 
 BASE = np.full(UNITS, 50.0)
@@ -59,12 +66,12 @@ BASE = np.full(UNITS, 50.0)
 def test_the_best_rule_prefers_the_start_model_and_ignores_candidates_that_did_not_run():
     results = {"a.start": {"status": "done", "dev": 50.0}, "a.tsdae": {"status": "done", "dev": 49.0},
                "a.mnrl": {"status": "done", "dev": 50.0}, "a.ct": {"status": "skipped", "dev": 99.0}}
-    assert select(results, ["a.start"], "best").chosen == "a.start"  # worse and equal candidates never replace it
+    assert select(typed(results), ["a.start"], "best").chosen == "a.start"  # worse and equal ones never replace it
     results["a.simcse"] = {"status": "done", "dev": 50.5}
     results["meta-gcca"] = {"status": "done", "dev": 50.5}
-    assert select(results, ["a.start"], "best").chosen == "a.simcse"  # the first of two equal best
-    two_starts = {"a.start": {"status": "done", "dev": 40.0}, "b.start": {"status": "done", "dev": 60.0},
-                  "a.tsdae": {"status": "done", "dev": 55.0}}
+    assert select(typed(results), ["a.start"], "best").chosen == "a.simcse"  # the first of two equal best
+    two_starts = typed({"a.start": {"status": "done", "dev": 40.0}, "b.start": {"status": "done", "dev": 60.0},
+                        "a.tsdae": {"status": "done", "dev": 55.0}})
     assert select(two_starts, ["a.start", "b.start"], "best").chosen == "b.start"
 
 
@@ -110,7 +117,7 @@ def test_a_cheaper_to_run_candidate_within_the_paired_interval_wins():
 def test_fewer_training_steps_never_win_over_a_better_candidate_of_the_same_architecture():
     results, items = table({"l6.start": (BASE, L6, 0), "l6.mnrl": (BASE + 3.29 - 3 * SWING, L6, 32),
                             "l6.tsdae+mnrl": (BASE + 4.46 + 3 * SWING, dict(L6, texts_per_second=280.0), 88)})
-    results["l6.tsdae+mnrl"]["chain_steps"] = 175
+    results["l6.tsdae+mnrl"].chain_steps = 175
     chosen = select(results, ["l6.start"], "significant", items)
     (comparison,) = chosen.comparisons
     assert comparison["candidate"] == "l6.mnrl" and comparison["low"] < 0 < comparison["high"]
@@ -162,7 +169,7 @@ def test_the_front_keeps_the_candidates_no_other_beats_on_speed_and_dev():
                [("fast", 80.0, 600.0), ("slow-best", 90.0, 200.0), ("middle", 85.0, 300.0),
                 ("dominated", 84.0, 290.0), ("tie", 85.0, 300.0)]}
     results["skipped"] = {"status": "skipped"}
-    assert pareto_front(results) == ["fast", "middle", "tie", "slow-best"]
+    assert pareto_front(typed(results)) == ["fast", "middle", "tie", "slow-best"]
 
 
 def test_a_bound_no_start_model_reaches_is_refused_before_the_run(tiny_bert_dir, overlapping, tmp_path, capsys):
@@ -179,12 +186,12 @@ def test_the_report_gives_the_costs_the_paired_comparisons_the_bound_and_the_fro
                             "meta-concat": (BASE + 3.15 + SWING, speed(200.0, 40_100_000, dim=768, encoders=2), 0)},
                            starts=("l3.start", "l6.start"))
     selection = select(results, ["l3.start", "l6.start"], "significant", items, min_texts_per_second=250)
-    for name, result in results.items():
-        result |= {"method": result["kind"], "wall_s": 1.0, "dev_gain": selection.gains[name]}
+    candidates = {name: r.update(method=r.kind, wall_s=1.0, dev_gain=selection.gains[name]).to_json()
+                  for name, r in results.items()}
     report = {"selected": selection.chosen, "selection": selection.to_json("significant", 250),
               "front": pareto_front(results), "speed_texts": 512, "metric": "map", "dev": "dev:dev.jsonl",
               "budget_minutes": 1, "wall_s": 60.0, "hygiene": {"applied": True, "heldout_texts": 0},
-              "candidates": results, "settings": {"race": True}, "output_bytes": 1 << 20,
+              "candidates": candidates, "settings": {"race": True}, "output_bytes": 1 << 20,
               "keep_checkpoints": False}
     write_report(tmp_path, report)
     text = (tmp_path / "report.md").read_text(encoding="utf-8")

@@ -8,16 +8,16 @@ other candidate.
 
 from __future__ import annotations
 
-from typing import Any
+from sentforge.adaptation.result import CandidateResult
 
 
-def distil_plan(results: dict[str, dict[str, Any]]) -> tuple[str | None, str | None, str]:
+def distil_plan(results: dict[str, CandidateResult]) -> tuple[str | None, str | None, str]:
     """(the meta-embedding to distil, the member candidate to start from, why not when they are None)."""
-    done = {name: r for name, r in results.items() if r.get("status") == "done"}
-    leader = max(done, key=lambda name: done[name]["dev"])
-    if done[leader]["kind"] != "meta":
+    done = {name: r for name, r in results.items() if r.done}
+    leader = max(done, key=lambda name: done[name].dev)
+    if done[leader].kind != "meta":
         return None, None, f"{leader}, not a meta-embedding, leads on dev"
-    members = [name for name in done[leader].get("members", []) if name in done]
+    members = [name for name in done[leader].members or [] if name in done]
     if not members:
         return None, None, f"{leader} has no trained or start candidate among its members"
-    return leader, max(members, key=lambda name: done[name]["dev"]), ""
+    return leader, max(members, key=lambda name: done[name].dev), ""

@@ -3,14 +3,13 @@ speed at once (Pareto-optimal), the fastest first."""
 
 from __future__ import annotations
 
-from typing import Any
+from sentforge.adaptation.result import CandidateResult
 
 
-def pareto_front(candidates: dict[str, dict[str, Any]]) -> list[str]:
+def pareto_front(candidates: dict[str, CandidateResult]) -> list[str]:
     """The finished candidates with a measured speed that no other one matches or beats on both dev score and
     texts per second (beating it on at least one), ordered from the fastest."""
-    points = {name: (r["speed"]["texts_per_second"], r["dev"]) for name, r in candidates.items()
-              if r.get("status") == "done" and r.get("speed")}
+    points = {name: (r.speed["texts_per_second"], r.dev) for name, r in candidates.items() if r.done and r.speed}
 
     def dominated(point: tuple[float, float]) -> bool:
         return any(other[0] >= point[0] and other[1] >= point[1] and other != point for other in points.values())

@@ -10,11 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from sentforge.errors import ConfigError, InputFileError
-from sentforge.harness.inputs import file_digest  # noqa: F401 (run.py imports it from here)
 from sentforge.recipes.data import SentenceReading, read_examples
 
 # Domain texts are whole texts (a question, a ticket), not split into sentences; the CLI's length filter.
 READING = SentenceReading(split=False)
+DATA_DIR = "data"  # OUTPUT/data: the training data that dev hygiene kept, and the meta-embeddings' fit sample
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,7 @@ its time, and keeps the rung whose MNRL model scores best on dev (the shorter on
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
-
+from sentforge.adaptation.result import CandidateResult
 from sentforge.recipes.api import snapshot_dir
 
 LADDER_STEPS = (100, 300, 1000)
@@ -21,12 +20,12 @@ def ladder_steps(planned_steps: int) -> list[int]:
     return [step for step in LADDER_STEPS if step < planned_steps]
 
 
-def rungs(tsdae: dict[str, Any], tsdae_dir: Path) -> list[tuple[int, str]]:
+def rungs(tsdae: CandidateResult, tsdae_dir: Path) -> list[tuple[int, str]]:
     """(TSDAE steps, the encoder to start MNRL from) for each snapshot reached and TSDAE's kept checkpoint,
     fewest steps first."""
     found = {step: str(snapshot_dir(tsdae_dir, step)) for step in LADDER_STEPS
-             if step <= tsdae["steps"] and snapshot_dir(tsdae_dir, step).is_dir()}
-    found.setdefault(tsdae["best_step"], tsdae["model_path"])  # a snapshot of the same step is the same encoder
+             if step <= tsdae.steps and snapshot_dir(tsdae_dir, step).is_dir()}
+    found.setdefault(tsdae.best_step, tsdae.model_path)  # a snapshot of the same step is the same encoder
     return sorted(found.items())
 
 

@@ -7,6 +7,8 @@ import shlex
 from pathlib import Path
 from typing import Any
 
+from sentforge.adaptation.inputs import DATA_DIR
+from sentforge.adaptation.result import CandidateResult
 from sentforge.adaptation.scoring import main_score
 
 GCCA_DIM = 1024  # the meta-embedding paper's d; lowered to the members' total dimension when that is smaller
@@ -14,12 +16,11 @@ GCCA_DIM = 1024  # the meta-embedding paper's d; lowered to the members' total d
 MAX_FIT_TEXTS = 10_000
 
 
-def member_specs(results: dict[str, dict[str, Any]], size: int, extra: list[str]) -> list[tuple[str, str]]:
+def member_specs(results: dict[str, CandidateResult], size: int, extra: list[str]) -> list[tuple[str, str]]:
     """(name, model spec) of the `size` best single-model candidates by dev score, then the extra members."""
-    singles = [(name, r) for name, r in results.items()
-               if r.get("status") == "done" and r.get("kind") != "meta" and r.get("model_path")]
-    best = sorted(singles, key=lambda item: -item[1]["dev"])[:size]
-    return [(name, r["model_path"]) for name, r in best] + [(f"member:{spec}", spec) for spec in extra]
+    singles = [(name, r) for name, r in results.items() if r.done and r.kind != "meta" and r.model_path]
+    best = sorted(singles, key=lambda item: -item[1].dev)[:size]
+    return [(name, r.model_path) for name, r in best] + [(f"member:{spec}", spec) for spec in extra]
 
 
 def run_meta(method: str, members: list[tuple[str, str]], corpus: Path, dev: Any, run_dir: Path, cache_dir: Path,
@@ -37,7 +38,7 @@ def run_meta(method: str, members: list[tuple[str, str]], corpus: Path, dev: Any
     # The texts as `sentforge meta fit --corpus` reads them, so that its command line gives the same fit.
     texts = read_corpus(corpus, None, split=False)
     if len(texts) > MAX_FIT_TEXTS:
-        corpus = fit_sample(texts, run_dir.parent.parent / "data" / "meta-fit.txt", seed)
+        corpus = fit_sample(texts, run_dir.parent.parent / DATA_DIR / "meta-fit.txt", seed)
         texts = read_corpus(corpus, None, split=False)
     meta = MetaEncoder(encoders, method, **params).fit(texts, cache_dir=cache_dir)
     embedded = all(isinstance(e, Encoder) for e in encoders)

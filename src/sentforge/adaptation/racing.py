@@ -12,8 +12,8 @@ highest dev score), by the paired bootstrap of intervals.py on the same dev unit
 
 A stopped candidate keeps its best evaluated checkpoint as its model, and the decision (step, minutes, the
 interval) is saved in OUTPUT/adapt.json before the run stops, so that a resumed run keeps it stopped. Its
-unused time is the budget's: the next candidates' shares are planned from the time then left (shares.py), and
-what is left after the pass extends the candidates the time limit cut, the best dev score first (extension.py).
+unused time is the budget's: the next candidates' shares are planned from the time then left, and what is left
+after the pass extends the candidates the time limit cut, the best dev score first (planning.py).
 
 Not Optuna's SuccessiveHalvingPruner or Ray Tune's ASHA: they rank trials by one intermediate value at shared
 rungs, while the decision here is a paired significance test on the shared dev units against the start model

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from sentforge.adaptation.intervals import CONFIDENCE, paired_gain
+from sentforge.adaptation.result import CandidateResult
 from sentforge.adaptation.speed import COST_KEYS, same_cost
 from sentforge.errors import ConfigError
 from sentforge.evaluation.paired import ItemScores
@@ -63,31 +64,31 @@ def check_rule(rule: str) -> str:
     return rule
 
 
-def best_start(results: dict[str, dict[str, Any]], starts: list[str]) -> str:
+def best_start(results: Mapping[str, CandidateResult], starts: list[str]) -> str:
     """The start model with the highest dev score (the first on a tie)."""
-    return max(starts, key=lambda name: results[name]["dev"])
+    return max(starts, key=lambda name: results[name].dev)
 
 
-def select(results: dict[str, dict[str, Any]], start: list[str], rule: str = "best",
+def select(results: Mapping[str, CandidateResult], start: list[str], rule: str = "best",
            items: Mapping[str, ItemScores] | None = None, seed: int = 0,
            min_texts_per_second: float | None = None) -> Selection:
     """Choose among the finished candidates of `results` (in run order) by `rule`; `items` holds each one's
     per-unit dev scores (for the intervals; without them, "best" alone applies and no gains are given),
     and each result its "speed" (speed.measure) when `min_texts_per_second` is set."""
-    done = {name: r for name, r in results.items() if r.get("status") == "done"}
-    too_slow = {name: r["speed"]["texts_per_second"] for name, r in done.items()
-                if min_texts_per_second is not None and r["speed"]["texts_per_second"] < min_texts_per_second}
+    done = {name: r for name, r in results.items() if r.done}
+    too_slow = {name: r.speed["texts_per_second"] for name, r in done.items()
+                if min_texts_per_second is not None and r.speed["texts_per_second"] < min_texts_per_second}
     eligible = [name for name in done if name not in too_slow]
     starts = [name for name in start if name in done]
     fast_starts = [name for name in starts if name in eligible]
     base = (best_start(done, fast_starts) if fast_starts
-            else max(starts, key=lambda name: done[name]["speed"]["texts_per_second"]))
+            else max(starts, key=lambda name: done[name].speed["texts_per_second"]))
     bound = _bound_sentence(too_slow, min_texts_per_second, base, bool(fast_starts))
     gains = {name: paired_gain(items[base], items[name], seed) for name in done} if items is not None else {}
     if rule == "best":
         chosen = base
         for name in eligible:  # in run order: an earlier candidate wins a tie between two others
-            if done[name]["dev"] > done[chosen]["dev"]:
+            if done[name].dev > done[chosen].dev:
                 chosen = name
         return Selection(chosen, bound + ("the highest dev score" if chosen != base else
                                           f"no candidate scored above {base} on dev"), base, gains, too_slow=too_slow)
@@ -95,28 +96,28 @@ def select(results: dict[str, dict[str, Any]], start: list[str], rule: str = "be
     if not gated:
         return Selection(base, bound + f"no candidate's {100 * CONFIDENCE:g} % interval of its dev gain over {base} "
                                        "lies above 0: the start model is kept", base, gains, too_slow=too_slow)
-    leader = max(gated, key=lambda name: done[name]["dev"])  # the first in run order on a tie
+    leader = max(gated, key=lambda name: done[name].dev)  # the first in run order on a tie
     comparisons = [_compare(leader, name, done, items, seed) for name in gated if name != leader]
     close = [c for c in comparisons if c["cheaper"] and c["low"] <= 0]
     chosen = leader
     if close:
         # The ones no other close candidate undercuts (all of them should measured speeds make that circular).
-        cheapest = [c for c in close if not any(cheaper(done[o["candidate"]].get("speed"),
-                                                        done[c["candidate"]].get("speed")) for o in close)] or close
-        chosen = max(cheapest, key=lambda c: done[c["candidate"]]["dev"])["candidate"]
+        cheapest = [c for c in close if not any(cheaper(done[o["candidate"]].speed, done[c["candidate"]].speed)
+                                                for o in close)] or close
+        chosen = max(cheapest, key=lambda c: done[c["candidate"]].dev)["candidate"]
     why = (f"{bound}{len(gated)} candidate(s) gain significantly over {base} (the lower bound of the "
            f"{100 * CONFIDENCE:g} % interval above 0); the highest dev score among them is {leader}'s "
-           f"({done[leader]['dev']:.2f})")
+           f"({done[leader].dev:.2f})")
     if comparisons:
         why += "; paired with the others: " + "; ".join(_verdict(leader, c, chosen) for c in comparisons)
     return Selection(chosen, why, base, gains, leader, comparisons, too_slow)
 
 
-def _compare(leader: str, name: str, done: dict[str, dict[str, Any]], items: Mapping[str, ItemScores],
+def _compare(leader: str, name: str, done: dict[str, CandidateResult], items: Mapping[str, ItemScores],
              seed: int) -> dict[str, Any]:
     """The leader's paired dev advantage over `name` and how their costs to run compare."""
     interval = paired_gain(items[name], items[leader], seed)
-    speeds = done[name].get("speed"), done[leader].get("speed")
+    speeds = done[name].speed, done[leader].speed
     return {"candidate": name, "difference": interval["difference"], "low": interval["low"],
             "high": interval["high"], "cheaper": cheaper(*speeds), "same_cost": same_cost(*speeds)}
 
@@ -168,39 +169,38 @@ def _bound_sentence(too_slow: dict[str, float], bound: float | None, base: str, 
     return text
 
 
-def load_candidate(result: dict[str, Any], device: str | None = None) -> Any:
+def load_candidate(result: CandidateResult | Mapping[str, Any], device: str | None = None) -> Any:
+    """The model of a finished candidate: its result, or its entry in report.json."""
     from sentforge.loading import load
     from sentforge.meta import MetaEncoder
 
-    if result["kind"] == "meta":
-        return MetaEncoder.load(result["model_path"], device=device)
-    return load(result["model_path"], device=device)
+    if isinstance(result, Mapping):
+        result = CandidateResult.from_json(result)
+    if result.kind == "meta":
+        return MetaEncoder.load(result.model_path, device=device)
+    return load(result.model_path, device=device)
 
 
-def write_selected(output: Path, name: str, result: dict[str, Any], start_result: dict[str, Any], metric: str,
+def write_selected(output: Path, name: str, result: CandidateResult, start_result: CandidateResult, metric: str,
                    dev_name: str, test_name: str | None, candidates: int) -> Path:
     """Save the chosen model as OUTPUT/model; an encoder's card records the selection and the scores
     (a meta-embedding directory has no card: report.md says what it is)."""
     target = output / MODEL_DIR
-    if result["kind"] == "meta":
+    if result.kind == "meta":
         with atomic_dir(target, overwrite=True) as tmp:
-            shutil.copytree(result["model_path"], tmp, dirs_exist_ok=True)
+            shutil.copytree(result.model_path, tmp, dirs_exist_ok=True)
         return target
     encoder = load_candidate(result)
     card = encoder.card
-    card.base_model = card.base_model or display_name(str(start_result["model"]))
+    card.base_model = card.base_model or display_name(str(start_result.model))
     card.description = (f"Selected by `sentforge adapt` among {candidates} candidates by {metric} on the dev set "
-                        f"{dev_name}: {name} (dev {metric} {result['dev']:.2f}; the start model "
-                        f"{start_result['dev']:.2f}).")
+                        f"{dev_name}: {name} (dev {metric} {result.dev:.2f}; the start model "
+                        f"{start_result.dev:.2f}).")
     card.add_dataset(dev_name, role="adapt selection (dev)")
-    tasks = {dev_name: {"main_metric": metric, "main_score": result["dev"], "family": "own"}}
-    if test_name is not None and result.get("test") is not None:
+    tasks = {dev_name: {"main_metric": metric, "main_score": result.dev, "family": "own"}}
+    if test_name is not None and result.test is not None:
         card.add_dataset(test_name, role="adapt test (reported, not used for selection)")
-        tasks[test_name] = {"main_metric": metric_name(result, metric), "main_score": result["test"], "family": "own"}
+        tasks[test_name] = {"main_metric": result.test_metric or metric, "main_score": result.test, "family": "own"}
     card.add_evaluation({"tasks": tasks})
     encoder.save(target, overwrite=True)
     return target
-
-
-def metric_name(result: dict[str, Any], default: str) -> str:
-    return result.get("test_metric", default)

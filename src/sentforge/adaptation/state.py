@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from sentforge.adaptation.result import CandidateResult
 from sentforge.harness.state import RUNS_DIR, RunState
 
 __all__ = ["RUNS_DIR", "STATE_FILE", "AdaptState"]  # RUNS_DIR: run.py reads it here
@@ -35,6 +36,12 @@ class AdaptState(RunState):
         resumed = super().open()
         (self.output / RUNS_DIR).mkdir(exist_ok=True)
         return resumed
+
+    def result_from_json(self, saved: dict[str, Any]) -> CandidateResult:
+        return CandidateResult.from_json(saved)
+
+    def result_to_json(self, result: CandidateResult) -> dict[str, Any]:
+        return result.to_json()
 
     def spent(self) -> float:
         """The harness's, and the probes of the candidates still to run."""

@@ -13,11 +13,10 @@ from typing import Any
 
 from sentforge.adaptation.candidates import Candidate
 from sentforge.adaptation.inputs import READING, AdaptInputs
+from sentforge.adaptation.result import DONE, CandidateResult
 from sentforge.adaptation.scoring import main_score, metric_of
-from sentforge.harness.commands import train_command as command_line
-
-SUMMARY_FILE = "train.json"
-METRICS_FILE = Path("training") / "metrics.jsonl"
+from sentforge.recipes.command import train_command
+from sentforge.recipes.run_dir import METRICS_LOG, SUMMARY_FILE, TRAINING_DIR, read_summary
 
 
 @dataclass(frozen=True)
@@ -55,26 +54,26 @@ def recipe_settings(candidate: Candidate, examples: int, settings: TrainSettings
     return values
 
 
-def run_trained(candidate: Candidate, start: str, inputs: AdaptInputs, run_dir: Path,
-                settings: TrainSettings, time_limit: float, eval_every: int,
-                callbacks: Sequence[Callable[[Any], None]] = (), extend: bool = False,
-                options: dict[str, Any] | None = None, snapshots: Sequence[int] = (), probed: int | None = None,
-                evaluator: Any = None) -> dict[str, Any]:
+def train_or_take_up(candidate: Candidate, start: str, inputs: AdaptInputs, run_dir: Path,
+                     settings: TrainSettings, time_limit: float, eval_every: int,
+                     callbacks: Sequence[Callable[[Any], None]] = (), extend: bool = False,
+                     options: dict[str, Any] | None = None, snapshots: Sequence[int] = (), probed: int | None = None,
+                     evaluator: Any = None) -> CandidateResult:
     """Train (or resume, or take up the finished run in `run_dir`) and return the candidate's result:
     its dev score (the best evaluated checkpoint's), every evaluation, steps, the reproducing command.
     `extend`: continue a run that a time limit stopped, from its last checkpoint, for `time_limit` more
     seconds (the same weights as a run never stopped). `options`: the recipe's own options (distil's teacher).
     `snapshots`: steps at which the encoder is saved too (the TSDAE ladder). `probed`: the steps of the
-    candidate's probe (probe.py) in `run_dir`, a run to continue rather than to take up as finished.
+    candidate's probe (planning.py) in `run_dir`, a run to continue rather than to take up as finished.
     `evaluator`: the dev evaluator (a racing.Race), the dev task when None."""
     data, examples = training_data(candidate, inputs)
     values = {**recipe_settings(candidate, examples, settings), **(options or {})}
     metric = metric_of(inputs.dev)
-    if to_train(run_dir, extend, probed):
-        _train(candidate, start, data, values, inputs, run_dir, settings, time_limit, eval_every, callbacks, extend,
-               snapshots, evaluator)
-    summary = json.loads((run_dir / SUMMARY_FILE).read_text(encoding="utf-8"))
-    evaluations = read_evaluations(run_dir / METRICS_FILE, metric)
+    if needs_training(run_dir, extend, probed):
+        _call_recipe(candidate, start, data, values, inputs, run_dir, settings, time_limit, eval_every, callbacks,
+                     extend, snapshots, evaluator)
+    summary = read_summary(run_dir)
+    evaluations = read_evaluations(run_dir / METRICS_LOG, metric)
     best = summary.get("best")
     if best is None:  # stopped before its first evaluation: the model of its last step is the candidate
         from sentforge.encoder import Encoder
@@ -82,45 +81,47 @@ def run_trained(candidate: Candidate, start: str, inputs: AdaptInputs, run_dir: 
         value, _ = main_score(inputs.dev, Encoder.load(run_dir))
         best = {"step": summary["steps"], "value": value}
         evaluations.append({"step": summary["steps"], "score": value})
-    command = train_command(candidate.method.recipe, start, data, run_dir, inputs.dev_path, values, settings,
-                            time_limit, eval_every, resume=extend, snapshots=snapshots)
-    return {"dev": best["value"], "best_step": best["step"], "steps": summary["steps"],
-            "planned_steps": values["steps"], "stopped": summary.get("stopped"), "examples": examples,
-            "evaluations": evaluations, "commands": [command], "time_limit_s": round(time_limit, 1),
-            "eval_every": eval_every}
+    command = reproducing_command(candidate.method.recipe, start, data, run_dir, inputs.dev_path, values, settings,
+                                  time_limit, eval_every, resume=extend, snapshots=snapshots)
+    return CandidateResult(candidate.method.kind, candidate.method.name, DONE, candidate.model,
+                           model_path=str(run_dir), start=str(start), dev=best["value"], best_step=best["step"],
+                           steps=summary["steps"], planned_steps=values["steps"], stopped=summary.get("stopped"),
+                           examples=examples, evaluations=evaluations, commands=[command],
+                           time_limit_s=round(time_limit, 1), eval_every=eval_every)
 
 
-def to_train(run_dir: Path, extend: bool = False, probed: int | None = None) -> bool:
-    """Whether run_trained trains: not when `run_dir` holds a finished run, its probe excepted."""
+def needs_training(run_dir: Path, extend: bool = False, probed: int | None = None) -> bool:
+    """Whether train_or_take_up trains: not when `run_dir` holds a finished run, its probe excepted."""
     return extend or not (run_dir / SUMMARY_FILE).is_file() or (probed is not None and _steps(run_dir) <= probed)
 
 
-def probe_trained(candidate: Candidate, start: str, inputs: AdaptInputs, run_dir: Path,
-                  settings: TrainSettings, time_limit: float, eval_every: int,
-                  callbacks: Sequence[Callable[[Any], None]], snapshots: Sequence[int] = (), evaluator: Any = None
-                  ) -> int:
-    """Start (or restart) the candidate's run until a callback stops it (probe.py); the steps it reached."""
+def probe_run(candidate: Candidate, start: str, inputs: AdaptInputs, run_dir: Path, settings: TrainSettings,
+              time_limit: float, eval_every: int, callbacks: Sequence[Callable[[Any], None]],
+              snapshots: Sequence[int] = (), evaluator: Any = None) -> int:
+    """Start (or restart) the candidate's run until a callback stops it (planning.StepClock); the steps it
+    reached."""
     data, examples = training_data(candidate, inputs)
-    _train(candidate, start, data, recipe_settings(candidate, examples, settings), inputs, run_dir, settings,
-           time_limit, eval_every, callbacks, False, snapshots, evaluator)
+    _call_recipe(candidate, start, data, recipe_settings(candidate, examples, settings), inputs, run_dir, settings,
+                 time_limit, eval_every, callbacks, False, snapshots, evaluator)
     return _steps(run_dir)
 
 
-def _train(candidate: Candidate, start: str, data: Path, values: dict[str, Any], inputs: AdaptInputs, run_dir: Path,
-           settings: TrainSettings, time_limit: float, eval_every: int, callbacks: Sequence[Callable[[Any], None]],
-           extend: bool, snapshots: Sequence[int], evaluator: Any = None) -> None:
+def _call_recipe(candidate: Candidate, start: str, data: Path, values: dict[str, Any], inputs: AdaptInputs,
+                 run_dir: Path, settings: TrainSettings, time_limit: float, eval_every: int,
+                 callbacks: Sequence[Callable[[Any], None]], extend: bool, snapshots: Sequence[int],
+                 evaluator: Any = None) -> None:
     """The recipe run, resumed from its last checkpoint when one is there."""
     from sentforge.recipes.api import run_recipe
 
     run_recipe(candidate.method.recipe, start, data, run_dir, reading=READING, evaluator=evaluator or inputs.dev,
                eval_every=eval_every, select=metric_of(inputs.dev), checkpoint_every=eval_every,
-               keep_last=1, resume=extend or (run_dir / "training").is_dir(), device=settings.device,
+               keep_last=1, resume=extend or (run_dir / TRAINING_DIR).is_dir(), device=settings.device,
                seed=settings.seed, time_limit=time_limit, show_progress=settings.show_progress, callbacks=callbacks,
                snapshots=snapshots, **values)
 
 
 def _steps(run_dir: Path) -> int:
-    return json.loads((run_dir / SUMMARY_FILE).read_text(encoding="utf-8"))["steps"]
+    return read_summary(run_dir)["steps"]
 
 
 def read_evaluations(path: Path, metric: str) -> list[dict[str, Any]]:
@@ -131,21 +132,21 @@ def read_evaluations(path: Path, metric: str) -> list[dict[str, Any]]:
     return [{"step": r["step"], "score": float(r["eval"][metric])} for r in records if "eval" in r]
 
 
-def train_command(recipe: str, start: str, data: Path, run_dir: Path, dev: Path, values: dict[str, Any],
-                  settings: TrainSettings, time_limit: float, eval_every: int, resume: bool = False,
-                  snapshots: Sequence[int] = ()) -> str:
+def reproducing_command(recipe: str, start: str, data: Path, run_dir: Path, dev: Path, values: dict[str, Any],
+                        settings: TrainSettings, time_limit: float, eval_every: int, resume: bool = False,
+                        snapshots: Sequence[int] = ()) -> str:
     """The `sentforge train` line that runs this candidate's recipe with the same settings."""
-    from sentforge.recipes import get_recipe
+    from sentforge.recipes.registry import get_recipe
 
-    return command_line(recipe, start, data, run_dir, [
+    return train_command(recipe, start, data, run_dir, [
         *values.items(), ("split", False if get_recipe(recipe).data == "sentences" else None), ("dev", dev),
         ("eval_every", eval_every), ("checkpoint_every", eval_every), ("keep_last", 1),
         ("time_limit", f"{time_limit:.0f}"), ("seed", settings.seed), ("resume", resume or None),
         ("snapshot_steps", ",".join(map(str, snapshots)) or None), ("device", settings.device)])
 
 
-def timed(run: Callable[[], dict[str, Any]], prior_s: float) -> dict[str, Any]:
+def timed(run: Callable[[], CandidateResult], prior_s: float) -> CandidateResult:
     """The result of `run()` with its wall time (plus the seconds of an interrupted earlier call)."""
     started = time.monotonic()
     result = run()
-    return {**result, "wall_s": round(prior_s + time.monotonic() - started, 2)}
+    return result.update(wall_s=round(prior_s + time.monotonic() - started, 2))

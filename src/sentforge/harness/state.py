@@ -33,7 +33,7 @@ class RunState:
         self.output = Path(output)
         self.path = self.output / self.state_file
         self.settings = settings
-        self.results: dict[str, dict[str, Any]] = {}
+        self.results: dict[str, Any] = {}
         self.running: dict[str, Any] | None = None
         for section in self.SECTIONS:
             setattr(self, section, {})
@@ -60,7 +60,8 @@ class RunState:
             raise ConfigError(f"--output {self.output} holds {_article(self.kind)} {self.kind} run of a different "
                               f"command (it differs in {', '.join(changed)}); rerun that command to resume it, or "
                               "choose a new --output")
-        self.results, self.running = saved["results"], saved.get("running")
+        self.results = {name: self.result_from_json(r) for name, r in saved["results"].items()}
+        self.running = saved.get("running")
         for section in self.SECTIONS:
             setattr(self, section, saved.get(section, {}))
         return True
@@ -71,9 +72,17 @@ class RunState:
     def spent(self) -> float:
         """Seconds of the budget used by earlier calls: the recorded units' wall times and the interrupted
         one's elapsed time (reading the inputs and loading models between units is not carried over)."""
-        return sum(r.get("wall_s", 0.0) for r in self.results.values()) + (self.running or {}).get("elapsed_s", 0.0)
+        return (sum(self.result_to_json(r).get("wall_s", 0.0) for r in self.results.values())
+                + (self.running or {}).get("elapsed_s", 0.0))
 
-    def record(self, name: str, result: dict[str, Any]) -> None:
+    def result_from_json(self, saved: dict[str, Any]) -> Any:
+        """A recorded unit as the command uses it (a subclass may type it)."""
+        return saved
+
+    def result_to_json(self, result: Any) -> dict[str, Any]:
+        return result
+
+    def record(self, name: str, result: Any) -> None:
         self.results[name] = result
         self._done_running(name)
 
@@ -93,7 +102,9 @@ class RunState:
         return self.running["elapsed_s"] if self.running and self.running["name"] == name else 0.0
 
     def save(self) -> None:
-        save_json(self.path, {"settings": self.settings, "results": self.results, "running": self.running,
+        save_json(self.path, {"settings": self.settings,
+                              "results": {name: self.result_to_json(r) for name, r in self.results.items()},
+                              "running": self.running,
                               **{section: getattr(self, section) for section in self.SECTIONS}})
 
     def _done_running(self, name: str) -> None:

@@ -25,7 +25,7 @@ from sentforge.adaptation.scoring import metric_of
 from sentforge.disk import directory_size, remove_checkpoints
 from sentforge.errors import ConfigError, SentforgeError
 from sentforge.harness.budget import Budget
-from sentforge.harness.commands import train_command
+from sentforge.recipes.command import train_command
 from sentforge.harness.inputs import input_record
 from sentforge.learning_curve.data import LabelData, read_label_data, write_rows
 from sentforge.learning_curve.state import LabelsState

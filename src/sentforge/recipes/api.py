@@ -25,7 +25,7 @@ from sentforge.output_guard import locked_output
 from sentforge.recipes.data import PYTHON_ARGUMENTS, ArgumentNames, SentenceReading, data_paths, read_examples
 from sentforge.recipes.options import checked
 from sentforge.recipes.registry import DATA_OPTIONS, BuildContext, Recipe, get_recipe
-from sentforge.recipes.run_dir import TRAIN, RunDirectory
+from sentforge.recipes.run_dir import TRAIN, TRAINING_DIR, RunDirectory
 from sentforge.recipes.summary import record_on_card, run_summary
 
 logger = logging.getLogger(__name__)
@@ -151,7 +151,7 @@ def run_recipe(method: str, model: str | os.PathLike | Any, data: Any, output: s
 
 def snapshot_dir(run_dir: str | os.PathLike, step: int) -> Path:
     """Where `snapshots=` saves the encoder of `step` in the run directory `run_dir`."""
-    return Path(run_dir) / "training" / "snapshots" / f"step-{step:08d}"
+    return Path(run_dir) / TRAINING_DIR / "snapshots" / f"step-{step:08d}"
 
 
 def _snapshot_callbacks(steps: Sequence[int], work: Path, encoder: Callable[[], Any]) -> list[Callable[[Any], None]]:

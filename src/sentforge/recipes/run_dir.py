@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import errno
+import json
 import logging
 import os
 import shutil
@@ -37,6 +38,7 @@ logger = logging.getLogger(__name__)
 
 TRAINING_DIR = "training"
 SUMMARY_FILE = "train.json"
+METRICS_LOG = Path(TRAINING_DIR) / "metrics.jsonl"  # the Trainer's log (training/trainer.py), in `work`
 TRAIN = "train"  # the command family named in the output marker and the lock
 
 
@@ -141,6 +143,11 @@ class RunDirectory:
             swap_in(new, self.output)
             self._staging = None
         distributed.barrier()
+
+
+def read_summary(output: str | os.PathLike) -> dict[str, Any]:
+    """The run summary a finished run directory holds (SUMMARY_FILE)."""
+    return json.loads((Path(output) / SUMMARY_FILE).read_text(encoding="utf-8"))
 
 
 def _restore(new: Path, output: Path, keep: Sequence[str]) -> None:

@@ -1,4 +1,5 @@
-"""The `sentforge train` line that runs a recipe again with the settings a run used (kept in its report)."""
+"""The `sentforge train` command line of a recipe run, built here for every report that gives one (adapt,
+labels): the line runs the recipe again with the settings the run used."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ def train_command(recipe: str, model: str | os.PathLike, data: str | os.PathLike
                   options: Iterable[tuple[str, Any]] = ()) -> str:
     """`options` in order: (name, value) pairs, the name in Python spelling (`batch_size` gives
     `--batch-size`); a flag's True gives `--name`, its False `--no-name`; None leaves the option out."""
-    from sentforge.recipes import get_recipe
     from sentforge.recipes.recipe import DATA_OPTIONS
+    from sentforge.recipes.registry import get_recipe
 
     data_option = DATA_OPTIONS[get_recipe(recipe).data][0]
     parts = ["sentforge", "train", recipe, "--model", str(model), f"--{data_option}", str(data),

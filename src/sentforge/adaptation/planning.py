@@ -1,0 +1,273 @@
+"""The time plan of an adapt run: the budget, the probes, each trained candidate's share, the extensions.
+
+Costs are measured on the start model's evaluations (the first thing a run does): a trained candidate needs at
+least two dev evaluations and one test evaluation; a meta-embedding needs every member to encode the unlabelled
+texts once, plus a dev and a test evaluation per member. The meta-embeddings still to run keep a reserve (at
+most META_RESERVE_SHARE of the budget, and not before a trained candidate finished).
+
+1. Room. Before a trained candidate starts, the time left (less the reserve) is split equally among the trained
+   candidates still to run; when it cannot give each the minimum, the later ones in priority order are skipped.
+2. Probes. Every trained candidate still to run is probed, within that equal share, before the first share is
+   planned: the first PROBE_STEPS steps of its own run, timed (StepClock). The probe adds no training: the run
+   stops there, the trainer saves a checkpoint, and the candidate's run later resumes from it, ending with the
+   weights of a run never stopped. Timing starts at the end of the first step, so model loading and the first
+   step's warm-up do not count; an interval that ends at a dev evaluation is left out, as the evaluations are
+   planned on their own. A need planned from another candidate's cost per step would be off by the ratio of
+   their steps' costs.
+3. Shares. A candidate's need is its training steps times its measured seconds per step, plus its dev
+   evaluations (one every `eval_every` steps, and one more) and a test evaluation. Equal wall-clock slices would
+   give a slow candidate (a large batch, a decoder) too little time to end its schedule and a fast one more than
+   it can use: the time available is shared in proportion to the needs of the candidates still to run. When
+   they fit, each gets its need or more (a cost from a few probe steps is a noisy estimate, and a candidate
+   that ends early leaves its time to the next); otherwise each gets the same fraction of its need. None gets
+   less than the minimum: the lowest-priority ones that cannot get it are skipped. The shares are planned
+   again at each candidate's start, with the time then left.
+4. Extensions. What is left after the pass resumes the candidates whose time limit stopped them, from their last
+   checkpoint (the same weights as a run that never stopped), the best dev score first, until no time or no
+   cut candidate is left. A candidate that another finished candidate started from (TSDAE under TSDAE then
+   MNRL) is not extended: the later candidate would no longer start from it.
+
+Everything here computes; runner.py trains the probes and the candidates, and the state records them.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from statistics import fmean
+from typing import Any
+
+from sentforge.harness.budget import Budget
+from sentforge.adaptation.candidates import Candidate
+from sentforge.adaptation.inputs import AdaptInputs
+from sentforge.adaptation.ladder import ladder_steps, rungs
+from sentforge.adaptation.meta import MAX_FIT_TEXTS
+from sentforge.adaptation.racing import evaluation_cadence
+from sentforge.adaptation.result import CandidateResult
+from sentforge.adaptation.state import AdaptState
+from sentforge.adaptation.trained import TrainSettings, recipe_settings, training_data
+from sentforge.disk import CHECKPOINTS
+
+PROBE_STEPS = 3
+META_RESERVE_SHARE = 0.25  # the most of the budget kept for the meta-embeddings while trained candidates wait
+TIME_LIMIT = "time limit"  # the trainer's stop reason when a candidate's time limit stopped it
+
+
+@dataclass(frozen=True)
+class Costs:
+    """Seconds measured on the start model: a dev evaluation, a test evaluation (0 without test data),
+    and encoding one text."""
+
+    dev_s: float
+    test_s: float
+    per_text_s: float
+
+    @property
+    def trained_minimum(self) -> float:
+        return 2 * self.dev_s + self.test_s
+
+    def meta_estimate(self, members: int, texts: int) -> float:
+        return members * (texts * self.per_text_s + self.dev_s + self.test_s)
+
+
+@dataclass(frozen=True)
+class Room:
+    """Step 1: the equal share that bounds each probe (None when no trained candidate fits: `why`), and the
+    reserve kept for the meta-embeddings, which the shares then keep too."""
+
+    equal_s: float | None
+    reserve_s: float
+    why: str = ""
+
+
+class StepClock:
+    """A trainer callback that records when each step ends and stops the run after `steps` of them."""
+
+    def __init__(self, eval_every: int, steps: int = PROBE_STEPS, clock: Callable[[], float] = time.perf_counter):
+        self.eval_every, self.steps, self.clock = eval_every, steps, clock
+        self.ends: list[tuple[int, float]] = []
+
+    def __call__(self, state: Any) -> None:
+        self.ends.append((state.step, self.clock()))
+        if len(self.ends) >= self.steps:
+            state.should_stop = True
+
+    def seconds_per_step(self) -> float | None:
+        """Mean seconds of the timed steps (with their evaluations only when every step has one); None when
+        fewer than two steps ended (a schedule shorter than the probe)."""
+        intervals = [(step, (end - before) / (step - previous))
+                     for (previous, before), (step, end) in zip(self.ends, self.ends[1:])]
+        plain = [seconds for step, seconds in intervals if step % self.eval_every] or [s for _, s in intervals]
+        return sum(plain) / len(plain) if plain else None
+
+
+@dataclass(frozen=True)
+class Planner:
+    """The time plan of one run, read from its state (the probes, the results, the measured costs)."""
+
+    state: AdaptState
+    inputs: AdaptInputs
+    train: TrainSettings
+    planned: list[Candidate]
+    budget: Budget
+    meta_members: int  # the members of each meta-embedding: the best candidates and the --member encoders
+
+    def costs(self) -> Costs:
+        m = self.state.measured
+        return Costs(m["dev_s"], m["test_s"], m["per_text_s"])
+
+    def meta_reserve(self, costs: Costs) -> float:
+        pending = [c for c in self.planned if c.method.kind == "meta" and c.name not in self.state.results]
+        reserve = len(pending) * costs.meta_estimate(self.meta_members, min(len(self.inputs.texts), MAX_FIT_TEXTS))
+        # A meta-embedding combines trained candidates: it never takes more than its part from them; past
+        # that it runs only on the time they leave.
+        return reserve if reserve <= META_RESERVE_SHARE * self.budget.total_s else 0.0
+
+    def room(self) -> Room:
+        """Step 1, before a trained candidate starts."""
+        costs = self.costs()
+        reserve = self.meta_reserve(costs)
+        left = len(self._trained_left())
+        room = equal_share(self.budget.remaining(), left, reserve, costs)
+        if room.equal_s is None and not any(r.kind == "train" and r.done for r in self.state.results.values()):
+            # A meta-embedding combines trained candidates: the first one does not give way to it.
+            room = equal_share(self.budget.remaining(), left, 0.0, costs)
+        return room
+
+    def to_probe(self) -> list[Candidate]:
+        """Step 2: the trained candidates still to run and to probe (tsdae+mnrl is not probed: it starts after
+        TSDAE, and takes the cost per step of its start model's mnrl)."""
+        return [c for c in self._trained_left() if c.after is None and c.name not in self.state.probes]
+
+    def share(self, candidate: Candidate, reserve_s: float) -> tuple[float | None, str]:
+        """Step 3, once the probes have measured the steps: the candidate's time limit in seconds, counted from
+        its first run (its probe's time included); None (and why) when it cannot get the minimum."""
+        costs = self.costs()
+        left = self._trained_left()
+        available = self.budget.remaining() - reserve_s
+        needs = [self.need(c, costs) for c in left]
+        share = plan_shares(available, needs, costs.trained_minimum)[left.index(candidate)]
+        if share is None:
+            return None, (f"{max(available, 0):.0f} s of the budget left; a trained candidate needs at least "
+                          f"{costs.trained_minimum:.1f} s")
+        return share + self.state.prior_elapsed(candidate.name), ""
+
+    def extension(self) -> tuple[Candidate, float] | None:
+        """Step 4: the cut candidate to extend next and its share of the time left (the meta-embeddings still
+        to run keep their reserve); None when none is cut or the time left is below the minimum."""
+        costs = self.costs()
+        available = self.budget.remaining() - self.meta_reserve(costs)
+        # (a finished run's removed checkpoints leave nothing to resume from)
+        cut = [c for c in cut_candidates(self.planned, self.state.results)
+               if (Path(self.state.results[c.name].model_path) / CHECKPOINTS).is_dir()]
+        if not cut or available < costs.trained_minimum:
+            return None
+        return cut[0], available / len(cut)
+
+    def need(self, candidate: Candidate, costs: Costs) -> float:
+        """The candidate's steps after its probe, or for tsdae+mnrl MNRL's steps once per rung, at its cost per
+        step, with their evaluations."""
+        steps, every = self.planned_steps(candidate), self.cadence(candidate)
+        if candidate.after is None:
+            steps -= self.state.probes.get(candidate.name, {}).get("steps", 0)
+            return need(steps, self.step_cost(candidate), every, costs)
+        before = self.state.results.get(candidate.after)
+        tsdae = next(c for c in self.planned if c.name == candidate.after)
+        runs = len(rungs(before, self.state.run_dir(candidate.after))) if before and before.done \
+            else len(self.snapshots(tsdae)) + 1
+        return need(steps, self.step_cost(candidate), every, costs, runs)
+
+    def cadence(self, candidate: Candidate, time_limit: float | None = None) -> int:
+        """Steps between the candidate's dev evaluations: --eval-every, else from its cost per step (and its
+        time limit, once its share is known)."""
+        return self.train.eval_every or evaluation_cadence(self.step_cost(candidate), self.planned_steps(candidate),
+                                                           time_limit)
+
+    def probe_cadence(self) -> int:
+        """--eval-every during a probe; without it, none of the probe's steps is evaluated."""
+        return self.train.eval_every or PROBE_STEPS + 1
+
+    def planned_steps(self, candidate: Candidate) -> int:
+        _, examples = training_data(candidate, self.inputs)
+        return recipe_settings(candidate, examples, self.train)["steps"]
+
+    def step_cost(self, candidate: Candidate) -> float:
+        """Seconds per step: the probe's; tsdae+mnrl's are those of the mnrl candidate of its start model (the
+        method named like its recipe: same recipe, data and model), else the mean of the probes."""
+        measured = {name: probe["seconds_per_step"] for name, probe in self.state.probes.items()}
+        return step_cost(candidate.name, measured, f"{candidate.model_key}.{candidate.method.recipe}")
+
+    def snapshots(self, candidate: Candidate) -> list[int]:
+        """The TSDAE ladder's steps when tsdae+mnrl starts from this candidate."""
+        later = [c for c in self.planned if c.after == candidate.name]
+        return ladder_steps(recipe_settings(candidate, len(self.inputs.texts), self.train)["steps"]) \
+            if later and candidate.method.name == "tsdae" else []
+
+    def _trained_left(self) -> list[Candidate]:
+        return [c for c in self.planned if c.method.kind == "train" and c.name not in self.state.results]
+
+
+def equal_share(remaining: float, trained_left: int, reserve_s: float, costs: Costs) -> Room:
+    """An equal share of the `remaining` seconds, less the reserve, for each trained candidate left that fits."""
+    available = remaining - reserve_s
+    fitting = min(trained_left, math.floor(available / costs.trained_minimum)) if costs.trained_minimum > 0 \
+        else trained_left
+    if available <= 0 or fitting < 1:
+        return Room(None, reserve_s, f"{max(available, 0):.0f} s of the budget left (after {reserve_s:.0f} s kept for "
+                                     f"the meta-embeddings); a trained candidate needs at least "
+                                     f"{costs.trained_minimum:.1f} s (two dev evaluations and a test evaluation of the "
+                                     "start model)")
+    return Room(available / fitting, reserve_s)
+
+
+def need(steps: int, seconds_per_step: float, eval_every: int, costs: Costs, runs: int = 1) -> float:
+    """Seconds for `runs` trainings of `steps` steps each (the TSDAE ladder runs MNRL once per rung), their
+    dev evaluations, and one test evaluation."""
+    return runs * (steps * seconds_per_step + (steps // eval_every + 1) * costs.dev_s) + costs.test_s
+
+
+def step_cost(name: str, measured: Mapping[str, float], like: str | None = None) -> float:
+    """Seconds per step of candidate `name`: its own measurement, else that of `like` (a candidate with the same
+    recipe and data), else the mean of those measured so far (0 before any: its evaluations still count)."""
+    for key in (name, like):
+        if key in measured:
+            return measured[key]
+    return fmean(measured.values()) if measured else 0.0
+
+
+def plan_shares(available: float, needs: Sequence[float], minimum: float) -> list[float | None]:
+    """The share of each candidate (in priority order) of `available` seconds; None for those skipped."""
+    for kept in range(len(needs), 0, -1):
+        if kept * minimum <= available:
+            return [*_fractions(available, needs[:kept], minimum), *[None] * (len(needs) - kept)]
+    return [None] * len(needs)
+
+
+def _fractions(available: float, needs: Sequence[float], minimum: float) -> list[float]:
+    """The same fraction of each need, those below `minimum` raised to it and the rest sharing what is left
+    (len(needs) * minimum <= available)."""
+    raised: set[int] = set()
+    while True:
+        rest = available - minimum * len(raised)
+        total = sum(value for i, value in enumerate(needs) if i not in raised)
+        shares = [minimum if i in raised else (rest * value / total if total > 0 else rest / (len(needs) - len(raised)))
+                  for i, value in enumerate(needs)]
+        below = {i for i, share in enumerate(shares) if share < minimum} - raised
+        if not below:
+            return shares
+        raised |= below
+
+
+def was_cut(result: CandidateResult) -> bool:
+    """Whether the time limit stopped a trained candidate before the end of its planned schedule."""
+    return result.trained and result.stopped == TIME_LIMIT and (result.steps or 0) < (result.planned_steps or 0)
+
+
+def cut_candidates(planned: list[Candidate], results: Mapping[str, CandidateResult]) -> list[Candidate]:
+    """The cut candidates that may be extended, the most promising (highest dev score) first."""
+    started_from = {c.after for c in planned if c.after is not None and c.name in results and results[c.name].done}
+    cut = [c for c in planned if c.name in results and was_cut(results[c.name]) and c.name not in started_from]
+    return sorted(cut, key=lambda c: -results[c.name].dev)
