@@ -10,12 +10,13 @@ from types import SimpleNamespace
 
 import pytest
 
+from sentforge.adaptation.result import CandidateResult
 from sentforge.adaptation.state import AdaptState
 from sentforge.errors import ConfigError, OutputExistsError
-from sentforge.recipes.command import train_command
 from sentforge.harness.inputs import input_record
 from sentforge.harness.plots import pyplot
 from sentforge.learning_curve.state import LabelsState
+from sentforge.recipes.command import train_command
 
 
 def test_a_new_state_is_saved_and_a_rerun_of_the_same_command_resumes(tmp_path):
@@ -64,7 +65,9 @@ def test_adapt_sections_are_saved_after_the_results_and_resumed(tmp_path):
     assert (again.measured, again.races) == ({"dev_s": 1.5}, {"m.tsdae": {"step": 4}})
     # The probe's seconds count as the candidate's until it is recorded.
     assert again.spent() == 3.0 and again.prior_elapsed("m.tsdae") == 3.0
-    again.record("m.tsdae", {"status": "done", "wall_s": 7.0})
+    again.record("m.tsdae", CandidateResult.from_json({"kind": "start", "method": "start", "model": "m",
+                                                       "status": "done", "model_path": "m", "dev": 80.0,
+                                                       "evaluations": [], "wall_s": 7.0}))
     assert again.spent() == 7.0 and again.prior_elapsed("m.tsdae") == 0.0
 
 
