@@ -11,8 +11,7 @@ Contracts
   throughput figures and any other entry is averaged into the logs.
 - `data` is a sequence of examples. The order is a seeded permutation per epoch; on N processes each
   takes its slice of the same global batch (see training/batch_order.py).
-- `evaluator` is any callable `encoder -> dict of metrics`, or an evaluation `Task` (its `evaluate`),
-  run every `eval_every` steps on the main process.
+- `evaluator`: a callable `encoder -> metrics dict` or a `Task`, run every `eval_every` steps (main process).
 - `callbacks` are called after every optimizer step with the `TrainerState` (its `loss` is the latest
   one read: every step's on the CPU; on accelerators the numbers are read at logging, evaluation and
   checkpoint steps only, see training/step_values.py).
