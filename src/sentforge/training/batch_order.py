@@ -115,3 +115,14 @@ def process_slice(global_batch: np.ndarray, rank: int, world_size: int) -> np.nd
     """This process's contiguous share of a global batch."""
     per_process = len(global_batch) // world_size
     return global_batch[rank * per_process:(rank + 1) * per_process]
+
+
+def text_lengths(data: Sequence[Any]) -> list[int]:
+    """Characters of each example (a text or a tuple of texts), which `group_by_length` batches by."""
+    lengths = []
+    for i, example in enumerate(data):
+        parts = [example] if isinstance(example, str) else example
+        if not all(isinstance(p, str) for p in parts):
+            raise ConfigError(f"group_by_length needs texts or tuples of texts; example {i} is {type(example)}")
+        lengths.append(sum(len(p) for p in parts))
+    return lengths

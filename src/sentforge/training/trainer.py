@@ -20,11 +20,10 @@ Contracts
   On the CPU it is detected before its step is applied.
 - `batch_sampler` (optional) gives fixed batches of example indices instead of a random permutation
   (see training/batch_order.py: `BatchSampler`); the epoch order of those batches is still seeded.
-- Stopping: `time_limit` (seconds of this call) and early stopping (`early_stopping_patience`) are
-  rules of training/stopping.py, called after every step before the `callbacks`; any of them, or a
-  callback, stops the run by setting `state.should_stop`. Whatever stopped it, the run ends after that
-  step: its numbers are read, and when checkpoints are on, that step is checkpointed (once) so that
-  `resume=True` continues from it; the weights are those of that step.
+- Stopping: `time_limit` and early stopping are rules of training/stopping.py, run after every step
+  before the `callbacks`; a rule or a callback stops the run by setting `state.should_stop`. Whatever
+  stopped it, that step is the last: its numbers are read and, with checkpoints on, it is checkpointed
+  once (before the callbacks when a rule or the schedule asks), so `resume=True` continues from it.
 
 The output directory holds `metrics.jsonl` (one JSON object per logged step / evaluation) and
 `checkpoints/step-XXXXXXXX/` (see training/checkpoint.py); `resume=True` continues from the newest
@@ -51,7 +50,7 @@ from sentforge import distributed
 from sentforge.device import parse_device
 from sentforge.errors import ConfigError, OutputExistsError, TrainingDivergedError
 from sentforge.seed import set_seed
-from sentforge.training.batch_order import BatchOrder, BatchSampler, DataState, process_slice
+from sentforge.training.batch_order import BatchOrder, BatchSampler, DataState, process_slice, text_lengths
 from sentforge.training.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
 from sentforge.training.config import TrainingConfig
 from sentforge.training.metrics_log import METRICS_FILE, MetricsLog, progress_line
@@ -107,17 +106,6 @@ class Trainer:
         """Reading a number from an accelerator waits for its queue: there, read only when needed."""
         return device.type == "cpu"
 
-    def _lengths(self) -> list[int] | None:
-        if not self.config.group_by_length:
-            return None
-        lengths = []
-        for i, example in enumerate(self.data):
-            parts = [example] if isinstance(example, str) else example
-            if not all(isinstance(p, str) for p in parts):
-                raise ConfigError(f"group_by_length needs texts or tuples of texts; example {i} is {type(example)}")
-            lengths.append(sum(len(p) for p in parts))
-        return lengths
-
     def _check_output(self) -> None:
         if self.output_dir is None or not distributed.is_main_process():
             return
@@ -144,7 +132,8 @@ class Trainer:
         # One global batch per optimizer step: every process takes its slice and splits it into
         # `gradient_accumulation` micro-batches of `batch_size`.
         global_batch = cfg.batch_size * world * cfg.gradient_accumulation
-        order = BatchOrder(len(self.data), global_batch, cfg.seed, self._lengths(), sampler=self.batch_sampler)
+        lengths = text_lengths(self.data) if cfg.group_by_length else None
+        order = BatchOrder(len(self.data), global_batch, cfg.seed, lengths, sampler=self.batch_sampler)
         total_steps = cfg.steps if cfg.steps is not None else cfg.epochs * order.batches_per_epoch
         self.state.total_steps = total_steps
 
@@ -254,18 +243,29 @@ class Trainer:
             self._log_window(loop)
         if eval_now:
             self._evaluate(loop)
-        for callback in [*self.stop_rules, *self.callbacks]:
-            callback(state)
+        for rule in self.stop_rules:
+            rule(state)
         if self.stop_rules:
             self._agree_on_stop()
-        if state.should_stop:
-            # The one stop path, whatever stopped the run: this is its last step, kept so that a resumed
-            # run continues from it.
-            self._read(loop)
-        if loop.checkpoints is not None and (save_now or state.should_stop):
-            self._save(loop)  # after the callbacks: the checkpoint holds the step's final state
+        # Kept before the user's callbacks, so that a run killed inside one resumes from this step.
+        saved = self._keep(loop, save_now)
+        stopped = state.should_stop
+        for callback in self.callbacks:
+            callback(state)
+        if state.should_stop and not stopped and not saved:
+            self._keep(loop, False)
         if loop.read_this_step:
             loop.segment_start, loop.read_this_step = time.perf_counter(), False
+
+    def _keep(self, loop: LoopState, save_now: bool) -> bool:
+        """The one stop path, whatever stopped the run: its last step is read and, with checkpoints on, saved
+        (as every checkpoint step is), so that a resumed run continues from it. True when saved."""
+        if self.state.should_stop:
+            self._read(loop)
+        if loop.checkpoints is None or not (save_now or self.state.should_stop):
+            return False
+        self._save(loop)
+        return True
 
     def _read(self, loop: LoopState) -> None:
         """Read this step's numbers (and those of the steps before it not read yet), once."""
