@@ -24,7 +24,7 @@ import adapt_worker
 from conftest import CORPUS, assert_one_line_error, run_cli
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
-WORKER = Path(__file__).with_name("adapt_worker.py")
+WORKER = Path(__file__).parents[1] / "helpers" / "adapt_worker.py"
 SENTENCES = sorted(set(CORPUS))
 TEXTS = [f"{a} and {b}" for a in SENTENCES for b in SENTENCES if a != b][:40]
 K = ""  # the start model's name in candidate names: the tiny model folder's name

@@ -22,7 +22,7 @@ from sentforge.errors import ConfigError
 from test_adapt import domain, run  # noqa: F401 - the fixture and the fast adapt call
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
-FIXTURES = Path(__file__).with_name("fixtures") / "adapt-old"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "adapt-old"
 CANDIDATES = ["tsdae", "mnrl", "tsdae+mnrl", "pause", "meta-concat", "distil"]
 
 
