@@ -20,7 +20,7 @@ from sentforge.adaptation.runner import Runner
 from sentforge.evaluation.paired import ItemScores
 
 import adapt_worker
-from test_adapt import TEXTS, domain  # noqa: F401 (the fixture)
+from adapt_domain import TEXTS, domain  # noqa: F401 (the fixture)
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 WORKER = Path(__file__).parents[1] / "helpers" / "adapt_worker.py"
