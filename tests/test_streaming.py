@@ -19,7 +19,7 @@ from sentforge.streaming import encode_file, iter_shards, load_vectors, read_man
 from conftest import CORPUS, REPO, assert_one_line_error, run_cli
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
-WORKER = Path(__file__).parent / "stream_worker.py"
+WORKER = Path(__file__).parent / "helpers" / "stream_worker.py"
 
 
 @pytest.fixture()
@@ -61,7 +61,7 @@ def run_worker(args, kill_in_chunk=None, rss_file=None):
         command += ["--kill-in-chunk", str(kill_in_chunk)]
     if rss_file is not None:
         command += ["--rss-file", str(rss_file)]
-    env = {**os.environ, "PYTHONPATH": f"{REPO / 'src'}{os.pathsep}{Path(__file__).parent}", "OMP_NUM_THREADS": "1"}
+    env = {**os.environ, "PYTHONPATH": f"{REPO / 'src'}{os.pathsep}{WORKER.parent}", "OMP_NUM_THREADS": "1"}
     return subprocess.run([*command, "--", *map(str, args)], env=env, capture_output=True, text=True, timeout=300)
 
 

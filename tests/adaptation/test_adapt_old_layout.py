@@ -19,10 +19,10 @@ from sentforge.adaptation.result import CandidateResult
 from sentforge.evaluation import load_dataset
 from sentforge.errors import ConfigError
 
-from test_adapt import domain, run  # noqa: F401 - the fixture and the fast adapt call
+from adapt_domain import domain, run  # noqa: F401 - the fixture and the fast adapt call
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
-FIXTURES = Path(__file__).with_name("fixtures") / "adapt-old"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "adapt-old"
 CANDIDATES = ["tsdae", "mnrl", "tsdae+mnrl", "pause", "meta-concat", "distil"]
 
 

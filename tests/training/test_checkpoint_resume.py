@@ -30,7 +30,7 @@ from sentforge.training.checkpoint import (
 )
 from sentforge.training.optim import Schedule, build_optimizer, build_scheduler
 
-WORKER = Path(__file__).with_name("resume_worker.py")
+WORKER = Path(__file__).parents[1] / "helpers" / "resume_worker.py"
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

@@ -1,4 +1,4 @@
-"""An adapt run for tests/test_adapt.py, run as a subprocess that may be SIGKILLed.
+"""An adapt run for tests/adaptation/test_adapt.py, run as a subprocess that may be SIGKILLed.
 
 usage: adapt_worker.py MODEL_DIR DATA_DIR OUTPUT [--kill-in-candidate N --kill-at-step S] [--penalise METHOD]
 Kills itself (SIGKILL) at step S of the N-th run of a trained candidate that reaches it (probes included), after

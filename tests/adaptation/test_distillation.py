@@ -64,7 +64,7 @@ def test_adapt_distils_a_leading_meta_embedding_into_one_model(tiny_bert_dir, tm
     from sentence_transformers import SentenceTransformer
 
     import adapt_worker
-    from test_adapt import domain as make_domain
+    from adapt_domain import domain as make_domain
 
     data = make_domain.__wrapped__(tmp_path)
     load_dataset_ = evaluation.load_dataset

@@ -1,4 +1,4 @@
-"""A labels run for tests/test_labels.py, run as a subprocess that may be SIGKILLed.
+"""A labels run for tests/learning_curve/test_labels.py, run as a subprocess that may be SIGKILLed.
 
 usage: labels_worker.py MODEL_DIR DATA_DIR OUTPUT [--kill-in-run N --kill-at-step S]
 Kills itself (SIGKILL) at step S of the N-th run it trains (1-based), after that step's checkpoint.

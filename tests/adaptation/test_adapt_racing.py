@@ -20,10 +20,10 @@ from sentforge.adaptation.runner import Runner
 from sentforge.evaluation.paired import ItemScores
 
 import adapt_worker
-from test_adapt import TEXTS, domain  # noqa: F401 (the fixture)
+from adapt_domain import TEXTS, domain  # noqa: F401 (the fixture)
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
-WORKER = Path(__file__).with_name("adapt_worker.py")
+WORKER = Path(__file__).parents[1] / "helpers" / "adapt_worker.py"
 # TSDAE gets a long schedule: without racing it trains all of it before MNRL starts.
 LONG_TSDAE = {"tsdae": {"lr": 1e-3, "steps": 60}, "mnrl": {"lr": 1e-3, "batch_size": 4}}
 

@@ -9,7 +9,7 @@ import sentforge.adaptation.ladder as ladder
 from sentforge.adaptation.result import CandidateResult
 from sentforge.recipes.api import snapshot_dir
 
-from test_adapt import domain, run  # noqa: F401 - the fixture and the fast adapt call
+from adapt_domain import domain, run  # noqa: F401 - the fixture and the fast adapt call
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

@@ -1,4 +1,4 @@
-"""A training run for tests/test_checkpoint_resume.py, run as a subprocess that may be SIGKILLed.
+"""A training run for tests/training/test_checkpoint_resume.py, run as a subprocess that may be SIGKILLed.
 
 usage: resume_worker.py MODEL_DIR CORPUS_FILE OUTPUT_DIR RESULT_FILE STEPS [--resume] [--kill-at-step N]
        [--kill-writing-checkpoint N]

@@ -8,7 +8,7 @@ agree on the loss (1e-5), on every gradient (1e-4) and, after 5 optimizer steps,
 
 Intended differences, shown equivalent here:
 - TSDAE's padding-free (packed) batch computes the padded batch's loss: both modes are checked.
-- On the CPU sentforge runs a training batch in length-sorted chunks (tests/test_length_chunks.py shows
+- On the CPU sentforge runs a training batch in length-sorted chunks (tests/objectives/test_length_chunks.py shows
   it computes the padded batch). Where dropout is on, the test keeps sentforge's batch padded, as the
   reference's is, so that the same seed draws the same dropout masks on both sides; with dropout off the
   chunked batch is compared with the reference directly.

@@ -11,7 +11,7 @@ from sentforge.adaptation.candidates import METHODS, Candidate
 from sentforge.adaptation.planning import cut_candidates
 from sentforge.adaptation.result import CandidateResult
 
-from test_adapt import domain, run  # noqa: F401 - the fixture and the fast adapt call
+from adapt_domain import domain, run  # noqa: F401 - the fixture and the fast adapt call
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

@@ -26,7 +26,7 @@ import labels_worker
 from conftest import CORPUS, assert_one_line_error, run_cli
 
 SENTENCES = sorted(set(CORPUS))
-WORKER = Path(__file__).with_name("labels_worker.py")
+WORKER = Path(__file__).parents[1] / "helpers" / "labels_worker.py"
 
 
 def write_jsonl(path: Path, rows: list[dict]) -> Path:
