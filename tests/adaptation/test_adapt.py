@@ -201,6 +201,28 @@ def test_a_tiny_budget_skips_the_trained_candidates_and_lists_them(tiny_bert_dir
     assert "no candidate finished: 3 of 3 were skipped" in markdown and "interval" not in markdown.split("\n")[4]
 
 
+def test_a_probe_that_fails_fails_its_own_candidate_only(tiny_bert_dir, domain, tmp_path):
+    """MPNet has no causal-LM decoder for TSDAE: with a BERT and an MPNet start, BERT's TSDAE (whose run probes
+    MPNet's as well) trains, and only MPNet's TSDAE and what builds on it are lost."""
+    import torch
+    from transformers import AutoTokenizer, MPNetConfig, MPNetModel
+
+    mpnet = tmp_path / "tiny-mpnet"
+    torch.manual_seed(0)
+    MPNetModel(MPNetConfig(vocab_size=len(AutoTokenizer.from_pretrained(tiny_bert_dir)), hidden_size=32,
+                           num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
+                           max_position_embeddings=66)).save_pretrained(mpnet)
+    AutoTokenizer.from_pretrained(tiny_bert_dir).save_pretrained(mpnet)
+    report = sentforge.adapt([str(tiny_bert_dir), str(mpnet)], domain / "unlabelled.txt", domain / "dev.jsonl",
+                             tmp_path / "adapted", labelled=domain / "labelled.jsonl",
+                             **{**adapt_worker.FAST, "candidates": ["tsdae", "mnrl", "tsdae+mnrl"]})
+    status = {name: (r["status"], r.get("reason", "")) for name, r in report["candidates"].items()}
+    assert status["tiny-mpnet.tsdae"][0] == "failed" and "model type 'mpnet'" in status["tiny-mpnet.tsdae"][1]
+    assert status["tiny-mpnet.tsdae+mnrl"] == ("skipped", "it starts from tiny-mpnet.tsdae, which did not run")
+    for name in (f"{K}.tsdae", f"{K}.mnrl", f"{K}.tsdae+mnrl", "tiny-mpnet.mnrl"):
+        assert status[name][0] == "done", (name, status[name])
+
+
 def test_partial_labels_select_pause_and_binary_positives_feed_mnrl(tiny_bert_dir, domain, tmp_path):
     report = run(tiny_bert_dir, domain, tmp_path / "adapted", labelled=domain / "partial.jsonl",
                  candidates=["pause", "mnrl"], overrides={"pause": {"batch_size": 6}, "mnrl": {"batch_size": 2}})

@@ -121,7 +121,7 @@ def adapt(model: str | Sequence[str], unlabelled: str | os.PathLike, dev: str | 
             runner.extend_cut()
         progress.set_postfix_str(candidate.name, refresh=True)
         if candidate.name in state.results:
-            logger.info("%s: finished earlier, reused", candidate.name)
+            logger.info("%s: %s earlier, reused", candidate.name, state.results[candidate.name].status)
             continue
         # A trained candidate first probes those still to run, then runs within its planned share.
         runner.record(candidate, runner.run(candidate))

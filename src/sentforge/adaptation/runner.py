@@ -74,11 +74,18 @@ class Runner:
 
     def probe_pending(self, equal_s: float) -> None:
         """Probe every trained candidate still to run and not yet probed, each within `equal_s` seconds
-        (planning.py): the state keeps its seconds per step, its steps and wall seconds."""
+        (planning.py): the state keeps its seconds per step, its steps and wall seconds; a probe that fails
+        records that candidate as failed."""
         for probed in self.plan.to_probe():
             clock = StepClock(self.plan.probe_cadence())
-            steps, wall_s = self._recipe_run(probed, equal_s, probed.model, self.state.run_dir(probed.name),
-                                             snapshots=self.plan.snapshots(probed), probe=clock)
+            try:
+                steps, wall_s = self._recipe_run(probed, equal_s, probed.model, self.state.run_dir(probed.name),
+                                                 snapshots=self.plan.snapshots(probed), probe=clock)
+            except SentforgeError as err:  # the probed candidate's failure, not the one about to run
+                logger.warning("%s failed: %s", probed.name, err)
+                self.record(probed, _outcome(probed, FAILED, reason=str(err),
+                                             wall_s=self.state.prior_elapsed(probed.name)))
+                continue
             self.state.probed(probed.name, {"seconds_per_step": clock.seconds_per_step() or wall_s / steps,
                                             "steps": steps, "wall_s": wall_s})
 
@@ -135,6 +142,8 @@ class Runner:
         if room.equal_s is None:
             return _outcome(candidate, SKIPPED, reason=room.why)
         self.probe_pending(room.equal_s)
+        if candidate.name in self.state.results:  # it failed in its probe
+            return self.state.results[candidate.name]
         share, why = self.plan.share(candidate, room.reserve_s)
         if share is None:
             return _outcome(candidate, SKIPPED, reason=why)
