@@ -73,13 +73,17 @@ def _mean(values) -> ItemScores:
     return ItemScores("mean", np.asarray(values, dtype=float))
 
 
-def test_the_rule_stops_below_the_start_and_behind_the_leader_only_when_not_improving():
+def test_the_rule_stops_beyond_a_point_below_the_start_and_behind_the_leader_only_when_not_improving():
     rng = np.random.default_rng(0)
     start = Reference("m.start", _mean(rng.uniform(40, 60, size=50)))
     # Every unit 5 points lower: the whole interval is -5.
     below = decide(_mean(start.items.values - 5), start, None, new_best=False, seed=0)
     assert below["reason"] == "below the start" and below["against"] == "m.start"
     assert below["gain"]["difference"] == below["gain"]["low"] == below["gain"]["high"] == pytest.approx(-5)
+    # 0.5 lower on every unit: significant, but within the margin of a candidate that has barely moved.
+    assert decide(_mean(start.items.values - 0.5), start, None, new_best=False, seed=0) is None
+    assert decide(_mean(start.items.values + 12.5), start, Reference("m.mnrl", _mean(start.items.values + 13)),
+                  new_best=False, seed=0) is None
     # Half the units 5 lower, half 5 higher: the interval holds 0, the candidate runs on.
     mixed = start.items.values + np.where(np.arange(50) % 2, 5.0, -5.0)
     assert decide(_mean(mixed), start, None, new_best=False, seed=0) is None

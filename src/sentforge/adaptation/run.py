@@ -68,8 +68,8 @@ def adapt(model: str | Sequence[str], unlabelled: str | os.PathLike, dev: str | 
     pairs that are dev or test texts (or near copies); by default they are dropped before any training.
     eval_every: steps between the dev evaluations of a trained candidate; None: about every 2.5 minutes of
     its training at its probed cost per step (racing.py). race: stop a trained candidate at a dev evaluation
-    where it is significantly below the start model (or below the leader and no longer improving), its
-    time going to the others.
+    where it is more than a point below the start model (or below the leader by more than a point and no
+    longer improving; 95 % paired intervals), its time going to the others.
     keep_checkpoints: keep the candidates' training checkpoints once the run is done (by default each
     candidate keeps its model and metrics; an interrupted run keeps them to resume).
     callbacks: called with the TrainerState after every training step (of every trained candidate).

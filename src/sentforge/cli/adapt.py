@@ -49,9 +49,9 @@ def adapt(
     keep_dev_texts: Annotated[bool, typer.Option(help="Train on the unlabelled texts and pairs that are dev or test "
                                                       "texts or near copies (dropped by default); dev scores of the "
                                                       "candidates trained on them are then optimistic.")] = False,
-    race: Annotated[bool, typer.Option(help="Stop a trained candidate at a dev evaluation where it is significantly "
-                                            "below the start model (or below the leader and no longer improving); "
-                                            "its time goes to the others.")] = True,
+    race: Annotated[bool, typer.Option(help="Stop a trained candidate at a dev evaluation where it is more than a "
+                                            "point below the start model (or the leader, and no longer improving; "
+                                            "95 % paired intervals); its time goes to the others.")] = True,
     keep_checkpoints: Annotated[bool, typer.Option(help="Keep the candidates' training checkpoints once the run is "
                                                         "done (by default each keeps its model and metrics).")
                                 ] = False,
