@@ -1,5 +1,5 @@
 """Time limits planned from a measured cost per step: each candidate's need, the shares of needs that fit and
-of needs that do not (the same fraction of each, a minimum, the lowest-priority ones skipped), the probe's
+of needs that do not (max-min fair, a minimum, the lowest-priority ones skipped), the probe's
 timing of the first steps, and the probes kept in the state so that a rerun does not probe again."""
 
 from __future__ import annotations
@@ -28,22 +28,25 @@ def test_needs_that_fit_share_the_time_in_proportion_to_them():
     assert plan(100.0, [1.0, 49.0], 4.0) == pytest.approx([4.0, 96.0])  # never below the minimum
 
 
-def test_needs_that_do_not_fit_get_the_same_fraction_each():
-    assert plan(50.0, [75.0, 25.0], 7.0) == pytest.approx([37.5, 12.5])  # half of each
-    assert plan(20.0, [75.0, 25.0], 4.0) == pytest.approx([15.0, 5.0])  # a fifth of each
+def test_needs_that_do_not_fit_are_shared_max_min_fair():
+    assert plan(50.0, [75.0, 10.0], 7.0) == pytest.approx([40.0, 10.0])  # the small need in full
+    assert plan(20.0, [75.0, 25.0], 4.0) == pytest.approx([10.0, 10.0])  # neither fits its half: equal parts
+    # 400 s of supervised steps beside unsupervised needs 30 times the time left: the short one runs whole.
+    assert plan(3300.0, [400.0, 1200.0, 8200.0, 9500.0, 12000.0], 60.0) == pytest.approx(
+        [400.0, 725.0, 725.0, 725.0, 725.0])
 
 
 def test_a_share_below_the_minimum_is_raised_to_it_and_the_others_share_the_rest():
-    # 45 and 5 by fraction; 5 < 7: 7, and the first gets the 43 left.
-    assert plan(50.0, [90.0, 10.0], 7.0) == pytest.approx([43.0, 7.0])
-    # 30, 15, 5 by fraction; the third raised to 14 leaves 36 for 24 and 12; the second raised too leaves 22.
-    assert plan(50.0, [60.0, 30.0, 10.0], 14.0) == pytest.approx([22.0, 14.0, 14.0])
+    # 10 in full (below the minimum 14): raised to 14, and 60 and 30 share the 36 left equally.
+    assert plan(50.0, [60.0, 30.0, 10.0], 14.0) == pytest.approx([18.0, 18.0, 14.0])
+    # Needs that fit: 1 of 50 in proportion is 2 < 4: 4, and the other gets the 96 left.
+    assert plan(100.0, [1.0, 49.0], 4.0) == pytest.approx([4.0, 96.0])
 
 
 def test_candidates_that_cannot_get_the_minimum_are_skipped_lowest_priority_first():
-    # Three minimums (12 s) do not fit in 10 s: the third is skipped; 7.5 and 2.5 for the first two, 2.5 < 4: 6 and 4.
+    # Three minimums (12 s) do not fit in 10 s: the third is skipped; the first two share 10 s equally.
     shares = plan(10.0, [75.0, 25.0, 10.0], 4.0)
-    assert shares[:2] == pytest.approx([6.0, 4.0]) and shares[2] is None
+    assert shares[:2] == pytest.approx([5.0, 5.0]) and shares[2] is None
     assert plan(3.0, [1.0, 1.0], 4.0) == [None, None]
 
 
