@@ -74,6 +74,9 @@ class Costs:
     def meta_estimate(self, members: int, texts: int) -> float:
         return members * (texts * self.per_text_s + self.dev_s + self.test_s)
 
+    def encode_estimate(self, encoders: int, texts: int) -> float:
+        return encoders * texts * self.per_text_s
+
 
 @dataclass(frozen=True)
 class Room:
@@ -210,6 +213,17 @@ class Planner:
 
     def _trained_left(self) -> list[Candidate]:
         return [c for c in self.planned if c.method.kind == "train" and c.name not in self.state.results]
+
+
+def after_teacher(remaining: float, teacher_s: float, minimum: float, texts: int) -> tuple[float | None, str]:
+    """The distil candidate's share of the `remaining` seconds once its teacher has encoded the `texts`
+    unlabelled texts (about `teacher_s`, before training starts and outside the trainer's time limit); None
+    (and why) when the minimum does not fit after it."""
+    share = remaining - teacher_s
+    if share < minimum:
+        return None, (f"{max(remaining, 0):.0f} s of the budget left; its teacher first encodes the {texts} unlabelled "
+                      f"texts (about {teacher_s:.0f} s), and training needs at least {minimum:.1f} s")
+    return share, ""
 
 
 def equal_share(remaining: float, trained_left: int, reserve_s: float, costs: Costs) -> Room:

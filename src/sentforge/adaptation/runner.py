@@ -20,7 +20,7 @@ from sentforge.adaptation.inputs import AdaptInputs
 from sentforge.adaptation.intervals import items_path, load_items, save_items
 from sentforge.adaptation.ladder import rung_name, rungs
 from sentforge.adaptation.meta import MAX_FIT_TEXTS, member_specs, run_meta
-from sentforge.adaptation.planning import Planner, StepClock
+from sentforge.adaptation.planning import Planner, StepClock, after_teacher
 from sentforge.adaptation.racing import Race, Reference
 from sentforge.adaptation.result import DONE, FAILED, SKIPPED, CandidateResult
 from sentforge.adaptation.scoring import main_score, metric_of
@@ -257,8 +257,12 @@ class Runner:
         meta, member, why = distil_plan(self.state.results)
         if meta is None:
             return _outcome(candidate, SKIPPED, reason=why)
-        result = self._trained_within(candidate, self.plan.budget.remaining(),
-                                      start=self.state.results[member].model_path,
+        costs, texts = self.plan.costs(), len(self.inputs.texts)
+        teacher_s = costs.encode_estimate(len(self.state.results[meta].members or []), texts)
+        share, why = after_teacher(self.plan.budget.remaining(), teacher_s, costs.trained_minimum, texts)
+        if share is None:
+            return _outcome(candidate, SKIPPED, reason=why)
+        result = self._trained_within(candidate, share, start=self.state.results[member].model_path,
                                       options={"teacher": self.state.results[meta].model_path})
         return result.update(teacher=meta, member=member) if result.done else result
 
