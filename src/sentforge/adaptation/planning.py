@@ -71,11 +71,11 @@ class Costs:
     def trained_minimum(self) -> float:
         return 2 * self.dev_s + self.test_s
 
-    def meta_estimate(self, members: int, texts: int) -> float:
-        return members * (texts * self.per_text_s + self.dev_s + self.test_s)
-
     def encode_estimate(self, encoders: int, texts: int) -> float:
         return encoders * texts * self.per_text_s
+
+    def meta_estimate(self, members: int, texts: int) -> float:
+        return self.encode_estimate(members, texts) + members * (self.dev_s + self.test_s)
 
 
 @dataclass(frozen=True)
