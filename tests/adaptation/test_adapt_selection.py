@@ -111,7 +111,22 @@ def test_a_cheaper_to_run_candidate_within_the_paired_interval_wins():
     # cheaper than L6 (fewer parameters, same vectors): it is chosen.
     assert chosen.chosen == "l3.mnrl"
     assert "l3.mnrl costs less to run" in chosen.why and "it is chosen" in chosen.why
-    assert "but a cheaper one is chosen" in chosen.why
+    assert "over l6.mnrl; l6.mnrl costs less to run" in chosen.why
+    assert "within the interval, but l3.mnrl costs less still" in chosen.why
+
+
+def test_the_report_names_why_an_equally_cheap_candidate_lost():
+    # A meta-embedding leads; two L6 candidates of the same cost to run are within its interval: the one with
+    # the higher dev score is chosen, and the other's verdict says so (not merely "a cheaper one").
+    meta = BASE + 3.3 + SWING
+    results, items = table({"l6.start": (BASE, L6, 0), "l6.mnrl": (BASE + 3.1 - SWING, L6, 60),
+                            "l6.tsdae+mnrl": (BASE + 3.2 - SWING, L6, 60),
+                            "meta-concat": (meta, speed(150.0, 45_400_000, dim=768, encoders=2), 0)})
+    chosen = select(results, ["l6.start"], "significant", items)
+    assert chosen.leader == "meta-concat" and chosen.chosen == "l6.tsdae+mnrl"
+    assert ("over l6.mnrl; l6.mnrl costs less to run (1 encoder instead of 2, fewer parameters: 22.7M vs "
+            "45.4M, smaller vectors: 384 vs 768 dimensions) and the difference is within the interval, but "
+            "l6.tsdae+mnrl, as cheap, has the higher dev score") in chosen.why
 
 
 def test_fewer_training_steps_never_win_over_a_better_candidate_of_the_same_architecture():

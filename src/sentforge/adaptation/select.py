@@ -109,7 +109,7 @@ def select(results: Mapping[str, CandidateResult], start: list[str], rule: str =
            f"{100 * CONFIDENCE:g} % interval above 0); the highest dev score among them is {leader}'s "
            f"({done[leader].dev:.2f})")
     if comparisons:
-        why += "; paired with the others: " + "; ".join(_verdict(leader, c, chosen) for c in comparisons)
+        why += "; paired with the others: " + "; ".join(_verdict(leader, c, chosen, done) for c in comparisons)
     return Selection(chosen, why, base, gains, leader, comparisons, too_slow)
 
 
@@ -122,7 +122,7 @@ def _compare(leader: str, name: str, done: dict[str, CandidateResult], items: Ma
             "high": interval["high"], "cheaper": cheaper(*speeds), "same_cost": same_cost(*speeds)}
 
 
-def _verdict(leader: str, comparison: dict[str, Any], chosen: str) -> str:
+def _verdict(leader: str, comparison: dict[str, Any], chosen: str, done: dict[str, CandidateResult]) -> str:
     name = comparison["candidate"]
     text = (f"{leader}: {comparison['difference']:+.2f} [{comparison['low']:+.2f}, {comparison['high']:+.2f}] "
             f"over {name}; ")
@@ -130,8 +130,11 @@ def _verdict(leader: str, comparison: dict[str, Any], chosen: str) -> str:
         cost = f"{name} costs less to run ({comparison['cheaper']})"
         if comparison["low"] > 0:
             return text + cost + f", but {leader} is significantly better"
-        return text + cost + (" and the difference is within the interval: it is chosen" if name == chosen else
-                              " and the difference is within the interval, but a cheaper one is chosen")
+        if name == chosen:
+            return text + cost + " and the difference is within the interval: it is chosen"
+        why_not = (f"{chosen} costs less still" if cheaper(done[chosen].speed, done[name].speed)
+                   else f"{chosen}, as cheap, has the higher dev score")
+        return text + cost + f" and the difference is within the interval, but {why_not}"
     if comparison["same_cost"]:
         return text + "same cost to run, higher dev score"
     return text + f"{name} does not cost less to run, lower dev score"
