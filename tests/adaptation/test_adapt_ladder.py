@@ -3,9 +3,13 @@ tsdae+mnrl trains MNRL from each rung and keeps the best on dev; the commands re
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 import sentforge.adaptation.ladder as ladder
+import sentforge.harness.state as harness_state
+from sentforge.adaptation.runner import Runner
 from sentforge.adaptation.result import CandidateResult
 from sentforge.recipes.api import snapshot_dir
 
@@ -28,8 +32,23 @@ def test_rungs_are_the_snapshots_reached_and_the_kept_checkpoint(tmp_path, monke
 
 def test_tsdae_then_mnrl_keeps_the_rung_best_after_mnrl(tiny_bert_dir, domain, tmp_path, monkeypatch):  # noqa: F811
     monkeypatch.setattr(ladder, "LADDER_STEPS", (4, 6))
-    report = run(tiny_bert_dir, domain, tmp_path / "adapted", candidates=["tsdae", "mnrl", "tsdae+mnrl"])
+    monkeypatch.setattr(harness_state, "HEARTBEAT_SECONDS", 0.0)  # every step saves the elapsed time
     key = tiny_bert_dir.name
+    rung_seconds, before_ladder = [], []  # each MNRL rung's wall time, timed around the call
+    recipe_run = Runner._recipe_run
+
+    def timed_rung(self, candidate, *args, **kwargs):
+        if candidate.name != f"{key}.tsdae+mnrl" or kwargs.get("probe") is not None:
+            return recipe_run(self, candidate, *args, **kwargs)
+        if not rung_seconds:
+            before_ladder.append(self.state.prior_elapsed(candidate.name))  # its probe's seconds, if any
+        started = time.monotonic()
+        result = recipe_run(self, candidate, *args, **kwargs)
+        rung_seconds.append(time.monotonic() - started)
+        return result
+
+    monkeypatch.setattr(Runner, "_recipe_run", timed_rung)
+    report = run(tiny_bert_dir, domain, tmp_path / "adapted", candidates=["tsdae", "mnrl", "tsdae+mnrl"])
     tsdae, chained = report["candidates"][f"{key}.tsdae"], report["candidates"][f"{key}.tsdae+mnrl"]
     assert tsdae["planned_steps"] == 10 and "--snapshot-steps 4,6" in tsdae["commands"][0]
     for step in (4, 6):
@@ -43,3 +62,6 @@ def test_tsdae_then_mnrl_keeps_the_rung_best_after_mnrl(tiny_bert_dir, domain, t
     assert chained["model_path"].endswith(f"after-tsdae-{best['after_steps']}")
     assert chained["chain_steps"] == best["after_steps"] + chained["steps"]
     assert chained["commands"][0] == tsdae["commands"][0] and chained["start"] in chained["commands"][-1]
+    # Its time is the rungs' together (each rung's own wall_s also counts the rungs before it).
+    assert len(rung_seconds) == len(rungs) >= 2
+    assert chained["wall_s"] == pytest.approx(before_ladder[0] + sum(rung_seconds), abs=0.25)

@@ -171,7 +171,7 @@ class Runner:
     def _ladder(self, candidate: Candidate, before: CandidateResult, share: float) -> CandidateResult:
         """MNRL from each TSDAE rung (ladder.py), sharing `share`; the rungs are compared at the MNRL steps the
         first one reached, and the best on dev among those that reached them is the candidate."""
-        started = time.monotonic()
+        started, prior = time.monotonic(), self.state.prior_elapsed(candidate.name)
         steps = rungs(before, self.state.run_dir(candidate.after))
         tried: list[CandidateResult] = []
         for index, (after_steps, start) in enumerate(steps):
@@ -185,8 +185,9 @@ class Runner:
         compared = [r for r in tried if r.steps == tried[0].steps]  # a rung cut short is not compared
         best = max(compared, key=lambda r: r.dev)  # the first, fewest TSDAE steps, on a tie
         ladder = [{"after_steps": r.after_steps, "dev": r.dev, "steps": r.steps} for r in tried]
+        # Each rung's wall_s holds the earlier rungs' time too (its prior): the ladder's time is measured here.
         return best.update(ladder=ladder, chain_steps=best.after_steps + best.steps,
-                           wall_s=round(sum(r.wall_s for r in tried), 2), commands=before.commands + best.commands)
+                           wall_s=round(prior + time.monotonic() - started, 2), commands=before.commands + best.commands)
 
     def _cadence(self, candidate: Candidate, time_limit: float) -> int:
         """The candidate's evaluation cadence, fixed at its first run and kept with its probe, so that a
