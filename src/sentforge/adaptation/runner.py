@@ -187,7 +187,8 @@ class Runner:
         ladder = [{"after_steps": r.after_steps, "dev": r.dev, "steps": r.steps} for r in tried]
         # Each rung's wall_s holds the earlier rungs' time too (its prior): the ladder's time is measured here.
         return best.update(ladder=ladder, chain_steps=best.after_steps + best.steps,
-                           wall_s=round(prior + time.monotonic() - started, 2), commands=before.commands + best.commands)
+                           wall_s=round(prior + time.monotonic() - started, 2),
+                           commands=before.commands + best.commands)
 
     def _cadence(self, candidate: Candidate, time_limit: float) -> int:
         """The candidate's evaluation cadence, fixed at its first run and kept with its probe, so that a
