@@ -65,3 +65,27 @@ def test_tsdae_then_mnrl_keeps_the_rung_best_after_mnrl(tiny_bert_dir, domain, t
     # Its time is the rungs' together (each rung's own wall_s also counts the rungs before it).
     assert len(rung_seconds) == len(rungs) >= 2
     assert chained["wall_s"] == pytest.approx(before_ladder[0] + sum(rung_seconds), abs=0.25)
+
+
+def test_an_extended_tsdae_then_mnrl_keeps_its_ladder(tiny_bert_dir, domain, tmp_path, monkeypatch):  # noqa: F811
+    monkeypatch.setattr(ladder, "LADDER_STEPS", (4, 6))
+    key = tiny_bert_dir.name
+    recipe_run = Runner._recipe_run
+
+    def ladder_cut_at_step_1(self, candidate, *args, **kwargs):
+        """Every rung stops at step 1, as the time limit does; the extension runs uncut."""
+        cut = candidate.name == f"{key}.tsdae+mnrl" and not kwargs.get("extend") and kwargs.get("probe") is None
+        self.callbacks = [stop_at_step_1] if cut else []
+        return recipe_run(self, candidate, *args, **kwargs)
+
+    def stop_at_step_1(state) -> None:
+        if state.step == 1:
+            state.should_stop, state.stop_reason = True, "time limit"
+
+    monkeypatch.setattr(Runner, "_recipe_run", ladder_cut_at_step_1)
+    report = run(tiny_bert_dir, domain, tmp_path / "adapted", candidates=["tsdae", "tsdae+mnrl"])
+    chained = report["candidates"][f"{key}.tsdae+mnrl"]
+    assert chained["extensions"] == 1 and chained["steps"] > 1
+    assert [r["steps"] for r in chained["ladder"]] == [1] * len(chained["ladder"]) and len(chained["ladder"]) >= 2
+    kept = [r for r in chained["ladder"] if r["after_steps"] == chained["after_steps"]]
+    assert len(kept) == 1 and chained["chain_steps"] == chained["after_steps"] + chained["steps"]

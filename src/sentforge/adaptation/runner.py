@@ -163,7 +163,8 @@ class Runner:
             if extend:
                 earlier = self.state.results[candidate.name]
                 result = self._recipe_run(candidate, share, earlier.start, Path(earlier.model_path), extend=True)
-                result = result.update(chain_steps=earlier.after_steps + result.steps, after_steps=earlier.after_steps)
+                result = result.update(chain_steps=earlier.after_steps + result.steps, after_steps=earlier.after_steps,
+                                       ladder=earlier.ladder)
             else:
                 result = self._ladder(candidate, before, share)
         return result.update(share_s=round(share, 1))
