@@ -24,6 +24,9 @@ mean, the TwitterPara task's main metric (adapt's own test column is the AP of t
 `compare-pretraining` trains again, to the other's step count, whichever of MNRL alone and TSDAE then MNRL
 the time limit stopped earlier (same settings and schedule), so the two are compared at equal steps.
 A rerun of `run` resumes every unfinished experiment where it stopped (adapt's own resume).
+`test-intervals` scores every finished candidate of one or more adapt outputs on a test file, per query
+or pair, and prints its test gain over the start model with a paired bootstrap interval (the seeds of one
+domain: is the selected candidate's test gain resolved on the test set at all?).
 """
 
 from __future__ import annotations
@@ -261,6 +264,28 @@ def twitterpara_tests(args: argparse.Namespace) -> None:
                   f"{s['turl']:.2f} | {(s['pit'] + s['turl']) / 2:.2f} |")
 
 
+def test_intervals(args: argparse.Namespace) -> None:
+    """Every finished candidate's test score and its test gain over the start model, paired on the test units."""
+    from sentforge.adaptation.select import load_candidate
+    from sentforge.evaluation import load_dataset
+    from sentforge.evaluation.paired import paired_bootstrap
+
+    test = load_dataset(args.test, name="test")
+    for run_dir in args.runs:
+        result = json.loads((run_dir / "report.json").read_text(encoding="utf-8"))
+        done = {name: r for name, r in result["candidates"].items() if r["status"] == "done"}
+        items = {name: test.item_scores(load_candidate(r)) for name, r in done.items()}
+        start = next(name for name, r in done.items() if r["kind"] == "start")
+        print(f"\n## {run_dir.name}: test {result['test_metric']} on {len(items[start])} units, gain over {start}\n")
+        print(f"| candidate | dev {result['metric']} | test | test gain [95 %] |")
+        print("|---|---:|---:|---|")
+        for name, scores in items.items():
+            gain = paired_bootstrap(items[start], scores, seed=args.seed)
+            mark = " **(selected)**" if name == result["selected"] else ""
+            print(f"| {name}{mark} | {done[name]['dev']:.2f} | {scores.score():.2f} | "
+                  f"{gain.difference:+.2f} [{gain.low:+.2f}, {gain.high:+.2f}] |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -291,6 +316,10 @@ def main() -> None:
     report_parser = commands.add_parser("report", help="print the tables of finished experiments")
     for sub in (run_parser, compare_parser, tests_parser, pretraining_parser, report_parser):
         sub.add_argument("--work-dir", type=Path, required=True)
+    intervals_parser = commands.add_parser("test-intervals", help="test gains over the start with paired intervals")
+    intervals_parser.add_argument("runs", type=Path, nargs="+", help="adapt output folders (report.json)")
+    intervals_parser.add_argument("--test", type=Path, required=True, help="the test file the runs were given")
+    intervals_parser.add_argument("--seed", type=int, default=0, help="of the bootstrap")
     args = parser.parse_args()
     unknown = [name for name in getattr(args, "experiments", []) if name not in EXPERIMENTS]
     if unknown:
@@ -302,7 +331,8 @@ def main() -> None:
 
     try:
         {"run": run, "report": report, "compare-pause": compare_pause,
-         "compare-pretraining": compare_pretraining, "twitterpara-tests": twitterpara_tests}[args.command](args)
+         "compare-pretraining": compare_pretraining, "twitterpara-tests": twitterpara_tests,
+         "test-intervals": test_intervals}[args.command](args)
     except SentforgeError as err:
         print(f"error: {err}", file=sys.stderr)
         sys.exit(2)
