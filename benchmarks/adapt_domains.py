@@ -324,6 +324,9 @@ def main() -> None:
     unknown = [name for name in getattr(args, "experiments", []) if name not in EXPERIMENTS]
     if unknown:
         parser.error(f"unknown experiment(s) {', '.join(unknown)}; choose from {', '.join(EXPERIMENTS)}")
+    unfinished = [str(run_dir) for run_dir in getattr(args, "runs", []) if not (run_dir / "report.json").is_file()]
+    if unfinished:
+        parser.error(f"no report.json in {', '.join(unfinished)}: give the output folders of finished adapt runs")
     logging.basicConfig(format="%(levelname)s %(name)s: %(message)s", level=logging.WARNING)
     logging.getLogger("sentforge").setLevel(logging.INFO)
     logging.getLogger("adapt_domains").setLevel(logging.INFO)
