@@ -1,7 +1,8 @@
 """How adapt chooses: the "significant" rule on hand-made per-unit dev scores, so that every paired interval
 is known by construction (the start model wins ties and near-ties; a cheaper-to-run candidate within the
 paired interval of the leader wins, one significantly worse loses; fewer training steps never win), the
-cost-to-run comparison, --min-texts-per-second, the speed–quality front, the "best" rule, and dev hygiene
+cost-to-run comparison, --min-texts-per-second, the speed–quality front, the report's warning when dev does not
+resolve the choice, the "best" rule, and dev hygiene
 (counts on a constructed corpus; the kept files are what the candidates train on)."""
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import sentforge
 from sentforge.adaptation.hygiene import apply_hygiene
 from sentforge.adaptation.inputs import read_inputs
 from sentforge.adaptation.front import pareto_front
-from sentforge.adaptation.report import write_report
+from sentforge.adaptation.report import markdown, unresolved, write_report
 from sentforge.adaptation.result import CandidateResult
 from sentforge.adaptation.select import cheaper, select
 from sentforge.evaluation.paired import ItemScores
@@ -195,19 +196,24 @@ def test_a_bound_no_start_model_reaches_is_refused_before_the_run(tiny_bert_dir,
     assert not (tmp_path / "out").exists()
 
 
+def report_of(results: dict[str, CandidateResult], selection, min_texts_per_second=None) -> dict:
+    """The report adapt writes for `results` chosen by `selection`, its run details made up."""
+    candidates = {name: r.update(method=r.kind, wall_s=1.0, dev_gain=selection.gains[name]).to_json()
+                  for name, r in results.items()}
+    return {"selected": selection.chosen, "selection": selection.to_json("significant", min_texts_per_second),
+            "front": pareto_front(results), "speed_texts": 512, "metric": "map", "dev": "dev:dev.jsonl",
+            "budget_minutes": 1, "wall_s": 60.0, "hygiene": {"applied": True, "heldout_texts": 0},
+            "candidates": candidates, "settings": {"race": True}, "output_bytes": 1 << 20,
+            "keep_checkpoints": False}
+
+
 def test_the_report_gives_the_costs_the_paired_comparisons_the_bound_and_the_front(tmp_path):
     results, items = table({"l3.start": (BASE - 1, L3, 0), "l6.start": (BASE, L6, 0),
                             "l6.mnrl": (BASE + 3.1 - SWING, L6, 40), "l3.mnrl": (BASE + 3.05 - SWING, L3, 40),
                             "meta-concat": (BASE + 3.15 + SWING, speed(200.0, 40_100_000, dim=768, encoders=2), 0)},
                            starts=("l3.start", "l6.start"))
     selection = select(results, ["l3.start", "l6.start"], "significant", items, min_texts_per_second=250)
-    candidates = {name: r.update(method=r.kind, wall_s=1.0, dev_gain=selection.gains[name]).to_json()
-                  for name, r in results.items()}
-    report = {"selected": selection.chosen, "selection": selection.to_json("significant", 250),
-              "front": pareto_front(results), "speed_texts": 512, "metric": "map", "dev": "dev:dev.jsonl",
-              "budget_minutes": 1, "wall_s": 60.0, "hygiene": {"applied": True, "heldout_texts": 0},
-              "candidates": candidates, "settings": {"race": True}, "output_bytes": 1 << 20,
-              "keep_checkpoints": False}
+    report = report_of(results, selection, min_texts_per_second=250)
     write_report(tmp_path, report)
     text = (tmp_path / "report.md").read_text(encoding="utf-8")
     # l6.mnrl leads by 0.05 on every unit: significant, so the cheaper l3.mnrl does not replace it.
@@ -217,6 +223,28 @@ def test_the_report_gives_the_costs_the_paired_comparisons_the_bound_and_the_fro
     assert "| meta-concat (too slow) |" in text and "here: meta-concat (200.0)" in text
     assert "both faster and better on dev: l3.mnrl, l6.mnrl, meta-concat." in text
     assert (tmp_path / "front.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_the_report_warns_when_dev_does_not_tell_the_selected_model_from_another():
+    # tsdae+mnrl leads mnrl by 1.2 with a per-unit swing of 6 (unresolved) and simcse by 3 up to a swing of 3
+    # (resolved); all three gain significantly over the start.
+    rows = {"l6.start": (BASE, L6, 0), "l6.mnrl": (BASE + 3.3 - 3 * SWING, L6, 60), "l6.simcse": (BASE + 1.5, L6, 60),
+            "l6.tsdae+mnrl": (BASE + 4.5 + 3 * SWING, L6, 60)}
+    results, items = table(rows)
+    report = report_of(results, select(results, ["l6.start"], "significant", items))
+    assert report["selected"] == "l6.tsdae+mnrl" and unresolved(report) == ["l6.mnrl"]
+    assert ("**Dev does not resolve this choice**: on the 40 dev units, the paired interval between l6.tsdae+mnrl "
+            "and l6.mnrl includes 0, so on new data either may score higher.") in markdown(report)
+    # Without mnrl, the leader is significantly above every other gated candidate: no warning.
+    del rows["l6.mnrl"]
+    results, items = table(rows)
+    report = report_of(results, select(results, ["l6.start"], "significant", items))
+    assert unresolved(report) == [] and "does not resolve" not in markdown(report)
+    # A cheaper candidate chosen within the leader's interval: the leader is among the unresolved ones.
+    results, items = table({"l6.start": (BASE, L6, 0), "l6.mnrl": (BASE + 3.1 - SWING, L6, 40),
+                            "meta-concat": (BASE + 3.15 + SWING, speed(200.0, 40_100_000, dim=768, encoders=2), 0)})
+    report = report_of(results, select(results, ["l6.start"], "significant", items))
+    assert report["selected"] == "l6.mnrl" and unresolved(report) == ["meta-concat"]
 
 
 def write_jsonl(path: Path, rows: list[dict]) -> Path:

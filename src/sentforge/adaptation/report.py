@@ -79,13 +79,39 @@ def _comparison_lines(selection: dict[str, Any]) -> list[str]:
     return lines
 
 
+def unresolved(report: dict[str, Any]) -> list[str]:
+    """The candidates past the gate that the dev set does not tell from the selected model (paired interval
+    around 0)."""
+    selection, chosen = report["selection"], report["selected"]
+    rivals = [c["candidate"] for c in selection.get("comparisons") or [] if c["low"] <= 0 and c["candidate"] != chosen]
+    if selection.get("leader") not in (None, chosen):
+        rivals.insert(0, selection["leader"])
+    return rivals
+
+
+def _resolution_lines(report: dict[str, Any]) -> list[str]:
+    rivals, chosen = unresolved(report), report["selected"]
+    if not rivals:
+        return []
+    units = report["candidates"][chosen].get("dev_gain", {}).get("units")
+    one = len(rivals) == 1
+    return ["", f"**Dev does not resolve this choice**: on the {'' if units is None else f'{units} '}dev units, the "
+                f"paired interval{'' if one else 's'} between {chosen} and {', '.join(rivals)} "
+                f"include{'s' if one else ''} 0, so on new data "
+                f"{'either' if one else 'any of them'} may score higher. The selected model's dev "
+                "score is the best of the checkpoints and candidates compared on this dev set, so it overstates what "
+                "to expect: judge it on a test set kept apart (--test). An interval narrows about as 1/√units: four "
+                "times as many dev units halve its width."]
+
+
 def markdown(report: dict[str, Any]) -> str:
     metric, test_metric = report["metric"], report.get("test_metric")
     selected = report["candidates"][report["selected"]]
     selection = report["selection"]
     lines = ["# sentforge adapt", "",
              f"Selected: **{report['selected']}** (dev {metric} {selected['dev']:.2f}), saved in `model/`.", "",
-             f"Rule `{selection['rule']}`: {_why(report)}.", *_comparison_lines(selection)]
+             f"Rule `{selection['rule']}`: {_why(report)}.", *_comparison_lines(selection),
+             *_resolution_lines(report)]
     if selected["kind"] == "meta":
         lines += ["", "The selected model is a sentforge MetaEncoder directory: load it with `sentforge.load` or "
                       "`sentforge.meta.MetaEncoder.load`; sentence-transformers cannot load it."]

@@ -23,7 +23,7 @@ from sentforge.adaptation.hygiene import apply_hygiene
 from sentforge.adaptation.inputs import DATA_DIR, AdaptInputs, read_inputs
 from sentforge.adaptation.intervals import load_items
 from sentforge.adaptation.planning import Budget, Planner
-from sentforge.adaptation.report import write_report
+from sentforge.adaptation.report import unresolved, write_report
 from sentforge.adaptation.result import NOT_APPLICABLE, CandidateResult
 from sentforge.adaptation.runner import Runner
 from sentforge.adaptation.scoring import metric_of
@@ -164,6 +164,9 @@ def _select_and_report(state: AdaptState, inputs: AdaptInputs, order: list[str],
     report["output_bytes"] = directory_size(state.output)
     write_report(state.output, report)
     logger.info("selected %s: dev %s %.2f", chosen, metric, results[chosen].dev)
+    if rivals := unresolved(report):
+        logger.warning("the dev set does not tell %s from %s (paired interval around 0): on new data either may "
+                       "score higher; see report.md", chosen, ", ".join(rivals))
     return report
 
 
