@@ -2,8 +2,8 @@
 is known by construction (the start model wins ties and near-ties; a cheaper-to-run candidate within the
 paired interval of the leader wins, one significantly worse loses; fewer training steps never win), the
 cost-to-run comparison, --min-texts-per-second, the speed–quality front, the report's warning when dev does not
-resolve the choice, the "best" rule, and dev hygiene
-(counts on a constructed corpus; the kept files are what the candidates train on)."""
+resolve the choice, the "best" rule, and dev hygiene (counts on a constructed corpus; the kept files are what
+the candidates train on)."""
 
 from __future__ import annotations
 
