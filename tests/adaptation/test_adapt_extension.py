@@ -1,5 +1,6 @@
 """The time left resumes a candidate the time limit cut: it continues from its last checkpoint and ends
-with the weights of a run that was never stopped; a candidate another one started from is not extended."""
+with the weights of a run that was never stopped; a candidate another one started from is not extended, nor
+one whose share cannot reach its next dev evaluation."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import pytest
 from safetensors.numpy import load_file
 
 from sentforge.adaptation.candidates import METHODS, Candidate
-from sentforge.adaptation.planning import cut_candidates
+from sentforge.adaptation.planning import Costs, cut_candidates, to_next_evaluation
 from sentforge.adaptation.result import CandidateResult
 
 from adapt_domain import domain, run  # noqa: F401 - the fixture and the fast adapt call
@@ -63,3 +64,15 @@ def test_only_cut_candidates_no_other_started_from_are_extended_best_first():
     assert [c.name for c in cut_candidates(planned, results)] == ["m.tsdae", "m.simcse"]
     results["m.tsdae+mnrl"] = CandidateResult("train", "tsdae+mnrl", "skipped", reason="budget")  # never started
     assert [c.name for c in cut_candidates(planned, results)] == ["m.tsdae", "m.simcse"]
+
+
+def test_an_extension_is_planned_only_to_reach_the_next_evaluation():
+    costs = Costs(dev_s=10.0, test_s=5.0, per_text_s=0.01)  # the trained minimum: 2 × 10 + 5 = 25 s
+    cut = CandidateResult("train", "simcse", "done", stopped="time limit", steps=391, planned_steps=5710,
+                          eval_every=104)
+    # The next evaluation is at step 416: 25 steps at 2 s, plus the minimum.
+    assert to_next_evaluation(cut, 2.0, costs) == 25 * 2.0 + 25.0
+    assert to_next_evaluation(cut.update(steps=416), 2.0, costs) == 104 * 2.0 + 25.0
+    # No evaluation is left in the schedule: 416 is past its 400 steps.
+    assert to_next_evaluation(cut.update(planned_steps=400), 2.0, costs) is None
+    assert to_next_evaluation(cut.update(eval_every=None), 2.0, costs) == 25.0  # an older result: the minimum
