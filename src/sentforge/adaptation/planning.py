@@ -29,8 +29,8 @@ most META_RESERVE_SHARE of the budget, and not before a trained candidate finish
    cut candidate is left. Only a candidate whose share of that time reaches its next dev evaluation is
    resumed: the model it keeps is its best evaluated one, so steps no evaluation sees change nothing (SimCSE
    on TwitterPara was resumed five times for 4 to 52 steps, none reaching an evaluation, each taking a
-   minute or more). A candidate that another finished candidate started from (TSDAE under TSDAE then MNRL) is not
-   extended: the later candidate would no longer start from it.
+   minute or more). A candidate that another finished candidate started from (TSDAE under TSDAE then MNRL)
+   is not extended: the later candidate would no longer start from it.
 
 Everything here computes; runner.py trains the probes and the candidates, and the state records them.
 """
@@ -177,12 +177,15 @@ class Planner:
         # nothing, so an extension too short to reach the next evaluation would only cost its overhead.
         while cut:
             share = available / len(cut)
-            reaching = [c for c in cut if (need := to_next_evaluation(self.state.results[c.name], self.step_cost(c),
-                                                                       costs)) is not None and need <= share]
+            reaching = [c for c in cut if self._reaches_an_evaluation(c, share, costs)]
             if len(reaching) == len(cut):
                 return cut[0], share
             cut = reaching
         return None
+
+    def _reaches_an_evaluation(self, candidate: Candidate, share: float, costs: Costs) -> bool:
+        need = to_next_evaluation(self.state.results[candidate.name], self.step_cost(candidate), costs)
+        return need is not None and need <= share
 
     def need(self, candidate: Candidate, costs: Costs) -> float:
         """The candidate's steps after its probe, or for tsdae+mnrl MNRL's steps once per rung, at its cost per

@@ -165,8 +165,8 @@ def _select_and_report(state: AdaptState, inputs: AdaptInputs, order: list[str],
     write_report(state.output, report)
     logger.info("selected %s: dev %s %.2f", chosen, metric, results[chosen].dev)
     if rivals := unresolved(report):
-        logger.warning("the dev set does not tell %s from %s (paired interval around 0): on new data either may "
-                       "score higher; see report.md", chosen, ", ".join(rivals))
+        logger.warning("the dev set does not tell %s from %s (paired interval around 0): on new data the choice "
+                       "may not hold; see report.md", chosen, ", ".join(rivals))
     return report
 
 
