@@ -163,8 +163,18 @@ def test_a_lock_left_by_a_killed_run_is_taken_over(inputs, tmp_path, capsys, cap
     lock_path(output).write_text(json.dumps({"pid": pid, "command": "encode"}) + "\n", encoding="utf-8")
     code, _, err = run_cli(["encode", inputs["texts"], "-m", inputs["model"], "--output", output], capsys)
     assert code == 0, err
-    assert f"process {pid}" in caplog.text and "taking over" in caplog.text
+    assert f"the lock names process {pid}, which no longer runs; taking the lock over" in caplog.text
     assert not lock_path(output).exists()
+
+
+def test_a_free_lock_naming_a_live_process_is_taken_over_without_saying_that_it_ended(inputs, tmp_path, capsys,
+                                                                                      caplog):
+    output = tmp_path / "vectors"
+    live = os.getppid()  # runs, and holds no lock on the file
+    lock_path(output).write_text(json.dumps({"pid": live, "command": "encode"}) + "\n", encoding="utf-8")
+    code, _, err = run_cli(["encode", inputs["texts"], "-m", inputs["model"], "--output", output], capsys)
+    assert code == 0, err
+    assert f"the lock names process {live}, which holds no lock on it; taking the lock over" in caplog.text
 
 
 def test_overwrite_replaces_the_commands_own_output(inputs, tmp_path, capsys):
@@ -188,3 +198,60 @@ def test_an_unwritable_output_is_named_before_any_work(inputs, tmp_path, capsys)
                            capsys)
     assert_one_line_error(code, err, f"cannot write --output {output}")
     assert ".lock" not in err and ".tmp" not in err
+
+
+# Files a command writes beside its named output, for an output at `out` (the output's own name given):
+# command -> (output name, files beside it). A user's file at one of those paths is never replaced.
+SIDE_FILES = {
+    "eval": ("report.json", ["report.md"]),
+    "meta ablate": ("ablation.json", ["ablation.md"]),
+    "encode to .npy": ("vectors.npy", [".vectors.npy.partial", ".vectors.npy.progress.json"]),
+    "encode to shards": ("vectors", [".vectors.partial"]),
+}
+
+
+def _side_file_args(command: str, ins: dict[str, Path]) -> list:
+    if command.startswith("encode"):
+        return _table(ins)["encode"][0]
+    return _table(ins)[command][0]
+
+
+@pytest.mark.parametrize("command,side", [(c, s) for c, (_, sides) in SIDE_FILES.items() for s in sides])
+def test_a_file_beside_the_output_that_the_user_owns_is_refused_and_kept(command, side, inputs, tmp_path, capsys):
+    name, _ = SIDE_FILES[command]
+    output = tmp_path / "out" / name
+    output.parent.mkdir()
+    (output.parent / side).write_text("my own notes, not written by sentforge\n", encoding="utf-8")
+    before = _hashes(tmp_path)
+    code, _, err = run_cli([*_side_file_args(command, inputs), "--output", output, "--overwrite"], capsys)
+    assert_one_line_error(code, err, side)
+    assert _hashes(tmp_path) == before
+
+
+def test_overwrite_replaces_the_report_and_table_that_eval_wrote(inputs, tmp_path, capsys):
+    command = "eval"
+    name, (table,) = SIDE_FILES[command]
+    output = tmp_path / name
+    for _ in range(2):
+        code, _, err = run_cli([*_side_file_args(command, inputs), "--output", output, "--overwrite"], capsys)
+        assert code == 0, err
+    assert (tmp_path / table).read_text(encoding="utf-8").startswith(f"<!-- written by sentforge {command} -->\n")
+    assert json.loads(output.read_text(encoding="utf-8"))["written_by"] == f"sentforge {command}"
+    # Another command's report at the same path is not this command's to replace.
+    (tmp_path / table).write_text("<!-- written by sentforge meta ablate -->\n| a |\n", encoding="utf-8")
+    before = _hashes(tmp_path)
+    code, _, err = run_cli([*_side_file_args(command, inputs), "--output", output, "--overwrite"], capsys)
+    assert_one_line_error(code, err, str(tmp_path / table), f"written by sentforge {command}")
+    assert _hashes(tmp_path) == before
+
+
+def test_index_build_leaves_a_folder_named_like_its_old_scratch_space_alone(inputs, tmp_path, capsys):
+    """Its vectors are encoded in a folder of its own beside the output, removed afterwards."""
+    output = tmp_path / "idx"
+    keep = tmp_path / ".idx.vectors"
+    keep.mkdir()
+    (keep / "mine.txt").write_text("mine\n", encoding="utf-8")
+    code, _, err = run_cli([*_table(inputs)["index build"][0], "--output", output], capsys)
+    assert code == 0, err
+    assert (keep / "mine.txt").read_text(encoding="utf-8") == "mine\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".idx.vectors", "idx", "inputs"]

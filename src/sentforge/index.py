@@ -244,6 +244,7 @@ def index_file(model: Any, input: str | Path, output: str | Path, texts: str | P
     """Index a text file (encoded here, chunk by chunk, with `model`) or a shard directory written by
     `sentforge encode` (whose texts are in the file `texts`)."""
     import shutil
+    import tempfile
 
     from sentforge.data.texts import iter_texts
     from sentforge.streaming import encode_file
@@ -261,15 +262,17 @@ def index_file(model: Any, input: str | Path, output: str | Path, texts: str | P
                               "texts")
         encoder = load(model) if isinstance(model, (str, Path)) else model
         params.check(encoder.dim)
-        vectors_dir = output.with_name(f".{output.name}.vectors")
-        shutil.rmtree(vectors_dir, ignore_errors=True)  # a finished encode there may be stale
+        output.parent.mkdir(parents=True, exist_ok=True)
+        # A folder of its own, never a fixed name beside the output that could be someone else's.
+        scratch = Path(tempfile.mkdtemp(prefix=f".{output.name}.vectors-", dir=output.parent))
         try:
+            vectors_dir = scratch / "vectors"
             encode_file(encoder, input, vectors_dir, chunk_size=chunk_size, batch_size=batch_size, normalize=True,
                         field=field, column=column)
             identity, blocks = shard_blocks(vectors_dir)
             return build_index(blocks, iter_texts(input, field, column), output, identity, params, overwrite, seed)
         finally:
-            shutil.rmtree(vectors_dir, ignore_errors=True)
+            shutil.rmtree(scratch, ignore_errors=True)
     if texts is None:
         raise ConfigError(f"{input} holds vectors only: give the texts they were encoded from (texts=, --texts)")
     identity, blocks = shard_blocks(input)

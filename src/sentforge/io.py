@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from sentforge.errors import OutputExistsError, OutputWriteError
-from sentforge.output_guard import check_existing_dir, write_marker
+from sentforge.output_guard import check_existing_dir, pid_alive, write_marker
 
 _TEMP = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)\.[^.]+\.tmp$")
 
@@ -38,22 +38,12 @@ def _temp_prefix(path: Path) -> str:
     return f".{path.name}.{os.getpid()}."
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's process
-        return True
-    return True
-
-
 def clean_stale_temps(path: Path) -> None:
     """Remove temporaries of `path` left by processes that no longer run (killed mid-write)."""
     with contextlib.suppress(OSError):
         for entry in path.parent.iterdir():
             match = _TEMP.match(entry.name)
-            if match and match["name"] == path.name and not _pid_alive(int(match["pid"])):
+            if match and match["name"] == path.name and not pid_alive(int(match["pid"])):
                 if entry.is_dir() and not entry.is_symlink():
                     shutil.rmtree(entry, ignore_errors=True)
                 else:

@@ -5,8 +5,13 @@
   symlinks and relative parts.
 - `--overwrite` replaces only an output of the same kind: a directory that this command family wrote
   (its `.sentforge-output.json` marker names the family and the entries it wrote; an entry it does not
-  list is someone else's, and the whole directory is refused), or a file in the format the command
-  writes (a .npy array, a JSON object, an HTML page, a PNG image, UTF-8 text).
+  list is someone else's, and the whole directory is refused), or a file that the same command family
+  wrote: a JSON object, Markdown or HTML page signed by it (`signed_json`, `signed_markdown`,
+  `html_signature`), or a .npy array or PNG image, which cannot carry a signature and are recognised by
+  their format alone.
+- The rule covers every file a command writes, not only the one the user named: a report's Markdown
+  beside its JSON is guarded as its own output, and the working files of a resumable run (`.NAME.partial`
+  and the like) are replaced only when they hold that run's own state.
 - One run per output: a run holds `.NAME.lock` beside its output (never inside: the output may be
   replaced as a whole) with its process id in it; a second run on the same output stops at once. A lock
   left by a run that was killed is taken over (the kernel releases the lock with its process).
@@ -31,7 +36,8 @@ from sentforge.errors import ConfigError, OutputExistsError, OutputWriteError
 logger = logging.getLogger(__name__)
 
 MARKER = ".sentforge-output.json"
-FILE_FORMATS = ("npy", "json", "html", "png", "text")
+FILE_FORMATS = ("npy", "json", "html", "png", "markdown")
+SIGNATURE_KEY = "written_by"
 
 Inputs = Iterable[tuple[str, "str | os.PathLike | None"]]
 F = TypeVar("F", bound=Callable[..., Any])
@@ -57,7 +63,7 @@ def guard_output(output: str | os.PathLike, inputs: Inputs, kind: str, overwrite
         if file_format is None:
             check_existing_dir(output, kind, overwrite, option)
         else:
-            check_existing_file(output, file_format, overwrite, option)
+            check_existing_file(output, file_format, overwrite, option, kind)
     return output
 
 
@@ -123,8 +129,10 @@ def check_resumable_dir(output: Path, kind: str, state_file: str, option: str = 
                                 f"{entries[0]}; choose a new directory")
 
 
-def check_existing_file(output: Path, file_format: str, overwrite: bool, option: str = "--output") -> None:
-    """An existing file is replaced only with `overwrite`, and only when it is in the format written here."""
+def check_existing_file(output: Path, file_format: str, overwrite: bool, option: str = "--output",
+                        kind: str | None = None) -> None:
+    """An existing file is replaced only with `overwrite`, and only when `kind` wrote it (a JSON, Markdown or
+    HTML file carries its signature) or, for the formats that carry none (.npy, PNG), it is in that format."""
     if file_format not in FILE_FORMATS:
         raise ValueError(f"file_format {file_format!r}: one of {FILE_FORMATS}")
     if output.is_dir():
@@ -133,22 +141,46 @@ def check_existing_file(output: Path, file_format: str, overwrite: bool, option:
         return
     if not overwrite:
         raise OutputExistsError(f"output file {output} already exists; pass overwrite=True (--overwrite) to replace it")
-    if not _has_format(output, file_format):
-        raise OutputExistsError(f"{option} {output} is not a {file_format} file such as this command writes; "
-                                "--overwrite replaces only those: choose another path")
+    if not _has_format(output, file_format, kind):
+        what = (f"a {file_format} file written by sentforge {kind}" if file_format in ("json", "markdown", "html")
+                else f"a {file_format} file such as this command writes")
+        raise OutputExistsError(f"{option} {output} is not {what}; --overwrite replaces only those: choose another "
+                                "path, or move the file")
 
 
-def _has_format(path: Path, file_format: str) -> bool:
+def signature(kind: str) -> str:
+    return f"sentforge {kind}"
+
+
+def signed_json(payload: dict[str, Any], kind: str) -> dict[str, Any]:
+    """`payload` with the signature that lets `kind --overwrite` recognise the file as its own."""
+    return {SIGNATURE_KEY: signature(kind), **payload}
+
+
+def signed_markdown(text: str, kind: str) -> str:
+    """`text` under a first line that renders as nothing and lets `kind --overwrite` recognise the file."""
+    return f"<!-- written by {signature(kind)} -->\n{text}"
+
+
+def html_signature(kind: str) -> str:
+    """The <head> element that lets `kind --overwrite` recognise an HTML page as its own."""
+    return f'<meta name="generator" content="{signature(kind)}">'
+
+
+def _has_format(path: Path, file_format: str, kind: str | None = None) -> bool:
     try:
         data = path.read_bytes()
         if file_format == "npy":
             return data.startswith(b"\x93NUMPY")
         if file_format == "png":
             return data.startswith(b"\x89PNG")
-        if file_format == "html":
-            return data.lstrip()[:15].lower() == b"<!doctype html>"
         text = data.decode("utf-8")
-        return isinstance(json.loads(text), dict) if file_format == "json" else True
+        if file_format == "html":
+            return text.lstrip()[:15].lower() == "<!doctype html>" and html_signature(kind or "") in text
+        if file_format == "markdown":
+            return text.split("\n", 1)[0] == signed_markdown("", kind or "").rstrip("\n")
+        payload = json.loads(text)
+        return isinstance(payload, dict) and payload.get(SIGNATURE_KEY) == signature(kind or "")
     except (OSError, ValueError):  # unreadable, not UTF-8, not JSON
         return False
 
@@ -230,13 +262,26 @@ def _acquire(lock: Path, output: Path, command: str, option: str) -> Any:
         handle.close()
     stale = _holder(handle)
     if stale.get("pid") and stale["pid"] != os.getpid():
-        logger.warning("%s: the run that wrote it before (process %s) no longer runs; taking over its lock",
-                       output, stale["pid"])
+        # The kernel released the lock, so no run holds it; a live process of that number (a reused number, or
+        # a program that wrote the file without locking it) is named as such, not as a run that ended.
+        state = "holds no lock on it" if pid_alive(stale["pid"]) else "no longer runs"
+        logger.warning("%s: the lock names process %s, which %s; taking the lock over", output, stale["pid"], state)
     handle.seek(0)
     handle.truncate()
     handle.write(json.dumps({"pid": os.getpid(), "command": command}) + "\n")
     handle.flush()
     return handle
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process of that number runs now (any user's)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
 
 
 def _holder(handle: Any) -> dict[str, Any]:

@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import io
 import json
 import logging
 import os
 import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -70,18 +72,19 @@ class NpyWriter:
 
     def start(self, job: dict[str, Any], shape: tuple[int, int], dtype: np.dtype, overwrite: bool) -> dict[str, Any]:
         """The saved state of an unfinished run of this same job, or a fresh one."""
-        state = _read_state(self.state_file)
+        state = _own_state(self.output, self.state_file, self.partial)
         if state is not None and self.partial.exists() and _same_job(state, job, self.output, overwrite):
             with open(self.partial, "r+b") as handle:
                 handle.truncate(state["header_bytes"] + state["rows_done"] * state["row_bytes"])
             return state
-        with open(self.partial, "wb") as handle:
-            np.lib.format.write_array_header_1_0(handle, {"descr": np.lib.format.dtype_to_descr(dtype),
-                                                          "fortran_order": False, "shape": shape})
-            header_bytes = handle.tell()
-        state = {"job": job, "header_bytes": header_bytes, "row_bytes": int(shape[1] * dtype.itemsize),
+        header = io.BytesIO()
+        np.lib.format.write_array_header_1_0(header, {"descr": np.lib.format.dtype_to_descr(dtype),
+                                                      "fortran_order": False, "shape": shape})
+        state = {"job": job, "header_bytes": header.tell(), "row_bytes": int(shape[1] * dtype.itemsize),
                  "rows_done": 0, "chunks_done": 0, "ranges": None}
-        save_json(self.state_file, state)
+        save_json(self.state_file, state)  # first: a partial file without its state is never ours to replace
+        with open(self.partial, "wb") as handle:
+            handle.write(header.getvalue())
         return state
 
     def write(self, state: dict[str, Any], chunk: np.ndarray) -> None:
@@ -116,7 +119,7 @@ class ShardWriter:
         self.state_file = self.partial / MANIFEST
 
     def start(self, job: dict[str, Any], shape: tuple[int, int], dtype: np.dtype, overwrite: bool) -> dict[str, Any]:
-        state = _read_state(self.state_file)
+        state = _own_state(self.output, self.state_file, self.partial)
         if state is not None and _same_job(state, job, self.output, overwrite):
             state["shards"] = _verified_prefix(self.partial, state["shards"])
             state["chunks_done"] = len(state["shards"])
@@ -146,8 +149,8 @@ class ShardWriter:
             raise OutputExistsError(f"output {self.output} appeared while encoding; the shards stay in "
                                     f"{self.partial} (pass overwrite=True (--overwrite) to replace it)")
         if self.output.exists():  # --overwrite: the old output goes only now that the new one is whole
-            trash = _partial_path(self.output).with_suffix(".old")
-            os.replace(self.output, trash)
+            trash = Path(tempfile.mkdtemp(prefix=f".{self.output.name}.old-", dir=self.output.parent))
+            os.replace(self.output, trash / self.output.name)
             os.replace(self.partial, self.output)
             shutil.rmtree(trash, ignore_errors=True)
         else:
@@ -160,6 +163,22 @@ def _read_state(path: Path) -> dict[str, Any] | None:
             return json.load(handle)
     except (FileNotFoundError, json.JSONDecodeError):
         return None
+
+
+def _own_state(output: Path, state_file: Path, partial: Path) -> dict[str, Any] | None:
+    """The saved state of an earlier encode into `output`, or None; OutputExistsError when a working file
+    beside the output (or its state) is someone else's: it is never replaced."""
+    state = _read_state(state_file)
+    ours = isinstance(state, dict) and isinstance(state.get("job"), dict)
+    foreign = None
+    if state_file.exists() and not ours:
+        foreign = state_file
+    elif not ours and (partial.is_file() or (partial.is_dir() and any(partial.iterdir()))):
+        foreign = partial  # an empty folder is what a run killed before its first state leaves
+    if foreign is not None:
+        raise OutputExistsError(f"{foreign} is in the way of the working files of {output} and was not written by "
+                                "sentforge encode; move it away or choose another output")
+    return state if ours else None
 
 
 def _same_job(state: dict[str, Any], job: dict[str, Any], output: Path, overwrite: bool) -> bool:

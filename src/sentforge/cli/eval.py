@@ -40,7 +40,7 @@ def eval_command(
     text is encoded once."""
     from sentforge.evaluation.own import load_own_datasets
     from sentforge.evaluation.own.load import parse_dataset_spec
-    from sentforge.evaluation.runner import EVAL, add_results_to_card, evaluate, markdown_path
+    from sentforge.evaluation.runner import EVAL, TABLE_OPTION, add_results_to_card, evaluate, markdown_path
     from sentforge.model_card import check_card_target
     from sentforge.output_guard import guard_output, output_lock
 
@@ -50,7 +50,7 @@ def eval_command(
               *(("--dataset", parse_dataset_spec(spec)[1]) for spec in dataset or [])]
     with output_lock(output, EVAL):
         guard_output(output, inputs, EVAL, overwrite, file_format="json")  # before any dataset is read
-        guard_output(markdown_path(output), inputs, EVAL, overwrite, file_format="text")
+        guard_output(markdown_path(output), inputs, EVAL, overwrite, option=TABLE_OPTION, file_format="markdown")
         own = load_own_datasets(dataset or [], dev=dev, seed=seed)
         names = [t.strip() for t in (tasks if tasks is not None else "" if own else "sts").split(",") if t.strip()]
         report = evaluate(model, [*names, *own], data_dir=data_dir, batch_size=batch_size, seed=seed,

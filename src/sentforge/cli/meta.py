@@ -167,9 +167,9 @@ def ablate(
     """Leave-one-member-out: fit the method on all members and on every set without one member, score each
     on the tasks, and print/write the table. Each member encodes the corpus and the task texts once."""
     from sentforge.evaluation.meta_ablation import ablation_markdown, leave_one_member_out
-    from sentforge.evaluation.runner import markdown_path
+    from sentforge.evaluation.runner import TABLE_OPTION, markdown_path
     from sentforge.io import atomic_file, save_json
-    from sentforge.output_guard import guard_output, output_lock
+    from sentforge.output_guard import guard_output, output_lock, signed_json, signed_markdown
     from sentforge.seed import set_seed
 
     set_seed(options.seed)
@@ -177,7 +177,8 @@ def ablate(
     inputs = [*_meta_inputs(member, corpus), ("--data-dir", data_dir)]
     with output_lock(output, "meta ablate"):
         guard_output(output, inputs, "meta ablate", options.overwrite, file_format="json")
-        guard_output(markdown_path(output), inputs, "meta ablate", options.overwrite, file_format="text")
+        guard_output(markdown_path(output), inputs, "meta ablate", options.overwrite, option=TABLE_OPTION,
+                     file_format="markdown")
         if output.suffix != ".json":
             raise ConfigError(f"--output {output}: the table is written as JSON (+ Markdown beside it); end it in "
                               ".json")
@@ -187,9 +188,9 @@ def ablate(
         members = load_members(member, options.device)
         report = leave_one_member_out(members, options.method, params, sentences, tasks, data_dir=data_dir,
                                       batch_size=options.batch_size, cache_dir=options.cache, seed=options.seed)
-        save_json(output, report)
+        save_json(output, signed_json(report, "meta ablate"))
         table = ablation_markdown(report)
         with atomic_file(markdown_path(output), "w") as handle:
-            handle.write(table)
+            handle.write(signed_markdown(table, "meta ablate"))
     typer.echo(table)
     typer.echo(f"wrote {output} and {markdown_path(output)}")

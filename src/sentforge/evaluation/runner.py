@@ -23,7 +23,7 @@ from sentforge.evaluation.registry import resolve_tasks
 from sentforge.evaluation.task import CachedEncoder, Task
 from sentforge.io import atomic_file, save_json
 from sentforge.model_card import check_card_target, write_model_card
-from sentforge.output_guard import guard_output, locked_output
+from sentforge.output_guard import guard_output, locked_output, signed_json, signed_markdown
 from sentforge.seed import set_seed
 
 logger = logging.getLogger(__name__)
@@ -45,6 +45,9 @@ def resolve_data_dir(data_dir: str | os.PathLike | None) -> Path:
     if not path.is_dir():
         raise ConfigError(f"data directory {path} does not exist or is not a directory")
     return path
+
+
+TABLE_OPTION = "the Markdown table beside --output:"  # how errors name the table a report is written with
 
 
 def markdown_path(output: str | os.PathLike) -> Path:
@@ -79,7 +82,7 @@ def evaluate(model: Any, tasks: str | Sequence[str | Task] = "sts", data_dir: st
         # Before any text is encoded: the report can be written, and replaces no input nor foreign file.
         inputs = [("--model", model if isinstance(model, (str, os.PathLike)) else None), ("--data-dir", root)]
         guard_output(output, inputs, EVAL, overwrite, file_format="json")
-        guard_output(markdown_path(output), inputs, EVAL, overwrite, file_format="text")
+        guard_output(markdown_path(output), inputs, EVAL, overwrite, option=TABLE_OPTION, file_format="markdown")
     set_seed(seed)
     started = time.perf_counter()
     available, skipped = _tasks_with_data([cls(root, seed=seed) for cls in selected] + instances, strict)
@@ -139,9 +142,9 @@ def evaluate(model: Any, tasks: str | Sequence[str | Task] = "sts", data_dir: st
                         "finished": datetime.now(timezone.utc).isoformat(timespec="seconds")},
     }
     if output is not None:
-        save_json(output, report)
+        save_json(output, signed_json(report, EVAL))
         with atomic_file(markdown_path(output), "w") as handle:
-            handle.write(markdown_report(report))
+            handle.write(signed_markdown(markdown_report(report), EVAL))
         logger.debug("wrote %s and %s", output, markdown_path(output))  # `sentforge eval` prints it once
     return report
 
