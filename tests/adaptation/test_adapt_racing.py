@@ -15,7 +15,8 @@ import pytest
 
 import sentforge
 import sentforge.evaluation as evaluation
-from sentforge.adaptation.racing import Race, Reference, decide, encodings_kept, evaluation_cadence
+from sentforge.adaptation.racing import (Race, Reference, decide, encodings_kept, evaluation_cadence,
+                                        first_judged_step, racing_lines)
 from sentforge.adaptation.runner import Runner
 from sentforge.evaluation.paired import ItemScores
 
@@ -43,6 +44,34 @@ def test_the_cadence_leaves_evaluations_inside_the_time_limit():
     assert evaluation_cadence(0.69, 940) == 217
     assert evaluation_cadence(0.69, 940, time_limit=330.0) == 119
     assert evaluation_cadence(10.0, 100, time_limit=20.0) == 1  # a share of two steps: every step
+
+
+@pytest.mark.parametrize("planned, warmup, allowed, expected", [
+    (130, 13, None, 13),      # MNRL on WikiQA: inside its 13 warm-up steps no stop (it was stopped at step 3)
+    (940, 0, 478, 48),        # TSDAE, no warm-up, a share of 478 steps: a tenth of those
+    (45_710, 0, 1_300, 130),  # ten epochs of tweets, a share of 1,300 steps
+    (60, 0, None, 6),
+    (3, 0, None, 1),          # never before the first step
+])
+def test_a_candidate_is_judged_only_after_its_warmup_and_a_tenth_of_its_schedule(planned, warmup, allowed, expected):
+    assert first_judged_step(planned, warmup, allowed) == expected
+
+
+def test_a_stop_decided_before_the_first_judged_step_is_dropped():
+    class State:
+        def __init__(self, step):
+            self.step, self.should_stop, self.stop_reason = step, False, None
+
+    decisions = []
+    race = Race(None, Reference("m.start", _mean([1.0])), None, 50.0, 0, decisions.append, lambda: 6.0,
+                judged_from=13)
+    for step in (3, 13):
+        race.pending = {"reason": "below the leader", "against": "m.mnrl", "dev": 40.0,
+                        "gain": {"difference": -5.0, "low": -7.0, "high": -3.0, "confidence": 0.95}}
+        state = State(step)
+        race.after_step(state)
+        assert state.should_stop == (step == 13)
+    assert [d["step"] for d in decisions] == [13]
 
 
 def test_a_racing_evaluation_encodes_the_dev_texts_once_and_returns_the_tasks_metrics(tiny_bert_dir, domain):  # noqa: F811
@@ -119,12 +148,13 @@ def test_a_candidate_below_the_start_stops_at_its_first_evaluation_and_its_time_
     raced = _run(tiny_bert_dir, domain, tmp_path / "raced")
     unraced = _run(tiny_bert_dir, domain, tmp_path / "unraced", race=False)
     tsdae, mnrl = raced["candidates"][f"{key}.tsdae"], raced["candidates"][f"{key}.mnrl"]
-    # Stopped at its first evaluation (step 2, in its probe), significantly below the start model; its best
-    # evaluated checkpoint is its model and its dev score.
+    # Stopped at its first evaluation from a tenth of its 60 steps on (step 6; the one at step 2, in its probe,
+    # is not judged), significantly below the start model; its best evaluated checkpoint is its model.
     assert tsdae["status"] == "done" and tsdae["stopped"] == "racing"
-    assert tsdae["steps"] == tsdae["best_step"] == 2 and [e["step"] for e in tsdae["evaluations"]] == [2]
+    assert tsdae["steps"] == 6 and [e["step"] for e in tsdae["evaluations"]] == [2, 4, 6]
+    assert tsdae["dev"] == max(e["score"] for e in tsdae["evaluations"])
     race = tsdae["race"]
-    assert race["step"] == 2 and race["reason"] == "below the start" and race["against"] == f"{key}.start"
+    assert race["step"] == 6 and race["reason"] == "below the start" and race["against"] == f"{key}.start"
     assert race["gain"]["high"] < 0 and race["dev"] == tsdae["dev"]
     assert json.loads((tmp_path / "raced" / "adapt.json").read_text())["races"] == {f"{key}.tsdae": race}
     # Not significantly worse: MNRL runs its whole schedule.
@@ -136,7 +166,7 @@ def test_a_candidate_below_the_start_stops_at_its_first_evaluation_and_its_time_
     assert mnrl["share_s"] > unraced["candidates"][f"{key}.mnrl"]["share_s"]
     assert mnrl["time_limit_s"] > unraced["candidates"][f"{key}.mnrl"]["time_limit_s"]
     markdown = (tmp_path / "raced" / "report.md").read_text()
-    assert f"- {key}.tsdae: stopped at step 2 (minute " in markdown and f"below the start {key}.start: " in markdown
+    assert f"- {key}.tsdae: stopped at step 6 (minute " in markdown and f"below the start {key}.start: " in markdown
     assert f"{key}.mnrl {mnrl['share_s'] / 60:.1f} given" in markdown
     assert "Racing: off" in (tmp_path / "unraced" / "report.md").read_text()
 
@@ -145,7 +175,8 @@ def test_a_candidate_below_the_start_stops_at_its_first_evaluation_and_its_time_
 def test_a_stopped_candidate_stays_stopped_after_a_sigkill(tiny_bert_dir, domain, tmp_path):  # noqa: F811
     key = tiny_bert_dir.name
     out = tmp_path / "killed"
-    # Killed at TSDAE's first evaluation (step 2 of its probe), after racing recorded its decision.
+    # Killed at TSDAE's first evaluation (step 2 of its probe; its short schedule is judged from there on),
+    # after racing recorded its decision.
     killed = subprocess.run([sys.executable, str(WORKER), str(tiny_bert_dir), str(domain), str(out),
                              "--kill-in-candidate", "1", "--kill-at-step", "2", "--penalise", "tsdae"],
                             capture_output=True, text=True)
@@ -168,3 +199,19 @@ def test_a_stopped_candidate_stays_stopped_after_a_sigkill(tiny_bert_dir, domain
                                   sentforge.load(expected["model_path"]).encode(TEXTS[:6]))
     for field in ("dev", "test", "steps", "evaluations"):
         assert resumed["candidates"][f"{key}.mnrl"][field] == straight["candidates"][f"{key}.mnrl"][field], field
+
+
+def test_the_report_lists_every_rung_of_the_ladder_that_racing_stopped():
+    def race(step):
+        return {"step": step, "candidate_minutes": 0.5, "adapt_minutes": 9.0, "reason": "below the leader",
+                "against": "m.mnrl", "gain": {"difference": -3.0, "low": -5.0, "high": -1.5, "confidence": 0.95}}
+
+    ladder = [{"after_steps": 100, "dev": 70.0, "steps": 20, "race": race(20)},
+              {"after_steps": 300, "dev": 71.0, "steps": 20, "race": race(20)},
+              {"after_steps": 349, "dev": 69.0, "steps": 20}]
+    report = {"settings": {"race": True}, "candidates": {
+        "m.tsdae+mnrl": {"race": race(20), "ladder": ladder}, "m.mnrl": {}}}
+    lines = [line for line in racing_lines(report) if line.startswith("- ")]
+    assert lines == [f"- m.tsdae+mnrl (MNRL after {n} TSDAE steps): stopped at step 20 (minute 0.5 of its training, "
+                     "9.0 of the run), below the leader m.mnrl: -3.00 [-5.00, -1.50] (95 % paired interval)"
+                     for n in (100, 300)]

@@ -343,3 +343,20 @@ def test_a_rerun_with_another_speed_bound_chooses_again_without_measuring_again(
     bounded = sentforge.adapt(*args, **options, min_texts_per_second=1.0)  # the bound is no changed command
     assert bounded["selection"]["min_texts_per_second"] == 1.0 and first["selection"]["min_texts_per_second"] is None
     assert bounded["candidates"][start]["speed"] == measured and bounded["selected"] == start
+
+
+def test_the_selection_regret_on_test_is_the_best_candidates_test_score_minus_the_selected_ones():
+    from sentforge.adaptation.report import test_regret
+
+    def done(kind, test):
+        return {"status": "done", "kind": kind, "test": test}
+
+    candidates = {"m.start": done("start", 90.0), "m.mnrl": done("train", 78.41), "m.simcse": done("train", 77.42),
+                  "meta-concat": done("meta", 77.67), "m.ct": {"status": "skipped", "kind": "train"}}
+    # The start model is not a candidate adapt made: its higher test score is no regret.
+    assert test_regret(candidates, "m.simcse") == {"best": "m.mnrl", "best_test": 78.41, "selected_test": 77.42,
+                                                   "regret": 0.99}
+    assert test_regret(candidates, "m.mnrl")["regret"] == 0
+    # The start model kept: the regret is what the best candidate would have given over it, 0 when none beats it.
+    assert test_regret(candidates, "m.start")["regret"] == 0
+    assert test_regret({"m.start": {"status": "done", "kind": "start"}}, "m.start") is None

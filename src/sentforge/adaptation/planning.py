@@ -50,10 +50,10 @@ from sentforge.adaptation.candidates import Candidate
 from sentforge.adaptation.inputs import AdaptInputs
 from sentforge.adaptation.ladder import ladder_steps, rungs
 from sentforge.adaptation.meta import MAX_FIT_TEXTS
-from sentforge.adaptation.racing import evaluation_cadence
+from sentforge.adaptation.racing import evaluation_cadence, first_judged_step
 from sentforge.adaptation.result import CandidateResult
 from sentforge.adaptation.state import AdaptState
-from sentforge.adaptation.trained import TrainSettings, recipe_settings, training_data
+from sentforge.adaptation.trained import TrainSettings, recipe_settings, training_data, warmup_steps
 from sentforge.disk import CHECKPOINTS
 
 PROBE_STEPS = 3
@@ -213,6 +213,14 @@ class Planner:
     def planned_steps(self, candidate: Candidate) -> int:
         _, examples = training_data(candidate, self.inputs)
         return recipe_settings(candidate, examples, self.train)["steps"]
+
+    def first_judged_step(self, candidate: Candidate, time_limit: float) -> int:
+        """The first step at which racing may stop the candidate: after its warm-up and a tenth of the schedule
+        its time limit allows at its probed cost (racing.first_judged_step); before any probe, of its plan."""
+        planned = self.planned_steps(candidate)
+        cost = self.step_cost(candidate) if self.state.probes else 0.0
+        allowed = int(time_limit / cost) if cost > 0 else None
+        return first_judged_step(planned, warmup_steps(candidate, planned, self.train), allowed)
 
     def step_cost(self, candidate: Candidate) -> float:
         """Seconds per step: the probe's; tsdae+mnrl's are those of the mnrl candidate of its start model (the

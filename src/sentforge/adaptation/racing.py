@@ -12,6 +12,10 @@ highest dev score), by the paired bootstrap of intervals.py on the same dev unit
 
 The margin keeps a candidate that has barely moved from its start: on a large dev set a deficit of a few
 hundredths is significant at its first evaluation (MNRL on TwitterPara at step 4: -0.04 [-0.05, -0.02] AP).
+A candidate is judged only from `first_judged_step` on: after its learning-rate warm-up and a tenth of the
+schedule it can run (its planned steps, or the steps its time limit allows, whichever are fewer). Before
+that its dev score says how far it got, not where it is going (MNRL from a TSDAE rung on WikiQA was
+stopped at step 3 of 130, inside a warm-up of 13 steps).
 
 A stopped candidate keeps its best evaluated checkpoint as its model, and the decision (step, minutes, the
 interval) is saved in OUTPUT/adapt.json before the run stops, so that a resumed run keeps it stopped. Its
@@ -43,6 +47,14 @@ MIN_EVALUATIONS = 4  # at least this many evaluations over a planned schedule, h
 RESAMPLES = 2000  # paired bootstrap resamples of one racing decision (the final intervals use intervals.RESAMPLES)
 CONFIDENCE = 0.95
 MARGIN = 1.0  # points of the dev metric (0-100): a deficit whose interval lies beyond it stops a candidate
+MIN_SCHEDULE_FRACTION = 0.1  # no candidate is judged before this fraction of the schedule it can run
+
+
+def first_judged_step(planned_steps: int, warmup_steps: int, allowed_steps: int | None = None) -> int:
+    """The first step at which racing may stop a candidate: after its warm-up and MIN_SCHEDULE_FRACTION of
+    its planned steps or of the `allowed_steps` its time limit allows at its probed cost, whichever are fewer."""
+    schedule = planned_steps if allowed_steps is None else min(planned_steps, allowed_steps)
+    return max(warmup_steps, math.ceil(MIN_SCHEDULE_FRACTION * schedule), 1)
 
 
 def evaluation_cadence(seconds_per_step: float, planned_steps: int, time_limit: float | None = None) -> int:
@@ -86,13 +98,15 @@ class Race:
     `evaluate`: scores the model on the dev task (its metrics are returned unchanged) and on its units, and
     decides (`decide`). `after_step`, the callback: records a decision through `record` and stops the run.
     `stopped`: a decision recorded by an earlier, interrupted call of the same candidate, which stops the run
-    as soon as it reaches that step. `elapsed`: the candidate's seconds so far."""
+    as soon as it reaches that step. `elapsed`: the candidate's seconds so far. `judged_from`: no decision
+    taken at an evaluation before this step stops the run (first_judged_step)."""
 
     def __init__(self, task: Any, start: Reference, leader: Reference | None, start_score: float, seed: int,
                  record: Callable[[dict[str, Any]], None], elapsed: Callable[[], float],
-                 stopped: dict[str, Any] | None = None) -> None:
+                 stopped: dict[str, Any] | None = None, judged_from: int = 1) -> None:
         self.task, self.start, self.leader, self.seed = task, start, leader, seed
         self.record, self.elapsed, self.stopped = record, elapsed, stopped
+        self.judged_from = judged_from
         self.best = start_score  # the candidate's step 0 is its start model
         self.pending: dict[str, Any] | None = None
 
@@ -108,6 +122,10 @@ class Race:
         return metrics
 
     def after_step(self, state: Any) -> None:
+        if self.pending is not None and state.step < self.judged_from:
+            logger.info("racing: step %d is before step %d, from which this candidate is judged: it runs on (%s)",
+                        state.step, self.judged_from, self.pending["reason"])
+            self.pending = None
         if self.pending is not None:
             self.stopped = {"step": state.step, **self.pending,
                             "candidate_minutes": round(self.elapsed() / 60, 2)}
@@ -152,13 +170,15 @@ def racing_lines(report: dict[str, Any]) -> list[str]:
     candidates = report["candidates"]
     stopped = []
     for name, result in candidates.items():
-        race = result.get("race")
-        if race:
-            gain = race["gain"]
-            stopped.append(f"- {name}: stopped at step {race['step']} (minute {race['candidate_minutes']:.1f} of "
-                           f"its training, {race['adapt_minutes']:.1f} of the run), {race['reason']} "
-                           f"{race['against']}: {gain['difference']:+.2f} [{gain['low']:+.2f}, {gain['high']:+.2f}] "
-                           f"({100 * gain['confidence']:g} % paired interval)")
+        races = [(f"{name} (MNRL after {rung['after_steps']} TSDAE steps)", rung.get("race"))
+                 for rung in result.get("ladder") or []] or [(name, result.get("race"))]
+        for label, race in races:
+            if race:
+                gain = race["gain"]
+                stopped.append(f"- {label}: stopped at step {race['step']} (minute {race['candidate_minutes']:.1f} "
+                               f"of its training, {race['adapt_minutes']:.1f} of the run), {race['reason']} "
+                               f"{race['against']}: {gain['difference']:+.2f} [{gain['low']:+.2f}, "
+                               f"{gain['high']:+.2f}] ({100 * gain['confidence']:g} % paired interval)")
     if not report["settings"].get("race", True):
         lines = ["Racing: off (--no-race)."]
     elif stopped:

@@ -104,6 +104,31 @@ def _resolution_lines(report: dict[str, Any]) -> list[str]:
                 "times as many dev units halve its width."]
 
 
+def test_regret(candidates: dict[str, dict[str, Any]], selected: str) -> dict[str, Any] | None:
+    """What the choice cost on the test set: the best test score of the candidates adapt made (the start models
+    aside) minus the selected model's; None without test scores. Reported only, never used for a choice."""
+    tested = {name: r["test"] for name, r in candidates.items()
+              if r.get("status") == "done" and r.get("test") is not None and r["kind"] != "start"}
+    chosen = candidates[selected].get("test")
+    if not tested or chosen is None:
+        return None
+    best = max(tested, key=tested.__getitem__)
+    return {"best": best, "best_test": tested[best], "selected_test": chosen,
+            "regret": round(max(tested[best] - chosen, 0.0), 4)}
+
+
+def _regret_lines(report: dict[str, Any]) -> list[str]:
+    regret = report.get("test_regret")
+    if regret is None:
+        return []
+    if regret["regret"] == 0:
+        return [f"On test the selected model scores {regret['selected_test']:.2f}, the highest of the candidates "
+                "(selection regret 0)."]
+    return [f"On test the selected model scores {regret['selected_test']:.2f}; the highest candidate, "
+            f"{regret['best']}, scores {regret['best_test']:.2f}: selection regret {regret['regret']:.2f} points "
+            "(test scores are reported only: no choice can use them)."]
+
+
 def markdown(report: dict[str, Any]) -> str:
     metric, test_metric = report["metric"], report.get("test_metric")
     selected = report["candidates"][report["selected"]]
@@ -116,7 +141,7 @@ def markdown(report: dict[str, Any]) -> str:
         lines += ["", "The selected model is a sentforge MetaEncoder directory: load it with `sentforge.load` or "
                       "`sentforge.meta.MetaEncoder.load`; sentence-transformers cannot load it."]
     lines += ["", f"Dev: `{report['dev']}` ({metric}); test: " + (f"`{report['test']}` ({test_metric}), reported "
-              "only, never used for a choice." if report.get("test") else "none."),
+              "only, never used for a choice." if report.get("test") else "none."), *_regret_lines(report),
               f"Budget: {report['budget_minutes']:g} min; used {report['wall_s'] / 60:.1f} min of wall time.",
               *_step_costs(report["candidates"]), "", *racing_lines(report), "",
               *_hygiene_lines(report["hygiene"]), "",

@@ -23,7 +23,7 @@ from sentforge.adaptation.hygiene import apply_hygiene
 from sentforge.adaptation.inputs import DATA_DIR, AdaptInputs, read_inputs
 from sentforge.adaptation.intervals import load_items
 from sentforge.adaptation.planning import Budget, Planner
-from sentforge.adaptation.report import unresolved, write_report
+from sentforge.adaptation.report import test_regret, unresolved, write_report
 from sentforge.adaptation.result import NOT_APPLICABLE, CandidateResult
 from sentforge.adaptation.runner import Runner
 from sentforge.adaptation.scoring import metric_of
@@ -159,6 +159,7 @@ def _select_and_report(state: AdaptState, inputs: AdaptInputs, order: list[str],
               "budget_minutes": budget_minutes, "wall_s": round(budget.total_s - budget.remaining(), 2),
               "settings": state.settings, "candidates": {name: r.to_json() for name, r in results.items()},
               "keep_checkpoints": keep_checkpoints}
+    report["test_regret"] = test_regret(report["candidates"], chosen)
     if not keep_checkpoints:  # every candidate is done: resuming needs them no more
         remove_checkpoints(state.output / RUNS_DIR)
     report["output_bytes"] = directory_size(state.output)

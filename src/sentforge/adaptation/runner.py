@@ -185,7 +185,8 @@ class Runner:
             tried.append(result.update(after_steps=after_steps))
         compared = [r for r in tried if r.steps == tried[0].steps]  # a rung cut short is not compared
         best = max(compared, key=lambda r: r.dev)  # the first, fewest TSDAE steps, on a tie
-        ladder = [{"after_steps": r.after_steps, "dev": r.dev, "steps": r.steps} for r in tried]
+        ladder = [{"after_steps": r.after_steps, "dev": r.dev, "steps": r.steps, **({"race": r.race} if r.race else {})}
+                  for r in tried]
         # Each rung's wall_s holds the earlier rungs' time too (its prior): the ladder's time is measured here.
         return best.update(ladder=ladder, chain_steps=best.after_steps + best.steps,
                            wall_s=round(prior + time.monotonic() - started, 2),
@@ -220,7 +221,7 @@ class Runner:
         time_limit = max(share - prior - costs.dev_s - costs.test_s, costs.dev_s, 1.0)
         heartbeat = self.state.heartbeat(candidate.name, prior, stop_at)
         elapsed = heartbeat.elapsed
-        race = self._race(candidate, run_dir, key, elapsed)
+        race = self._race(candidate, run_dir, key, elapsed, self.plan.first_judged_step(candidate, time_limit))
         callbacks = [heartbeat, *([race.after_step] if race else []), *([probe] if probe else []), *self.callbacks]
         if probe is not None:
             steps = probe_run(candidate, start, self.inputs, run_dir, self.train, time_limit,
@@ -231,7 +232,8 @@ class Runner:
                                                 cadence, callbacks, extend, options, snapshots, probed, race), prior)
         return result.update(race=self.state.races.get(key))
 
-    def _race(self, candidate: Candidate, run_dir: Path, key: str, elapsed: Callable[[], float]) -> Race | None:
+    def _race(self, candidate: Candidate, run_dir: Path, key: str, elapsed: Callable[[], float],
+              judged_from: int) -> Race | None:
         """The racing evaluator of this run: against the best start model and the leader (the other finished
         candidate with the highest dev score) on the dev units; None when racing is off."""
         if not self.train.race:
@@ -254,7 +256,7 @@ class Runner:
 
         return Race(self.inputs.dev, Reference(start, load_items(self.state.output, start)),
                     Reference(leader, load_items(self.state.output, leader)), best, self.train.seed, record, elapsed,
-                    self.state.races.get(key))
+                    self.state.races.get(key), judged_from)
 
     def _distillation(self, candidate: Candidate) -> CandidateResult:
         meta, member, why = distil_plan(self.state.results)

@@ -54,6 +54,15 @@ def recipe_settings(candidate: Candidate, examples: int, settings: TrainSettings
     return values
 
 
+def warmup_steps(candidate: Candidate, steps: int, settings: TrainSettings) -> int:
+    """The learning-rate warm-up of the candidate's recipe over `steps` (the trainer's rule: warmup_steps, else
+    warmup_ratio of the schedule), adapt's overrides included."""
+    from sentforge.recipes import get_recipe
+
+    values = {**get_recipe(candidate.method.recipe).training, **settings.overrides.get(candidate.method.name, {})}
+    return int(values.get("warmup_steps") or round(values.get("warmup_ratio", 0.0) * steps))
+
+
 def train_or_take_up(candidate: Candidate, start: str, inputs: AdaptInputs, run_dir: Path,
                      settings: TrainSettings, time_limit: float, eval_every: int,
                      callbacks: Sequence[Callable[[Any], None]] = (), extend: bool = False,
