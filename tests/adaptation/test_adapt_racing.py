@@ -17,6 +17,7 @@ import sentforge
 import sentforge.evaluation as evaluation
 from sentforge.adaptation.racing import (Race, Reference, decide, encodings_kept, evaluation_cadence,
                                         first_judged_step, racing_lines)
+from sentforge.adaptation.intervals import evaluation_items
 from sentforge.adaptation.runner import Runner
 from sentforge.evaluation.paired import ItemScores
 
@@ -168,6 +169,9 @@ def test_a_candidate_below_the_start_stops_at_its_first_evaluation_and_its_time_
     markdown = (tmp_path / "raced" / "report.md").read_text()
     assert f"- {key}.tsdae: stopped at step 6 (minute " in markdown and f"below the start {key}.start: " in markdown
     assert f"{key}.mnrl {mnrl['share_s'] / 60:.1f} given" in markdown
+    # Every evaluation's per-unit dev scores are kept: the last one's are the stopped model's own.
+    kept = evaluation_items(tmp_path / "raced", f"{key}.tsdae")
+    assert sorted(kept) == [2, 4, 6] and kept[6].score() == pytest.approx(tsdae["evaluations"][-1]["score"])
     assert "Racing: off" in (tmp_path / "unraced" / "report.md").read_text()
 
 

@@ -1,7 +1,10 @@
 """Each candidate's dev gain over the start model with a paired bootstrap interval.
 
 A candidate's per-unit dev scores (each query's AP, or each pair's similarity) are saved as it finishes
-(OUTPUT/dev-items/NAME.npz), so that a resumed run needs no re-encoding; at the end every candidate is
+(OUTPUT/dev-items/NAME.npz), so that a resumed run needs no re-encoding, and at every dev evaluation of its
+training (OUTPUT/dev-items/evaluations/RUN/step-N.npz), so that a selection rule that weighs the checkpoints
+(how much of a dev score is the luck of choosing the best of many) can be applied to a finished run; at the
+end every candidate is
 compared with the reference start model, and the leader with the other candidates, on the same units
 (`sentforge.evaluation.paired`).
 """
@@ -30,6 +33,18 @@ def save_items(output: Path, name: str, items: ItemScores) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with atomic_file(path, "wb") as handle:
         np.savez(handle, **items.to_npz())
+
+
+def save_evaluation_items(output: Path, run: str, step: int, items: ItemScores) -> None:
+    """The per-unit dev scores of the checkpoint at `step` of the training run `run` (its path under runs/)."""
+    save_items(output, f"evaluations/{run}/step-{step:06d}", items)
+
+
+def evaluation_items(output: Path, run: str) -> dict[int, ItemScores]:
+    """{step: per-unit dev scores} of every saved evaluation of the training run `run`."""
+    folder = output / ITEMS_DIR / "evaluations" / run
+    return {int(path.stem.removeprefix("step-")): load_items(output, f"evaluations/{run}/{path.stem}")
+            for path in sorted(folder.glob("step-*.npz"))}
 
 
 def load_items(output: Path, name: str) -> ItemScores:

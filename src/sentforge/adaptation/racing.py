@@ -99,14 +99,17 @@ class Race:
     decides (`decide`). `after_step`, the callback: records a decision through `record` and stops the run.
     `stopped`: a decision recorded by an earlier, interrupted call of the same candidate, which stops the run
     as soon as it reaches that step. `elapsed`: the candidate's seconds so far. `judged_from`: no decision
-    taken at an evaluation before this step stops the run (first_judged_step)."""
+    taken at an evaluation before this step stops the run (first_judged_step). `keep(step, items)`: receives
+    the per-unit dev scores of every evaluation."""
 
     def __init__(self, task: Any, start: Reference, leader: Reference | None, start_score: float, seed: int,
                  record: Callable[[dict[str, Any]], None], elapsed: Callable[[], float],
-                 stopped: dict[str, Any] | None = None, judged_from: int = 1) -> None:
+                 stopped: dict[str, Any] | None = None, judged_from: int = 1,
+                 keep: Callable[[int, ItemScores], None] | None = None) -> None:
         self.task, self.start, self.leader, self.seed = task, start, leader, seed
         self.record, self.elapsed, self.stopped = record, elapsed, stopped
-        self.judged_from = judged_from
+        self.judged_from, self.keep = judged_from, keep
+        self.evaluated: ItemScores | None = None
         self.best = start_score  # the candidate's step 0 is its start model
         self.pending: dict[str, Any] | None = None
 
@@ -117,11 +120,15 @@ class Race:
         score = float(metrics[self.task.metadata.main_metric])
         new_best, self.best = score > self.best, max(score, self.best)
         if items is not None:
+            self.evaluated = items
             decision = decide(items, self.start, self.leader, new_best, self.seed)
             self.pending = None if decision is None else {**decision, "dev": score}
         return metrics
 
     def after_step(self, state: Any) -> None:
+        if self.evaluated is not None and self.keep is not None:
+            self.keep(state.step, self.evaluated)
+        self.evaluated = None
         if self.pending is not None and state.step < self.judged_from:
             logger.info("racing: step %d is before step %d, from which this candidate is judged: it runs on (%s)",
                         state.step, self.judged_from, self.pending["reason"])

@@ -17,7 +17,7 @@ from typing import Any
 from sentforge.adaptation.candidates import Candidate
 from sentforge.adaptation.distil import distil_plan
 from sentforge.adaptation.inputs import AdaptInputs
-from sentforge.adaptation.intervals import items_path, load_items, save_items
+from sentforge.adaptation.intervals import items_path, load_items, save_evaluation_items, save_items
 from sentforge.adaptation.ladder import rung_name, rungs
 from sentforge.adaptation.meta import MAX_FIT_TEXTS, member_specs, run_meta
 from sentforge.adaptation.planning import Planner, StepClock, after_teacher
@@ -256,7 +256,8 @@ class Runner:
 
         return Race(self.inputs.dev, Reference(start, load_items(self.state.output, start)),
                     Reference(leader, load_items(self.state.output, leader)), best, self.train.seed, record, elapsed,
-                    self.state.races.get(key), judged_from)
+                    self.state.races.get(key), judged_from,
+                    lambda step, items: save_evaluation_items(self.state.output, key, step, items))
 
     def _distillation(self, candidate: Candidate) -> CandidateResult:
         meta, member, why = distil_plan(self.state.results)
