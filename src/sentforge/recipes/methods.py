@@ -67,11 +67,30 @@ def _contrastive(encoder, examples: list, options: SimCSEOptions, context: Build
     return Plan(ContrastiveLoss(encoder, temperature=options.temperature, similarity="cosine"), examples)
 
 
+def _mnrl(encoder, examples: list, options: MNRLOptions, context: BuildContext) -> Plan:
+    from sentforge.objectives.contrastive import ContrastiveLoss
+
+    if options.mined_negatives:
+        from sentforge.data.texts import read_texts
+        from sentforge.recipes.mining import mine_hard_negatives
+
+        corpus = read_texts(options.mining_corpus) if options.mining_corpus else []
+        examples = mine_hard_negatives(encoder, examples, corpus, options.mined_negatives, options.mining_margin)
+    return Plan(ContrastiveLoss(encoder, temperature=options.temperature, similarity="cosine",
+                                symmetric=options.symmetric), examples)
+
+
 @dataclass
 class MNRLOptions:
     """Multiple-negatives ranking (Henderson et al., 2017, as in sentence-transformers): cosine x 20."""
 
     temperature: float = option(0.05, "Softmax temperature (1/scale of the cosine).", min=1e-4)
+    symmetric: bool = option(False, "Also rank the anchors for each positive (symmetric tasks: paraphrases, "
+                             "duplicate questions).", flag="--symmetric/--asymmetric")
+    mined_negatives: int = option(0, "Hard negatives mined per pair with the start model (0: none).", min=0)
+    mining_margin: float = option(0.1, "A mined negative scores at least this far below the pair's positive "
+                                  "(cosine), against unlabelled positives.", min=0.0, max=2.0)
+    mining_corpus: str = option("", "A text file whose texts join the pairs' own in the mining pool.")
 
 
 @dataclass
@@ -147,7 +166,7 @@ RECIPES = (
     Recipe(
         "mnrl", "Multiple-negatives ranking on (sentence1, sentence2[, negative]) pairs.",
         data="pairs", pooling="keep", options=MNRLOptions,
-        build=_contrastive,
+        build=_mnrl,
         # sentence-transformers' usual MNRL recipe: batch 64, lr 2e-5, 10% warm-up.
         training={"optimizer": "adamw", "lr": 2e-5, "batch_size": 64, "schedule": "linear", "warmup_ratio": 0.1}),
     Recipe(
