@@ -24,7 +24,7 @@ from sentforge.adaptation.intervals import dev_gains, items_path, load_items, sa
 from sentforge.adaptation.scoring import metric_of
 from sentforge.disk import directory_size, remove_checkpoints
 from sentforge.errors import ConfigError, SentforgeError
-from sentforge.harness.budget import Budget
+from sentforge.harness.budget import Budget, check_budget_minutes
 from sentforge.recipes.command import train_command
 from sentforge.harness.inputs import input_record
 from sentforge.learning_curve.data import LabelData, read_label_data, write_rows
@@ -263,8 +263,7 @@ def _check(repeats: int, budget_minutes: float, steps: int | None, epochs: int, 
            max_seq_length: int | None) -> None:
     if not isinstance(repeats, int) or repeats < 1:
         raise ConfigError(f"--repeats must be a positive whole number, got {repeats}")
-    if not budget_minutes > 0:
-        raise ConfigError(f"--budget-minutes must be positive, got {budget_minutes}")
+    check_budget_minutes(budget_minutes)
     for option, value in (("--steps", steps), ("--epochs", epochs), ("--batch-size", batch_size),
                           ("--max-seq-length", max_seq_length)):
         if value is not None and (not isinstance(value, int) or value < 1):
