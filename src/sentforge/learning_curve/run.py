@@ -68,7 +68,8 @@ def labels(model: str, labelled: str | os.PathLike, dev: str | os.PathLike, outp
     values answers again without training.
     """
     from sentforge.evaluation import load_dataset
-    from sentforge.learning_curve.answer import FLAT_POINTS, check_target
+    from sentforge.learning_curve.answer import FLAT_POINTS, check_target, short_runs
+    from sentforge.learning_curve.report import short_warning
     from sentforge.loading import load
 
     _check(repeats, budget_minutes, steps, epochs, batch_size, max_seq_length)
@@ -94,6 +95,9 @@ def labels(model: str, labelled: str | os.PathLike, dev: str | os.PathLike, outp
     if unseen:
         logger.warning("--steps %s: the runs of %s never see their whole subset (steps x batch size is smaller)",
                        steps, ", ".join(f"{u['labels']} labels ({u['seen']} of {u['examples']} rows)" for u in unseen))
+    short = short_runs(list(runner.planned_steps().items()))
+    if short:  # said before the work, which cannot answer the question
+        logger.warning("runs too short to learn: %s", short_warning(short))
     runner.start(encoder)
     del encoder
     planned = [(size, repeat) for repeat in range(repeats) for size in sizes]
@@ -148,6 +152,10 @@ class _Runner:
             if seen < examples:
                 found.append({"labels": size, "examples": examples, "seen": seen})
         return found
+
+    def planned_steps(self) -> dict[int, int]:
+        """{labels: the optimizer steps planned for a run of that size}."""
+        return {size: self._values(self._examples(size))["steps"] for size in self.state.settings["sizes"]}
 
     def start(self, encoder: Any) -> None:
         """Score the start model on dev (its per-unit scores are every run's reference)."""
