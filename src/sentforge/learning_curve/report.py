@@ -122,14 +122,14 @@ def _trend_line(result: dict[str, Any]) -> str:
              "falling": "the score **falls** with the labels (more labels scored lower)"}
     if paired == "flat" and slope in moves:
         verdict = (f"it includes 0, so the pairing does not tell the largest size from the smallest; but the fitted "
-                   f"change per doubling lies {'above' if slope == 'rising' else 'below'} 0 (below): "
+                   f"change per doubling (next line) lies {'above' if slope == 'rising' else 'below'} 0: "
                    f"{moves[slope]}")
     elif paired == "flat":
         verdict = "it includes 0: within the measured sizes the curve is **not distinguishable from flat**"
     else:
         verdict = f"it lies {'above' if paired == 'rising' else 'below'} 0: {moves[paired]}"
         if slope not in (None, paired):
-            verdict += f" (the fitted change per doubling, below, is {slope}: the fit and the pairing differ)"
+            verdict += f" (the fitted change per doubling, next line, is {slope}: the fit and the pairing differ)"
     return f"- Rising or flat: {test}; {verdict}."
 
 
