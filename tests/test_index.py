@@ -3,8 +3,11 @@ easy data, the texts map back, and bad input (another model, another dimension, 
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
+import torch
 
 import sentforge
 from sentforge.errors import ConfigError, InputFileError
@@ -69,6 +72,62 @@ def test_index_from_another_model_is_refused(tiny_bert_dir, tiny_t5_dir, tmp_pat
     code, _, err = run_cli(["search", "a cat", "--index", tmp_path / "idx", "-m", "glove:" + str(glove(tmp_path))],
                            capsys)
     assert_one_line_error(code, err, "dimension 32", "dimension 8")
+
+
+def test_a_fine_tuned_copy_of_the_indexing_model_is_refused_naming_both(tiny_bert_dir, tmp_path, capsys):
+    (tmp_path / "corpus.txt").write_text("\n".join(TEXTS) + "\n", encoding="utf-8")
+    assert run_cli(["index", "build", tmp_path / "corpus.txt", "-m", tiny_bert_dir, "--kind", "flat",
+                    "-o", tmp_path / "idx"], capsys)[0] == 0
+    # One small step of the embedding weights: the probe vector moves a little, not past 0.95.
+    tuned = sentforge.load(tiny_bert_dir)
+    with torch.no_grad():
+        embeddings = tuned[0].model.embeddings.word_embeddings.weight
+        embeddings += 0.02 * torch.randn(embeddings.shape, generator=torch.Generator().manual_seed(0))
+    tuned.save(tmp_path / "tuned")
+    start, moved = (ModelIdentity.of(sentforge.load(path)) for path in (tiny_bert_dir, tmp_path / "tuned"))
+    cosine = start.cosine(moved)
+    assert 0.95 <= cosine < 0.9999
+    code, _, err = run_cli(["search", "a cat", "--index", tmp_path / "idx", "-m", tmp_path / "tuned"], capsys)
+    assert_one_line_error(code, err, f"built with model '{tiny_bert_dir}'", f"model '{tmp_path / 'tuned'}' embeds "
+                          "text close to it but not the same", f"probe cosine {cosine:.4f}")
+    # The same weights under another name (a copy) are the same model.
+    sentforge.load(tiny_bert_dir).save(tmp_path / "copy")
+    assert run_cli(["search", "a cat", "--index", tmp_path / "idx", "-m", tmp_path / "copy"], capsys)[0] == 0
+
+
+def test_an_index_without_a_model_identity_loads_and_warns_that_it_cannot_be_checked(tiny_bert_dir, tmp_path, capsys,
+                                                                                    caplog):
+    (tmp_path / "corpus.txt").write_text("\n".join(TEXTS) + "\n", encoding="utf-8")
+    assert run_cli(["index", "build", tmp_path / "corpus.txt", "-m", tiny_bert_dir, "--kind", "flat",
+                    "-o", tmp_path / "idx"], capsys)[0] == 0
+    meta_file = tmp_path / "idx" / "index.json"
+    meta = json.loads(meta_file.read_text())
+    del meta["model"]  # as an index written before the identity was stored
+    meta_file.write_text(json.dumps(meta))
+    code, out, _ = run_cli(["search", TEXTS[3], "--index", tmp_path / "idx", "-m", tiny_bert_dir, "-k", "1"], capsys)
+    assert code == 0 and out.splitlines()[1].endswith(f"1.0000  {TEXTS[3]}")
+    assert any(r.levelname == "WARNING" and "records no model identity" in r.getMessage()
+               and "cannot be checked" in r.getMessage() for r in caplog.records)
+    code, _, err = run_cli(["search", "a cat", "--index", tmp_path / "idx"], capsys)
+    assert_one_line_error(code, err, f"--index {tmp_path / 'idx'} does not record its model", "give it with -m")
+
+
+@pytest.mark.parametrize("source", ["corpus", "index"])
+def test_a_top_k_beyond_the_texts_says_how_many_are_shown(tiny_bert_dir, tmp_path, capsys, caplog, source):
+    (tmp_path / "corpus.txt").write_text("\n".join(TEXTS) + "\n", encoding="utf-8")
+    where = ["--corpus", tmp_path / "corpus.txt"]
+    if source == "index":
+        assert run_cli(["index", "build", tmp_path / "corpus.txt", "-m", tiny_bert_dir, "--kind", "flat",
+                        "-o", tmp_path / "idx"], capsys)[0] == 0
+        where = ["--index", tmp_path / "idx"]
+    code, out, _ = run_cli(["search", "a cat", *where, "-m", tiny_bert_dir, "-k", "50"], capsys)
+    assert code == 0 and len(out.splitlines()) == 1 + len(TEXTS) == 13
+    what = f"the corpus {tmp_path / 'corpus.txt'}" if source == "corpus" else f"the index {tmp_path / 'idx'}"
+    assert [r.getMessage() for r in caplog.records if r.levelname == "WARNING"] == [
+        f"-k 50 but {what} holds 12 texts: showing 12"]
+    caplog.clear()
+    assert run_cli(["search", "a cat", *where, "-m", tiny_bert_dir, "-k", "12"], capsys)[0] == 0
+    assert not [r for r in caplog.records if r.levelname == "WARNING"]
 
 
 def glove(tmp_path):

@@ -176,7 +176,8 @@ class VectorIndex:
         self.path = path
         self.index = index
         self.meta = meta
-        self.identity = ModelIdentity.from_dict(meta["model"])
+        # None: an index written before its model's identity was stored; searching it is not checked (warned).
+        self.identity = ModelIdentity.from_dict(meta["model"]) if "model" in meta else None
         self.params = IndexParams(**meta["params"])
         self.offsets = np.load(path / OFFSETS_FILE, mmap_mode="r")
         _set_search_params(index, self.params)
@@ -215,13 +216,18 @@ class VectorIndex:
         if k < 1:
             raise ConfigError(f"k must be >= 1, got {k}")
         queries = _normalized(np.atleast_2d(queries))
-        if queries.shape[1] != self.identity.dim:
-            raise ConfigError(f"queries have dimension {queries.shape[1]}; the index holds {self.identity.dim}")
+        if queries.shape[1] != self.index.d:
+            raise ConfigError(f"queries have dimension {queries.shape[1]}; the index holds {self.index.d}")
         return self.index.search(queries, k)
 
     def search(self, encoder: Any, queries: Sequence[str], k: int = 10, name: str | None = None) -> list[list[Hit]]:
         """The k nearest texts of each query, embedded with `encoder` (refused unless it built the index)."""
-        self.identity.check_same(ModelIdentity.of(encoder, name), f"index {self.path}")
+        used = ModelIdentity.of(encoder, name)
+        if self.identity is None:
+            logger.warning("index %s records no model identity (written by an older sentforge): whether model %r "
+                           "built it cannot be checked; build it again to have it checked", self.path, used.name)
+        else:
+            self.identity.check_same(used, f"index {self.path}")
         scores, ids = self.search_vectors(encoder.encode(list(queries), normalize=True), k)
         results = []
         for row_scores, row_ids in zip(scores, ids):

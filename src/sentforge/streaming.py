@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
-from sentforge.data.texts import check_text_file, iter_texts
+from sentforge.data.texts import check_text_file, count_texts, iter_texts
 from sentforge.errors import ConfigError, InputFileError, OutputExistsError
 from sentforge.identity import ModelIdentity
 from sentforge.io import save_json, save_npy
@@ -247,9 +247,7 @@ def encode_file(model: Any, input: str | Path, output: str | Path, *, chunk_size
         raise ConfigError("chunk_size, batch_size and workers must each be >= 1")
     guard_output(output, [("input", input), ("model", model if isinstance(model, (str, os.PathLike)) else None)],
                  ENCODE, overwrite, file_format="npy" if output.suffix == ".npy" else None)
-    rows = sum(1 for _ in iter_texts(input, field, column))
-    if not rows:
-        raise InputFileError(f"{input}: holds no texts")
+    rows = count_texts(input, iter_texts(input, field, column))
     spec = model if isinstance(model, str) else None
     encoder = load(model, device=device) if spec else model
     identity = ModelIdentity.of(encoder, spec)

@@ -252,6 +252,26 @@ def test_bad_input_is_one_error_line(tiny_bert_dir, domain, tmp_path, capsys, mo
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize("spelling", ["dev.jsonl", "../data/dev.jsonl", "dev-link.jsonl"])
+def test_a_test_set_that_is_the_dev_set_is_refused(tiny_bert_dir, domain, tmp_path, capsys, monkeypatch, spelling):
+    monkeypatch.chdir(domain)
+    (domain / "dev-link.jsonl").symlink_to(domain / "dev.jsonl")
+    code, _, err = run_cli(["adapt", "--model", tiny_bert_dir, "--unlabelled", "unlabelled.txt", "--dev", "dev.jsonl",
+                            "--test", spelling, "--output", tmp_path / "out"], capsys)
+    assert_one_line_error(code, err, f"--test {spelling} and --dev dev.jsonl are the same data")
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("command", ["adapt", "labels"])
+@pytest.mark.parametrize("minutes", ["0", "-1"])
+def test_budget_minutes_has_one_rule_and_message(tiny_bert_dir, domain, tmp_path, capsys, command, minutes):
+    inputs = ["--unlabelled", domain / "unlabelled.txt"] if command == "adapt" else [
+        "--labelled", domain / "labelled.jsonl"]
+    code, _, err = run_cli([command, "--model", tiny_bert_dir, *inputs, "--dev", domain / "dev.jsonl",
+                            "--output", tmp_path / "out", "--budget-minutes", minutes], capsys)
+    assert_one_line_error(code, err, f"--budget-minutes must be > 0, got {minutes}")
+
+
 def test_a_non_adapt_output_directory_is_refused(tiny_bert_dir, domain, tmp_path):
     out = tmp_path / "busy"
     out.mkdir()

@@ -298,6 +298,56 @@ def test_hygiene_counts_and_drops_dev_and_test_texts_and_their_near_copies(overl
     assert not (tmp_path / "kept").exists()
 
 
+LABELLED_PAIRS = [("where can i buy a cheap used car", "cheap cars for sale"),                # a dev text
+                  ("how do i renew my residence permit", "permit renewal steps"),            # a dev text
+                  ("which school is best for small kids", "good schools for young children"),  # a test text
+                  ("is tap water safe to drink", "can i drink the tap water")]
+
+
+def hygiene_cli(model, data: Path, labelled: Path, output: Path, candidates: str, capsys):
+    """adapt with a budget too small to train: hygiene, planning and the report only."""
+    return run_cli(["adapt", "--model", model, "--unlabelled", data / "unlabelled.txt", "--dev", data / "dev.jsonl",
+                    "--test", data / "test.jsonl", "--labelled", labelled, "--output", output,
+                    "--candidates", candidates, "--budget-minutes", 1e-4], capsys)
+
+
+def test_hygiene_that_drops_most_pairs_warns_in_the_log_and_the_report(tiny_bert_dir, overlapping, tmp_path, capsys,
+                                                                        caplog):
+    # 3 of the 4 pairs hold a dev or test text: over half; the overlapping fixture's file (2 of 4) is not.
+    labelled = write_jsonl(tmp_path / "templated.jsonl", [{"sentence1": a, "sentence2": b} for a, b in LABELLED_PAIRS])
+    expected = ("dev hygiene dropped 3 of 4 positive pairs as dev or test texts or near copies of one, leaving 1 "
+                "to train on")
+    code, _, err = hygiene_cli(tiny_bert_dir, overlapping, labelled, tmp_path / "adapted", "tsdae,mnrl", capsys)
+    assert code == 0, err
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING" and "hygiene" in r.name]
+    assert len(warnings) == 1 and warnings[0].startswith(expected)
+    text = (tmp_path / "adapted" / "report.md").read_text(encoding="utf-8")
+    assert f"**Warning**: {expected}" in text and "3 of 4 positive pairs" in text
+    assert "positives pairs" not in text and "see report.md" not in text
+    caplog.clear()
+    code, _, err = hygiene_cli(tiny_bert_dir, overlapping, overlapping / "labelled.jsonl", tmp_path / "half",
+                               "tsdae,mnrl", capsys)
+    assert code == 0, err
+    assert not [r for r in caplog.records if r.levelname == "WARNING" and "hygiene" in r.name]
+    assert "**Warning**" not in (tmp_path / "half" / "report.md").read_text(encoding="utf-8")
+
+
+def test_hygiene_that_leaves_the_chosen_candidates_no_pairs_is_an_error_unless_one_is_unsupervised(
+        tiny_bert_dir, overlapping, tmp_path, capsys):
+    labelled = write_jsonl(tmp_path / "all-heldout.jsonl", [{"sentence1": a, "sentence2": b}
+                                                           for a, b in LABELLED_PAIRS[:3]])
+    code, _, err = hygiene_cli(tiny_bert_dir, overlapping, labelled, tmp_path / "mnrl", "mnrl", capsys)
+    assert_one_line_error(code, err, f"--labelled {labelled}", "drops all 3 positive pairs",
+                          "candidates (mnrl) have nothing to train on")
+    assert not (tmp_path / "mnrl").exists()  # refused before anything is written
+    # TSDAE still trains on the unlabelled texts: the run goes on, mnrl listed as not applicable.
+    code, _, err = hygiene_cli(tiny_bert_dir, overlapping, labelled, tmp_path / "both", "tsdae,mnrl", capsys)
+    assert code == 0, err
+    report = json.loads((tmp_path / "both" / "report.json").read_text(encoding="utf-8"))
+    assert report["candidates"][f"{tiny_bert_dir.name}.mnrl"]["reason"] == (
+        "no labelled positive pairs (--labelled) left after dev hygiene")
+
+
 def test_adapt_trains_on_the_hygienic_data_and_reports_counts_and_intervals(tiny_bert_dir, overlapping, tmp_path):
     options = {**adapt_worker.FAST, "keep_dev_texts": False, "candidates": ["tsdae", "mnrl"],
                "overrides": {"tsdae": {"lr": 1e-3}, "mnrl": {"lr": 1e-3, "batch_size": 2}}}

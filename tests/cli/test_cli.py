@@ -38,6 +38,22 @@ def test_an_empty_file_is_an_error_and_writes_nothing(tiny_bert_dir, tmp_path, c
     assert sorted(p.name for p in tmp_path.iterdir()) == ["empty.txt"]
 
 
+@pytest.mark.parametrize("name, content, blank", [("blank.txt", "\n  \n\t\n", "3 blank texts"),
+                                                   ("blank.jsonl", '{"text": " "}\n', "1 blank text")])
+@pytest.mark.parametrize("command", ["encode", "index", "search"])
+def test_a_file_of_blank_texts_is_refused_like_an_empty_one(tiny_bert_dir, tmp_path, capsys, name, content, blank,
+                                                            command):
+    path = tmp_path / name
+    path.write_text(content, encoding="utf-8")
+    args = {"encode": ["encode", path, "-o", tmp_path / "v.npy"],
+            "index": ["index", "build", path, "--kind", "flat", "-o", tmp_path / "idx"],
+            "search": ["search", "a query", "--corpus", path]}[command]
+    code, _, err = run_cli([*args, "-m", tiny_bert_dir], capsys)
+    option = "--corpus " if command == "search" else ""
+    assert_one_line_error(code, err, f"{option}{path}: holds no texts (only {blank})")
+    assert sorted(p.name for p in tmp_path.iterdir()) == [name]
+
+
 def test_missing_file(tiny_bert_dir, tmp_path, capsys):
     code, _, err = run_cli(["encode", tmp_path / "nope.txt", "-m", tiny_bert_dir, "-o", tmp_path / "v.npy"], capsys)
     assert_one_line_error(code, err, "not found", "nope.txt")

@@ -122,3 +122,30 @@ def test_bad_input_gives_one_line_errors(tiny_bert_dir, corpus, tmp_path, capsys
     code, _, err = run_cli(["train", "tsdae", "--model", tiny_bert_dir, "--corpus", tmp_path / "nope.txt",
                             "--output", tmp_path / "o"], capsys)
     assert_one_line_error(code, err, "not found", "nope.txt")
+
+
+def test_the_summary_line_quotes_the_last_steps_loss_and_names_the_saved_encoder(tiny_bert_dir, tmp_path, capsys):
+    pairs = tmp_path / "pairs.tsv"
+    pairs.write_text("sentence1\tsentence2\n" + "".join(f"{a}\t{b}\n" for a, b, _ in PAIRS), encoding="utf-8")
+    code, out, err = run_cli(["train", "mnrl", "--model", tiny_bert_dir, "--corpus", pairs, "--output",
+                              tmp_path / "m", "--batch-size", 2, "--steps", 4, "--log-every", 2, "--lr", 1e-3], capsys)
+    assert code == 0, err
+    records = [json.loads(line) for line in (tmp_path / "m/training/metrics.jsonl").read_text().splitlines()]
+    logged = next(r["loss"] for r in records if r.get("step") == 4 and "loss" in r)  # the mean of steps 3 and 4
+    last = json.loads((tmp_path / "m/train.json").read_text())["final_loss"]
+    assert out.strip() == (f"wrote {tmp_path / 'm'}: mnrl, 4 steps, last step's loss {last:.4f} (the log's are means "
+                           "over --log-every steps)")
+    assert f"{logged:.4f}" != f"{last:.4f}"  # the two differ, and the line says which one it quotes
+
+
+@pytest.mark.parametrize("best_step, saved", [
+    (0, "the start encoder, unchanged (it scored best on --dev: map 71.2500); ran mnrl, 10 steps"),
+    (6, "the encoder of step 6 (it scored best on --dev: map 71.2500); ran mnrl, 10 steps"),
+    (10, "mnrl, 10 steps")])
+def test_the_summary_line_says_when_the_saved_encoder_is_not_the_last_steps(capsys, best_step, saved):
+    from sentforge.cli.train import echo_summary
+
+    echo_summary("out", {"method": "mnrl", "steps": 10, "final_loss": 2.33091,
+                         "best": {"step": best_step, "metric": "map", "value": 71.25}})
+    assert capsys.readouterr().out == (f"wrote out: {saved}, last step's loss 2.3309 (the log's are means over "
+                                       "--log-every steps)\n")

@@ -16,9 +16,10 @@ import pytest
 import sentforge
 from sentforge.errors import ConfigError
 from sentforge.evaluation.paired import paired_bootstrap
-from sentforge.learning_curve.answer import answer, check_target, holdout, metric_range
+from sentforge.learning_curve.answer import answer, check_target, direction, holdout, metric_range, short_runs
 from sentforge.learning_curve.curve import fit_curve, fit_log_linear, saturating, shape_test
 from sentforge.learning_curve.data import read_label_data, write_rows
+from sentforge.learning_curve.report import answer_lines
 from sentforge.learning_curve.run import time_for_run
 from sentforge.learning_curve.subsets import nested_subsets, repeat_order, sizes_of
 
@@ -168,6 +169,54 @@ def test_answer_on_points_computed_by_hand():
     assert "ceiling" not in straight
     with pytest.raises(ConfigError, match="at least 3 sizes"):
         answer(points[:2], {4: 40.0, 16: 65.0}, RISES)
+
+
+def test_runs_too_short_to_learn_never_conclude_that_more_labels_are_not_worth_it():
+    # The nearly flat curve above: 5x adds 0.1106 points, all below 1, "below" from runs long enough; the
+    # same scores from runs shorter than MIN_LEARNING_STEPS (10) steps cannot tell.
+    assert short_runs([(4, 1), (4, 3), (16, 12), (25, 9), (100, 10)]) == [{"labels": 4, "steps": 1},
+                                                                         {"labels": 25, "steps": 9}]
+    n = np.array([4, 16, 25, 100])
+    points, means = _points(n, saturating(n, 60.0, 2.0, 0.5))
+    assert answer(points, means, RISES, flat_points=1.0, short=[])["worth"] == "below"
+    short = answer(points, means, RISES, flat_points=1.0, short=[{"labels": 4, "steps": 1}])
+    assert short["worth"] == "cannot tell"
+    lines = answer_lines({"metric": "map", "answer": short})
+    assert any("cannot tell whether more labels are worth it" in line for line in lines)
+    assert not any("not worth it" in line for line in lines)
+    # A gain shown above the threshold stands: short runs can hide a gain, not make one.
+    rising, rising_means = _points(n, saturating(n, 90.0, 100.0, 0.5))
+    assert answer(rising, rising_means, RISES, short=[{"labels": 4, "steps": 1}])["worth"] == "above"
+
+
+def _falling_by_half_a_point_per_doubling(noise: float):
+    # 70 − 0.5·log2 n at n = 4, 16, 25, 100, two runs per size at ±noise: the least-squares line is the noiseless
+    # one (the noise averages out at each size), so the fitted change per doubling is −0.50 exactly.
+    n = np.repeat([4, 16, 25, 100], 2)
+    y = 70 - 0.5 * np.log2(n) + noise * np.tile([1.0, -1.0], 4)
+    return [(int(k), float(v)) for k, v in zip(n, y)], {int(k): float(70 - 0.5 * np.log2(k)) for k in set(n)}
+
+
+def test_the_words_follow_the_intervals_a_fitted_fall_is_not_called_flat():
+    assert direction({"low": 5e-15, "high": 1e-14}) == "flat"  # prints as [+0.00, +0.00]: holds 0
+    assert direction({"low": 0.01, "high": 0.2}) == "rising" and direction({"low": -0.26, "high": -0.06}) == "falling"
+    assert direction({"low": None, "high": None}) is None
+    # The paired gain includes 0 (SPANS) while the fit's slope lies below 0: falling, more labels scored lower.
+    points, means = _falling_by_half_a_point_per_doubling(noise=0.05)
+    result = answer(points, means, SPANS)
+    doubling = result["per_doubling"]
+    assert doubling["score"] == pytest.approx(-0.5, abs=1e-9) and doubling["high"] < 0
+    assert result["trend"] == "flat" and result["slope"] == "falling"
+    text = "\n".join(answer_lines({"metric": "map", "answer": result}))
+    assert "not distinguishable from flat" not in text and "flat by the fit" not in text
+    assert "the score **falls** with the labels (more labels scored lower)" in text
+    assert "changes by -0.50 points" in text and "below 0, falling (more labels scored lower)" in text
+    # Noise of 5 points: the slope's interval holds 0 too, and only then is the curve called flat.
+    noisy = answer(*_falling_by_half_a_point_per_doubling(noise=5.0), SPANS)
+    assert noisy["per_doubling"]["low"] < 0 < noisy["per_doubling"]["high"] and noisy["slope"] == "flat"
+    noisy_text = "\n".join(answer_lines({"metric": "map", "answer": noisy}))
+    assert "**not distinguishable from flat**" in noisy_text and "flat by the fit" in noisy_text
+    assert "**falls**" not in noisy_text
 
 
 def test_log_linear_fit_and_its_intervals_by_hand():
@@ -410,6 +459,28 @@ def test_cli_calls_the_library_function(tiny_bert_dir, domain, tmp_path, capsys)
     report = json.loads((out / "report.json").read_text())
     assert report["settings"]["seed"] == 3 and report["settings"]["max_seq_length"] == 16
     assert report["settings"]["sizes"] == [6, 12] and report["skipped"] == ["n6-r0", "n12-r0"]
+
+
+@pytest.mark.usefixtures("one_torch_thread")
+def test_runs_too_short_to_learn_are_warned_before_training_and_the_answer_cannot_tell(tiny_bert_dir, domain,
+                                                                                     tmp_path, capsys, caplog):
+    # 3, 6 and 12 pairs at batch 4, one epoch each: 1 step, 1 step and 3 steps, all fewer than 10.
+    code, stdout, err = run_cli(["labels", "--model", tiny_bert_dir, "--labelled", domain / "labelled.jsonl",
+                                 "--dev", domain / "dev.jsonl", "--output", tmp_path / "o", "--fractions",
+                                 "25,50,100", "--repeats", "1", "--batch-size", "4", "--max-seq-length", "16"], capsys)
+    assert code == 0, err
+    messages = [r.getMessage() for r in caplog.records]
+    warning = next(i for i, r in enumerate(caplog.records) if r.levelname == "WARNING")
+    assert messages[warning].startswith("runs too short to learn: the runs of 3 labels (1 step), 6 labels (1 step), "
+                                        "12 labels (3 steps) take fewer than 10 optimizer steps")
+    assert warning < next(i for i, m in enumerate(messages) if m.startswith("start model: dev"))  # before any work
+    report = json.loads((tmp_path / "o" / "report.json").read_text())
+    assert report["short_runs"] == [{"labels": 3, "steps": 1}, {"labels": 6, "steps": 1}, {"labels": 12, "steps": 3}]
+    assert report["answer"]["worth"] in ("cannot tell", "above")
+    markdown = (tmp_path / "o" / "report.md").read_text()
+    assert "**Warning**: runs too short to learn: the runs of 3 labels (1 step)" in markdown
+    assert "not worth it" not in markdown
+    assert "runs too short to learn: cannot tell what more labels would add" in stdout
 
 
 @pytest.mark.usefixtures("one_torch_thread")

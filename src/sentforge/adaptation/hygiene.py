@@ -14,13 +14,14 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from sentforge.adaptation.inputs import AdaptInputs, Labelled
-from sentforge.errors import InputFileError
+from sentforge.errors import ConfigError, InputFileError
 from sentforge.io import atomic_file
 
 logger = logging.getLogger(__name__)
@@ -35,9 +36,30 @@ def heldout_texts(inputs: AdaptInputs) -> list[str]:
     return list(dict.fromkeys(text for task in tasks for text in task.texts()))
 
 
-def apply_hygiene(inputs: AdaptInputs, data_dir: Path, keep_dev_texts: bool) -> tuple[AdaptInputs, dict[str, Any]]:
-    """(the inputs the candidates train on, the counts for the report). With `keep_dev_texts` the inputs
-    are unchanged and the counts say how many texts overlap."""
+# Dropping over half of a kind of training data says that it and the dev or test set were drawn from the
+# same texts (shared templates, one pool split twice): worth a warning, as the candidates then train on a
+# remnant of what was given, while a dropped minority is the ordinary overlap that hygiene is for.
+MOST_DROPPED = 0.5
+
+
+@dataclass(frozen=True)
+class Overlap:
+    """What dev hygiene finds, before anything is written: the counts for the report (with `warnings`),
+    and which unlabelled texts and which pairs of each kind touch a held-out text."""
+
+    counts: dict[str, Any]
+    unlabelled_hits: np.ndarray
+    pair_hits: dict[str, np.ndarray]
+
+
+def data_noun(kind: str) -> str:
+    """What the counts of `kind` count: "unlabelled texts", "positive pairs", ..."""
+    return "unlabelled texts" if kind == "unlabelled" else f"{PAIR_KINDS[kind]} pairs"
+
+
+def find_overlap(inputs: AdaptInputs, keep_dev_texts: bool) -> Overlap:
+    """Count the training data that are dev or test texts or near copies; refuse inputs that hygiene would
+    leave without a single unlabelled text (unless `keep_dev_texts`)."""
     from sentforge.data.near_duplicates import near_duplicates
 
     heldout = heldout_texts(inputs)
@@ -52,20 +74,68 @@ def apply_hygiene(inputs: AdaptInputs, data_dir: Path, keep_dev_texts: bool) -> 
             if pairs:
                 pair_hits[kind] = _pairs_touching(pairs, heldout)
                 counts[kind] = {"read": len(pairs), "near_duplicates": int(pair_hits[kind].sum())}
-    if keep_dev_texts:
-        return inputs, counts
-    texts = [text for text, hit in zip(inputs.texts, unlabelled_hits) if not hit]
-    if not texts:
+    if not keep_dev_texts and unlabelled_hits.all():
         raise InputFileError(f"--unlabelled {inputs.unlabelled}: every text is a dev or test text or a near copy of "
                              "one; give other domain texts, or --keep-dev-texts")
+    counts["warnings"] = [] if keep_dev_texts else _dropped_most(counts)
+    return Overlap(counts, unlabelled_hits, pair_hits)
+
+
+def _dropped_most(counts: dict[str, Any]) -> list[str]:
+    warnings = []
+    for kind, c in counts.items():
+        if kind in ("unlabelled", *PAIR_KINDS) and c["near_duplicates"] > MOST_DROPPED * c["read"]:
+            warnings.append(f"dev hygiene dropped {c['near_duplicates']} of {c['read']} {data_noun(kind)} as dev or "
+                            f"test texts or near copies of one, leaving {c['read'] - c['near_duplicates']} to train "
+                            "on: do they and the dev or test set come from the same texts? Give training data apart "
+                            "from the dev and test texts (--keep-dev-texts trains on them, with optimistic dev "
+                            "scores)")
+    return warnings
+
+
+def check_data_left(inputs: AdaptInputs, overlap: Overlap, methods: list[str]) -> None:
+    """Refuse a run in which hygiene leaves none of the chosen trained candidates any data (none trains on the
+    unlabelled texts, of which hygiene leaves some): nothing beside the start model would run."""
+    from sentforge.adaptation.candidates import METHODS
+
+    counts = overlap.counts
+    if not counts["applied"] or inputs.labelled is None:
+        return
+    trained = [name for name in methods if METHODS[name].kind == "train"]
+    needed = {METHODS[name].data for name in trained}
+    left = {kind: c["read"] - c["near_duplicates"] for kind, c in counts.items() if kind in PAIR_KINDS}
+    if not trained or "unlabelled" in needed or any(left.get(kind) for kind in needed):
+        return
+    emptied = [kind for kind in ("positives", "partial") if kind in needed and left.get(kind) == 0]
+    if not emptied:  # the labelled file never had what they need: plan_candidates says so
+        return
+    dropped = " and ".join(f"all {counts[kind]['read']} {data_noun(kind)}" for kind in emptied)
+    raise ConfigError(f"--labelled {inputs.labelled.path}: dev hygiene drops {dropped} (each has a text that is a dev "
+                      f"or test text or a near copy of one), so the chosen candidates ({', '.join(trained)}) have "
+                      "nothing to train on; give labelled pairs apart from the dev and test texts, add an "
+                      "unsupervised candidate (tsdae, simcse or ct), or give --keep-dev-texts (optimistic dev scores)")
+
+
+def apply_hygiene(inputs: AdaptInputs, data_dir: Path, keep_dev_texts: bool,
+                  overlap: Overlap | None = None) -> tuple[AdaptInputs, dict[str, Any]]:
+    """(the inputs the candidates train on, the counts for the report). With `keep_dev_texts` the inputs
+    are unchanged and the counts say how many texts overlap. `overlap`: find_overlap's, when already found."""
+    overlap = overlap or find_overlap(inputs, keep_dev_texts)
+    counts = overlap.counts
+    if keep_dev_texts:
+        return inputs, counts
+    texts = [text for text, hit in zip(inputs.texts, overlap.unlabelled_hits) if not hit]
     data_dir.mkdir(parents=True, exist_ok=True)
     unlabelled = _write_lines(data_dir / UNLABELLED_FILE, texts)
+    labelled = inputs.labelled
     if labelled is not None:
-        labelled = _clean_labelled(labelled, pair_hits, data_dir)
+        labelled = _clean_labelled(labelled, overlap.pair_hits, data_dir)
     logger.info("dev hygiene: %d of %d unlabelled texts dropped (a dev or test text or a near copy)%s",
                 counts["unlabelled"]["near_duplicates"], len(inputs.texts),
-                "".join(f"; {c['near_duplicates']} of {c['read']} {PAIR_KINDS[kind]} pairs dropped"
+                "".join(f"; {c['near_duplicates']} of {c['read']} {data_noun(kind)} dropped"
                         for kind, c in counts.items() if kind in PAIR_KINDS))
+    for warning in counts["warnings"]:
+        logger.warning("%s", warning)
     return dataclasses.replace(inputs, unlabelled=unlabelled, texts=texts, labelled=labelled), counts
 
 

@@ -56,6 +56,7 @@ def read_inputs(unlabelled: str | os.PathLike, dev: str | os.PathLike, labelled:
                 test: str | os.PathLike | None = None) -> AdaptInputs:
     from sentforge.evaluation import load_dataset
 
+    check_test_apart(dev, test)
     unlabelled = Path(unlabelled)
     texts = read_examples("sentences", unlabelled, READING)
     dev_task = load_dataset(dev, name=f"dev:{Path(dev).name}")
@@ -67,6 +68,19 @@ def read_inputs(unlabelled: str | os.PathLike, dev: str | os.PathLike, labelled:
             test_task = load_dataset(test, "labelled-pairs", dev=dev, name=test_task.name)
     return AdaptInputs(unlabelled, texts, Path(dev), None if labelled is None else read_labelled(Path(labelled)),
                        dev_task, test_task)
+
+
+def check_test_apart(dev: str | os.PathLike, test: str | os.PathLike | None) -> None:
+    """Refuse a --test that is the --dev data under another spelling (a link, `..`): its score would be the
+    dev score again, reported as if on data kept apart."""
+    if test is None:
+        return
+    dev_path, test_path = Path(dev), Path(test)
+    same = dev_path.resolve() == test_path.resolve() or (
+        dev_path.exists() and test_path.exists() and os.path.samefile(dev_path, test_path))
+    if same:
+        raise ConfigError(f"--test {test} and --dev {dev} are the same data: the test score would repeat the dev "
+                          "score; give a test set kept apart from dev, or no --test")
 
 
 def read_labelled(path: Path, command: str = "adapt") -> Labelled:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from sentforge.adaptation.hygiene import data_noun
 from sentforge.adaptation.racing import racing_lines
 from sentforge.disk import human_size
 from sentforge.harness.plots import pyplot, save_figure
@@ -31,11 +32,11 @@ def _gain(gain: dict[str, Any] | None) -> str:
 
 def _hygiene_lines(hygiene: dict[str, Any]) -> list[str]:
     counted = [(kind, hygiene[kind]) for kind in ("unlabelled", "positives", "negatives", "partial") if kind in hygiene]
-    overlap = "; ".join(f"{c['near_duplicates']} of {c['read']} {kind}{'' if kind == 'unlabelled' else ' pairs'}"
-                        for kind, c in counted)
+    overlap = "; ".join(f"{c['near_duplicates']} of {c['read']} {data_noun(kind)}" for kind, c in counted)
     if hygiene["applied"]:
         return [f"Dev hygiene: dropped before training, as dev or test texts or near copies of one "
-                f"({hygiene['heldout_texts']} held-out texts): {overlap}."]
+                f"({hygiene['heldout_texts']} held-out texts): {overlap}.",
+                *(f"\n**Warning**: {warning}." for warning in hygiene.get("warnings", []))]
     return [f"**Warning**: trained with the dev and test texts kept (--keep-dev-texts): {overlap} are dev or test "
             "texts or near copies, so the dev scores of the candidates trained on them are optimistic."]
 

@@ -19,7 +19,7 @@ from tqdm.auto import tqdm
 
 from sentforge.adaptation.candidates import METHODS, check_methods, plan_candidates
 from sentforge.adaptation.front import pareto_front
-from sentforge.adaptation.hygiene import apply_hygiene
+from sentforge.adaptation.hygiene import apply_hygiene, check_data_left, find_overlap
 from sentforge.adaptation.inputs import DATA_DIR, AdaptInputs, read_inputs
 from sentforge.adaptation.intervals import load_items
 from sentforge.adaptation.planning import Budget, Planner
@@ -33,6 +33,7 @@ from sentforge.adaptation.state import RUNS_DIR, AdaptState
 from sentforge.adaptation.trained import TrainSettings
 from sentforge.disk import directory_size, remove_checkpoints
 from sentforge.errors import ConfigError
+from sentforge.harness.budget import check_budget_minutes
 from sentforge.harness.inputs import input_record
 from sentforge.output_guard import locked_output
 
@@ -85,6 +86,10 @@ def adapt(model: str | Sequence[str], unlabelled: str | os.PathLike, dev: str | 
     methods = check_methods(None if candidates is None else list(candidates))
     check_rule(select_rule)
     inputs = read_inputs(unlabelled, dev, labelled, test)
+    # What dev hygiene will drop is known before anything is written, so that a run it leaves without training
+    # data fails here (hygiene.py).
+    overlap = find_overlap(inputs, keep_dev_texts)
+    check_data_left(inputs, overlap, methods)
     _check_models([str(m) for m in (*models, *members)])
     speed_texts = speed_sample(inputs.dev.texts(), inputs.texts, seed)
     check_speed_bound([str(m) for m in models], speed_texts, min_texts_per_second, device)
@@ -98,7 +103,7 @@ def adapt(model: str | Sequence[str], unlabelled: str | os.PathLike, dev: str | 
         logger.info("resuming the adapt run in %s (%d candidates finished)", output, len(state.results))
 
     # 2. Hygiene: dev and test texts out of the training data (hygiene.py).
-    inputs, hygiene = apply_hygiene(inputs, output / DATA_DIR, keep_dev_texts)
+    inputs, hygiene = apply_hygiene(inputs, output / DATA_DIR, keep_dev_texts, overlap)
 
     # 3. Plan: the candidates the data allows (candidates.py), the time plan (planning.py).
     planned, left_out = plan_candidates(
@@ -106,7 +111,7 @@ def adapt(model: str | Sequence[str], unlabelled: str | os.PathLike, dev: str | 
         bool(inputs.labelled and inputs.labelled.partial))
     for name, reason in left_out.items():
         if hygiene["applied"] and labelled is not None:
-            reason += " left after dev hygiene (see report.md)"
+            reason += " left after dev hygiene"
         state.results.setdefault(name, CandidateResult("train", name.rsplit(".", 1)[-1], NOT_APPLICABLE,
                                                        reason=reason))
     budget = Budget(budget_minutes * 60.0, state.spent())
@@ -175,8 +180,7 @@ def _checked_settings(models: list, budget_minutes: float, eval_every: int | Non
                       overrides: dict[str, dict[str, Any]] | None) -> dict[str, Any]:
     if not models:
         raise ConfigError("--model: give at least one start model")
-    if not budget_minutes > 0:
-        raise ConfigError(f"--budget-minutes must be positive, got {budget_minutes}")
+    check_budget_minutes(budget_minutes)
     for name, value in (("--eval-every", 1 if eval_every is None else eval_every), ("--max-epochs", max_epochs)):
         if not isinstance(value, int) or value < 1:
             raise ConfigError(f"{name} must be a positive whole number, got {value}")

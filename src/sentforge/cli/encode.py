@@ -89,7 +89,7 @@ def search(
     """Print the corpus texts nearest to each query by cosine similarity."""
     import numpy as np
 
-    from sentforge.data.texts import read_texts
+    from sentforge.data.texts import count_texts, read_texts
     from sentforge.loading import load
     from sentforge.seed import set_seed
 
@@ -100,7 +100,11 @@ def search(
         from sentforge.index import VectorIndex
 
         loaded = VectorIndex.load(index)
+        if model is None and loaded.identity is None:
+            raise ConfigError(f"--index {index} does not record its model (written by an older sentforge): give it "
+                              "with -m")
         spec = model or loaded.identity.name
+        _note_fewer(top_k, len(loaded), f"the index {index}")
         hits = loaded.search(load(spec, device), query, top_k, name=spec)
         for q, found in zip(query, hits):
             typer.echo(f"query: {q}")
@@ -108,8 +112,8 @@ def search(
                 typer.echo(f"  {rank}. {hit.score:.4f}  {hit.text}")
         return
     texts = read_texts(corpus, field=field, column=column)
-    if not texts:
-        raise ConfigError(f"--corpus {corpus}: no texts to search")
+    count_texts(corpus, texts, "--corpus")
+    _note_fewer(top_k, len(texts), f"the corpus {corpus}")
     encoder = load(model or DEFAULT_MODEL, device)
     docs = encoder.encode(texts, batch_size=batch_size, normalize=True)
     queries = encoder.encode(query, batch_size=batch_size, normalize=True)
@@ -117,3 +121,9 @@ def search(
         typer.echo(f"query: {q}")
         for rank, idx in enumerate(np.argsort(-scores)[:top_k], 1):
             typer.echo(f"  {rank}. {scores[idx]:.4f}  {texts[idx]}")
+
+
+def _note_fewer(top_k: int, held: int, where: str) -> None:
+    """Say that each query gets fewer hits than --top-k asks for, and why."""
+    if top_k > held:
+        logger.warning("-k %d but %s holds %d text%s: showing %d", top_k, where, held, "" if held == 1 else "s", held)

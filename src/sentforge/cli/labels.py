@@ -65,4 +65,6 @@ def labels(
     result = report["answer"]
     summary = (f"with 2x the labels: dev {report['metric']} {scored(result['at_2x'], result['basis'])}" if result
                else "no curve fitted")
+    if report["short_runs"]:
+        summary += "; runs too short to learn: cannot tell what more labels would add"
     typer.echo(f"{summary}; wrote {output}/report.md, {output}/report.json")

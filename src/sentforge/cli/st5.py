@@ -107,4 +107,4 @@ def st5(
         last = summary["stages"][-1]
         typer.echo(f"wrote {output}: st5 {summary['pooling']}, "
                    + ", ".join(f"{s['stage']} {s['steps']} steps" for s in summary["stages"])
-                   + (f", final loss {last['final_loss']:.4f}" if last.get("final_loss") is not None else ""))
+                   + train_cli.last_loss(last.get("final_loss")))

@@ -146,9 +146,22 @@ def _run(recipe: Recipe, *, output: Path, lr_boundaries: str | None, lr_factors:
 
 
 def echo_summary(output: Path, summary: dict[str, Any]) -> None:
-    loss = summary.get("final_loss")
-    typer.echo(f"wrote {output}: {summary['method']}, {summary['steps']} steps"
-               + (f", final loss {loss:.4f}" if loss is not None else ""))
+    """What was saved, then what ran: the encoder chosen on --dev when it is not the last step's."""
+    ran = f"{summary['method']}, {summary['steps']} steps{last_loss(summary.get('final_loss'))}"
+    best = summary.get("best")
+    if best is None or best["step"] == summary["steps"]:
+        typer.echo(f"wrote {output}: {ran}")
+        return
+    score = f"{best['metric']} {best['value']:.4f}"
+    saved = (f"the start encoder, unchanged (it scored best on --dev: {score})" if best["step"] == 0 else
+             f"the encoder of step {best['step']} (it scored best on --dev: {score})")
+    typer.echo(f"wrote {output}: {saved}; ran {ran}")
+
+
+def last_loss(loss: float | None) -> str:
+    """", last step's loss L": the loss of the last step alone (summaries' final_loss), where the log's losses
+    are means over --log-every steps."""
+    return "" if loss is None else f", last step's loss {loss:.4f} (the log's are means over --log-every steps)"
 
 
 def register_command(recipe: Recipe) -> None:

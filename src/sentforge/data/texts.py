@@ -133,6 +133,20 @@ def read_texts(path: str | Path, field: str | None = None, column: str | None = 
     return list(iter_texts(path, field, column))
 
 
+def count_texts(path: str | Path, texts: Iterable[str], option: str = "") -> int:
+    """How many of a file's `texts` there are, blank ones included (they keep their rows); a file without a
+    text that is not blank is refused, its `option` (e.g. "--corpus") named: it has nothing to encode."""
+    rows = nonblank = 0
+    for text in texts:
+        rows += 1
+        nonblank += bool(text.strip())
+    if not nonblank:
+        name = f"{option} {path}" if option else str(path)
+        raise InputFileError(f"{name}: holds no texts" + (f" (only {rows} blank {'text' if rows == 1 else 'texts'})"
+                                                             if rows else ""))
+    return rows
+
+
 def iter_jsonl_objects(path: Path, lines: Iterable[str], first_line: int = 1) -> Iterator[tuple[int, dict]]:
     """(line number, object) of each non-empty JSON line; anything but a JSON object names its line."""
     for line_no, line in enumerate(lines, first_line):

@@ -6,6 +6,14 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+from sentforge.errors import ConfigError
+
+
+def check_budget_minutes(minutes: float) -> None:
+    """The one rule of --budget-minutes (adapt, labels): a time greater than 0."""
+    if not minutes > 0:
+        raise ConfigError(f"--budget-minutes must be > 0, got {minutes:g}")
+
 
 @dataclass
 class Budget:

@@ -13,7 +13,7 @@ from sentforge.disk import human_size
 from sentforge.errors import ConfigError
 from sentforge.harness.plots import pyplot, save_figure
 from sentforge.harness.report import write_report_files
-from sentforge.learning_curve.answer import answer, holdout
+from sentforge.learning_curve.answer import MIN_LEARNING_STEPS, answer, holdout, short_runs
 from sentforge.learning_curve.curve import curve_values, formula
 
 CURVE_PNG = "learning-curve.png"
@@ -53,8 +53,9 @@ def build_report(state: Any, names: list[str], gains: dict[str, dict[str, Any]],
         "sizes_without_runs": [row["labels"] for row in sizes if row["runs"] == 0],
         "budget_minutes": state.settings["budget_minutes"], "wall_s": round(budget.total_s - budget.remaining(), 2),
         "settings": state.settings, "unseen": list(unseen), "fit": None, "answer": None}
+    report["short_runs"] = short_runs([(r["size"], r["steps"]) for r in runs.values() if r["status"] == "done"])
     try:
-        result = answer(points, means, size_gain, target, flat_points)
+        result = answer(points, means, size_gain, target, flat_points, report["short_runs"])
     except (ConfigError, RuntimeError) as err:  # too few sizes, or a fit that does not converge
         report["fit_error"] = str(err)
         report["holdout"] = {"status": "no curve", "reason": str(err)} if means else {"status": "no runs"}
@@ -110,15 +111,26 @@ def _fit_lines(result: dict[str, Any], metric: str) -> list[str]:
 
 
 def _trend_line(result: dict[str, Any]) -> str:
-    gain, direction = result["size_gain"], result["trend"]
+    """The paired test's verdict; where the fitted slope's interval (per doubling) says otherwise, the line
+    says so and gives the verdict of the one that lies off 0, never "flat" beside a slope shown not to be."""
+    gain, paired, slope = result["size_gain"], result["trend"], result.get("slope")
     if gain is None:
         return "- Rising or flat: not tested (no dev scores of the smallest and largest sizes to pair)."
     test = (f"the paired gain of {gain['sizes'][1]} labels over {gain['sizes'][0]} on the dev units is "
             f"{gain['difference']:+.2f} [95 % bootstrap interval {gain['low']:+.2f}, {gain['high']:+.2f}]")
-    verdict = {"rising": "it lies above 0: the score **rises** with the labels",
-               "falling": "it lies below 0: the score **falls** with the labels",
-               "flat": "it includes 0: within the measured sizes the curve is **not distinguishable from flat**"}
-    return f"- Rising or flat: {test}; {verdict[direction]}."
+    moves = {"rising": "the score **rises** with the labels",
+             "falling": "the score **falls** with the labels (more labels scored lower)"}
+    if paired == "flat" and slope in moves:
+        verdict = (f"it includes 0, so the pairing does not tell the largest size from the smallest; but the fitted "
+                   f"change per doubling (next line) lies {'above' if slope == 'rising' else 'below'} 0: "
+                   f"{moves[slope]}")
+    elif paired == "flat":
+        verdict = "it includes 0: within the measured sizes the curve is **not distinguishable from flat**"
+    else:
+        verdict = f"it lies {'above' if paired == 'rising' else 'below'} 0: {moves[paired]}"
+        if slope not in (None, paired):
+            verdict += f" (the fitted change per doubling, next line, is {slope}: the fit and the pairing differ)"
+    return f"- Rising or flat: {test}; {verdict}."
 
 
 def _shape_line(result: dict[str, Any]) -> str:
@@ -147,10 +159,10 @@ def answer_lines(report: dict[str, Any]) -> list[str]:
              "95 % intervals with Student's t at the fit's residual degrees of freedom):", "",
              *_fit_lines(result, metric), "", _trend_line(result), _shape_line(result)]
     doubling = result["per_doubling"]
-    spans = doubling["low"] is not None and doubling["low"] <= 0 <= doubling["high"]
+    slope = {"flat": ": its interval includes 0, flat by the fit", "rising": ": above 0, rising",
+             "falling": ": below 0, falling (more labels scored lower)", None: ""}[result.get("slope")]
     lines.append(f"- Per doubling of the labels the fitted score changes by {doubling['score']:+.2f} points "
-                 f"{interval(doubling, basis, signed=True)}" + (": not distinguishable from flat" if spans else "")
-                 + ".")
+                 f"{interval(doubling, basis, signed=True)}{slope}.")
     lines += ["", f"With {result['labels']} labels the measured mean is {result['measured']:.2f}."]
     for multiple in (2, 5):
         p = result[f"at_{multiple}x"]
@@ -159,7 +171,9 @@ def answer_lines(report: dict[str, Any]) -> list[str]:
     worth = {"below": f"all of it below the --flat-points threshold of {threshold:g}: more labels are not worth it "
                       "by that threshold",
              "above": f"all of it at or above the --flat-points threshold of {threshold:g}",
-             "undecided": f"not decided against the --flat-points threshold of {threshold:g}"}[result["worth"]]
+             "undecided": f"not decided against the --flat-points threshold of {threshold:g}",
+             "cannot tell": "cannot tell whether more labels are worth it: runs too short to learn from their labels "
+                            "(see the warning above) show no gain whatever the labels hold"}[result["worth"]]
     lines.append(f"- 5× the labels add {gain['score']:+.2f} points {interval(gain, basis, signed=True)}: {worth}.")
     target = result.get("target")
     if target is not None:
@@ -205,6 +219,26 @@ def unseen_lines(unseen: list[dict[str, Any]]) -> list[str]:
             "adds; give more --steps (or none: one epoch of each subset).", ""]
 
 
+def short_lines(short: list[dict[str, Any]]) -> list[str]:
+    """The warning on runs too short to learn (answer.MIN_LEARNING_STEPS)."""
+    if not short:
+        return []
+    return [f"**Warning**: runs too short to learn: {short_warning(short)}.", ""]
+
+
+def short_warning(short: list[dict[str, Any]]) -> str:
+    """What the runs too short to learn are and what to do (the log's warning before training and the report's)."""
+    return (f"the runs of {short_sizes(short)} take fewer than {MIN_LEARNING_STEPS} optimizer steps, too few to "
+            "move the start model, so their dev scores cannot show what the labels add and a flat curve from them "
+            f"says nothing about more labels; give more steps (--steps {MIN_LEARNING_STEPS} or more, more "
+            "--epochs, or a smaller --batch-size)")
+
+
+def short_sizes(short: list[dict[str, Any]]) -> str:
+    """"4 labels (1 step), 8 labels (2 steps)": the sizes and the fewest steps of their runs."""
+    return ", ".join(f"{s['labels']} labels ({s['steps']} step{'' if s['steps'] == 1 else 's'})" for s in short)
+
+
 def markdown(report: dict[str, Any]) -> str:
     metric = report["metric"]
     settings = report["settings"]
@@ -215,7 +249,8 @@ def markdown(report: dict[str, Any]) -> str:
              f"scored on `{report['dev']}` ({metric}).", "",
              f"Start model: dev {metric} {report['start']:.2f}.",
              f"Budget: {report['budget_minutes']:g} min; used {report['wall_s'] / 60:.1f} min of wall time.", "",
-             *unseen_lines(report["unseen"]), "## Answer", "", *answer_lines(report), "",
+             *unseen_lines(report["unseen"]), *short_lines(report.get("short_runs", [])), "## Answer", "",
+             *answer_lines(report), "",
              *holdout_lines(report["holdout"], metric), "",
              "## Per size", "",
              "Spread: the standard deviation over the repeats. Gain: the mean dev gain over the start model; "

@@ -24,7 +24,7 @@ from sentforge.adaptation.intervals import dev_gains, items_path, load_items, sa
 from sentforge.adaptation.scoring import metric_of
 from sentforge.disk import directory_size, remove_checkpoints
 from sentforge.errors import ConfigError, SentforgeError
-from sentforge.harness.budget import Budget
+from sentforge.harness.budget import Budget, check_budget_minutes
 from sentforge.recipes.command import train_command
 from sentforge.harness.inputs import input_record
 from sentforge.learning_curve.data import LabelData, read_label_data, write_rows
@@ -68,7 +68,8 @@ def labels(model: str, labelled: str | os.PathLike, dev: str | os.PathLike, outp
     values answers again without training.
     """
     from sentforge.evaluation import load_dataset
-    from sentforge.learning_curve.answer import FLAT_POINTS, check_target
+    from sentforge.learning_curve.answer import FLAT_POINTS, check_target, short_runs
+    from sentforge.learning_curve.report import short_warning
     from sentforge.loading import load
 
     _check(repeats, budget_minutes, steps, epochs, batch_size, max_seq_length)
@@ -94,6 +95,9 @@ def labels(model: str, labelled: str | os.PathLike, dev: str | os.PathLike, outp
     if unseen:
         logger.warning("--steps %s: the runs of %s never see their whole subset (steps x batch size is smaller)",
                        steps, ", ".join(f"{u['labels']} labels ({u['seen']} of {u['examples']} rows)" for u in unseen))
+    short = short_runs(list(runner.planned_steps().items()))
+    if short:  # said before the work, which cannot answer the question
+        logger.warning("runs too short to learn: %s", short_warning(short))
     runner.start(encoder)
     del encoder
     planned = [(size, repeat) for repeat in range(repeats) for size in sizes]
@@ -148,6 +152,10 @@ class _Runner:
             if seen < examples:
                 found.append({"labels": size, "examples": examples, "seen": seen})
         return found
+
+    def planned_steps(self) -> dict[int, int]:
+        """{labels: the optimizer steps planned for a run of that size}."""
+        return {size: self._values(self._examples(size))["steps"] for size in self.state.settings["sizes"]}
 
     def start(self, encoder: Any) -> None:
         """Score the start model on dev (its per-unit scores are every run's reference)."""
@@ -263,8 +271,7 @@ def _check(repeats: int, budget_minutes: float, steps: int | None, epochs: int, 
            max_seq_length: int | None) -> None:
     if not isinstance(repeats, int) or repeats < 1:
         raise ConfigError(f"--repeats must be a positive whole number, got {repeats}")
-    if not budget_minutes > 0:
-        raise ConfigError(f"--budget-minutes must be positive, got {budget_minutes}")
+    check_budget_minutes(budget_minutes)
     for option, value in (("--steps", steps), ("--epochs", epochs), ("--batch-size", batch_size),
                           ("--max-seq-length", max_seq_length)):
         if value is not None and (not isinstance(value, int) or value < 1):
