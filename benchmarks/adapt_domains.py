@@ -286,6 +286,39 @@ def test_intervals(args: argparse.Namespace) -> None:
                   f"{gain.difference:+.2f} [{gain.low:+.2f}, {gain.high:+.2f}] |")
 
 
+def selection_rules(args: argparse.Namespace) -> None:
+    """Each selection rule applied to finished runs (their saved per-unit dev scores): what it would have chosen,
+    that model's test score, and the selection regret (the best candidate's test score minus it). Test scores
+    come from report.json; nothing here is chosen with them."""
+    from sentforge.adaptation.intervals import selection_items
+    from sentforge.adaptation.result import CandidateResult
+    from sentforge.adaptation.select import select
+
+    print("| run | rule | selected | its test | best candidate (test) | regret | mnrl's test | selected >= mnrl |")
+    print("|---|---|---|---:|---|---:|---:|---|")
+    regrets: dict[str, list[float]] = {rule: [] for rule in args.rules}
+    for run_dir in args.runs:
+        saved = json.loads((run_dir / "report.json").read_text(encoding="utf-8"))
+        results = {name: CandidateResult.from_json(r) for name, r in saved["candidates"].items()}
+        done = {name: r for name, r in results.items() if r.done}
+        starts = [name for name, r in done.items() if r.kind == "start"]
+        made = {name: r.test for name, r in done.items() if r.kind != "start" and r.test is not None}
+        best = max(made, key=made.__getitem__)
+        mnrl = next((r.test for name, r in done.items() if r.method == "mnrl"), None)
+        seed = saved["settings"]["seed"]
+        for rule in args.rules:
+            items = selection_items(run_dir, done, rule, seed)
+            chosen = select(results, starts, rule, items, seed, saved["selection"]["min_texts_per_second"]).chosen
+            test = done[chosen].test
+            regret = max(made[best] - test, 0.0)
+            regrets[rule].append(regret)
+            versus = "–" if mnrl is None else "yes" if test >= mnrl else "no"
+            print(f"| {run_dir.name} | {rule} | {chosen} | {test:.2f} | {best} ({made[best]:.2f}) | {regret:.2f} | "
+                  f"{'–' if mnrl is None else f'{mnrl:.2f}'} | {versus} |")
+    for rule, values in regrets.items():
+        print(f"\n{rule}: mean regret {sum(values) / len(values):.2f} over {len(values)} run(s)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -320,6 +353,9 @@ def main() -> None:
     intervals_parser.add_argument("runs", type=Path, nargs="+", help="adapt output folders (report.json)")
     intervals_parser.add_argument("--test", type=Path, required=True, help="the test file the runs were given")
     intervals_parser.add_argument("--seed", type=int, default=0, help="of the bootstrap")
+    rules_parser = commands.add_parser("selection-rules", help="each selection rule on finished runs: regret on test")
+    rules_parser.add_argument("runs", type=Path, nargs="+", help="adapt output folders (report.json, dev-items/)")
+    rules_parser.add_argument("--rules", type=lambda s: s.split(","), default=["significant", "cross-fitted"])
     args = parser.parse_args()
     unknown = [name for name in getattr(args, "experiments", []) if name not in EXPERIMENTS]
     if unknown:
@@ -335,7 +371,7 @@ def main() -> None:
     try:
         {"run": run, "report": report, "compare-pause": compare_pause,
          "compare-pretraining": compare_pretraining, "twitterpara-tests": twitterpara_tests,
-         "test-intervals": test_intervals}[args.command](args)
+         "test-intervals": test_intervals, "selection-rules": selection_rules}[args.command](args)
     except SentforgeError as err:
         print(f"error: {err}", file=sys.stderr)
         sys.exit(2)

@@ -219,3 +219,18 @@ def test_the_report_lists_every_rung_of_the_ladder_that_racing_stopped():
     assert lines == [f"- m.tsdae+mnrl (MNRL after {n} TSDAE steps): stopped at step 20 (minute 0.5 of its training, "
                      "9.0 of the run), below the leader m.mnrl: -3.00 [-5.00, -1.50] (95 % paired interval)"
                      for n in (100, 300)]
+
+
+def test_the_cross_fitted_rule_weighs_every_evaluated_checkpoint_of_a_finished_run(tiny_bert_dir, domain,  # noqa: F811
+                                                                                   tmp_path):
+    from sentforge.adaptation.intervals import candidate_evaluations, cross_fitted, load_items, paired_gain
+
+    key = tiny_bert_dir.name
+    output = tmp_path / "fitted"
+    report = _run(tiny_bert_dir, domain, output, select_rule="cross-fitted", overrides=adapt_worker.FAST["overrides"])
+    assert report["selection"]["rule"] == "cross-fitted"
+    mnrl = report["candidates"][f"{key}.mnrl"]
+    checkpoints = candidate_evaluations(output, f"{key}.mnrl")
+    assert len(checkpoints) == len(mnrl["evaluations"]) > 1
+    expected = paired_gain(load_items(output, f"{key}.start"), cross_fitted(checkpoints, 0), 0)
+    assert mnrl["dev_gain"] == expected

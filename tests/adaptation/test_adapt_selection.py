@@ -410,3 +410,39 @@ def test_the_selection_regret_on_test_is_the_best_candidates_test_score_minus_th
     # The start model kept: the regret is what the best candidate would have given over it, 0 when none beats it.
     assert test_regret(candidates, "m.start")["regret"] == 0
     assert test_regret({"m.start": {"status": "done", "kind": "start"}}, "m.start") is None
+
+
+def test_cross_fitting_scores_each_unit_by_the_checkpoint_the_other_half_chose():
+    from sentforge.adaptation.intervals import cross_fitted
+
+    # Two checkpoints over 4 queries: each is best on one half of the units and mediocre on the other, so
+    # whichever half chooses, the other half is scored by the checkpoint that is worse there.
+    a = ItemScores("mean", np.array([90.0, 90.0, 50.0, 50.0]))
+    b = ItemScores("mean", np.array([50.0, 50.0, 90.0, 90.0]))
+    honest = cross_fitted([a, b], seed=0, splits=200)
+    assert a.score() == b.score() == 70.0  # the best of the two on all units: 70
+    # The three halvings of 4 units, each as likely: {1,2 | 3,4} scores every unit by the checkpoint worse
+    # there (50); {1,3 | 2,4} and {1,4 | 2,3} tie on each half, the earlier checkpoint a is chosen and scores
+    # 90, 50 on each other half (70). Expected: (50 + 70 + 70) / 3, where the best checkpoint shows 70.
+    assert honest.score() == pytest.approx(50 + 40 / 3, abs=1.5)
+    # One checkpoint: nothing was chosen, the scores are its own.
+    assert cross_fitted([a], seed=0) is a
+    # A checkpoint better on every unit is chosen by every half: its own scores.
+    c = ItemScores("mean", np.array([95.0, 95.0, 95.0, 95.0]))
+    assert cross_fitted([a, c, b], seed=0).score() == 95.0
+
+
+def test_the_cross_fitted_rule_ranks_by_cross_fitted_scores():
+    start = ItemScores("mean", np.full(40, 50.0))
+    rng = np.random.default_rng(0)
+    mnrl = ItemScores("mean", 55 + rng.normal(0, 1, 40))
+    lucky = ItemScores("mean", 56 + rng.normal(0, 1, 40))  # its kept checkpoint scores higher on dev ...
+    honest = ItemScores("mean", 54 + rng.normal(0, 1, 40))  # ... its cross-fitted scores lower
+    results = typed({"m.start": {"kind": "start", "status": "done", "dev": 50.0, "speed": L6},
+                     "m.mnrl": {"status": "done", "dev": mnrl.score(), "speed": L6},
+                     "m.tsdae+mnrl": {"status": "done", "dev": lucky.score(), "speed": L6}})
+    raw = select(results, ["m.start"], "significant", {"m.start": start, "m.mnrl": mnrl, "m.tsdae+mnrl": lucky})
+    assert raw.chosen == "m.tsdae+mnrl"
+    fitted = select(results, ["m.start"], "cross-fitted",
+                    {"m.start": start, "m.mnrl": mnrl, "m.tsdae+mnrl": honest})
+    assert fitted.chosen == "m.mnrl" and "highest cross-fitted dev score" in fitted.why

@@ -21,7 +21,7 @@ from sentforge.adaptation.candidates import METHODS, check_methods, plan_candida
 from sentforge.adaptation.front import pareto_front
 from sentforge.adaptation.hygiene import apply_hygiene, check_data_left, find_overlap
 from sentforge.adaptation.inputs import DATA_DIR, AdaptInputs, read_inputs
-from sentforge.adaptation.intervals import load_items
+from sentforge.adaptation.intervals import selection_items
 from sentforge.adaptation.planning import Budget, Planner
 from sentforge.adaptation.report import test_regret, unresolved, write_report
 from sentforge.adaptation.result import NOT_APPLICABLE, CandidateResult
@@ -62,7 +62,9 @@ def adapt(model: str | Sequence[str], unlabelled: str | os.PathLike, dev: str | 
     (the start model is always one). overrides: recipe settings per method, e.g. {"simcse": {"lr": 1e-5}}.
     select_rule: "significant" (a candidate replaces the start model only when its dev gain's 95 % paired
     bootstrap interval lies above 0; among those, the highest dev score, unless a candidate that costs less
-    to run is not significantly worse than it on the same dev units) or "best" (the highest dev score).
+    to run is not significantly worse than it on the same dev units), "cross-fitted" (the same on the
+    cross-fitted dev scores of the trained candidates' checkpoints: select.py) or "best" (the highest dev
+    score).
     min_texts_per_second: only candidates that encode at least this many of your texts per second here are
     eligible (refused before the run when no start model does); it only affects the choice, so a rerun with
     another value chooses again from the finished candidates. keep_dev_texts: train on unlabelled texts and
@@ -147,7 +149,8 @@ def _select_and_report(state: AdaptState, inputs: AdaptInputs, order: list[str],
     results = {name: state.results[name] for name in order}
     starts = [name for name in order if results[name].kind == "start"]
     done = [name for name in order if results[name].done]
-    items = {name: load_items(state.output, name) for name in done}
+    items = selection_items(state.output, {name: results[name] for name in done}, state.settings["select"],
+                            state.settings["seed"])
     selection = select(results, starts, state.settings["select"], items, state.settings["seed"], min_texts_per_second)
     chosen = selection.chosen
     results = {name: r.update(dev_gain=selection.gains[name]) if r.done else r for name, r in results.items()}

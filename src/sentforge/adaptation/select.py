@@ -14,6 +14,12 @@ models that differ both ways, encoding at least SPEED_MARGIN times faster here. 
 candidates the cheapest wins (the highest dev score among equally cheap ones). Training steps play no
 part: two models of the same architecture cost the same to run, and the higher dev score wins.
 
+"cross-fitted": the same gate, leader and comparisons, on the cross-fitted per-unit dev scores of each
+trained candidate (intervals.cross_fitted): its kept checkpoint is the best of all it evaluated (of every
+rung of the TSDAE ladder too), and the best of many checkpoints on one dev set scores higher there than on
+new data; cross-fitted, every unit is scored by a checkpoint chosen on the other half of the dev units, so
+a candidate gains nothing from the number of checkpoints it was chosen among.
+
 "best": the highest dev score, never below the reference start model's (a start model wins ties).
 """
 
@@ -33,7 +39,7 @@ from sentforge.io import atomic_dir
 from sentforge.model_card import display_name
 
 MODEL_DIR = "model"
-RULES = ("significant", "best")
+RULES = ("significant", "cross-fitted", "best")
 # Timings on a shared machine move by some per cent between passes: between models that differ in more
 # than one way (more parameters but smaller vectors), a faster encode counts only from this ratio on.
 SPEED_MARGIN = 1.2
@@ -92,11 +98,13 @@ def select(results: Mapping[str, CandidateResult], start: list[str], rule: str =
                 chosen = name
         return Selection(chosen, bound + ("the highest dev score" if chosen != base else
                                           f"no candidate scored above {base} on dev"), base, gains, too_slow=too_slow)
+    # The dev score that ranks: the kept checkpoint's, or cross-fitted, the score of the items given.
+    dev = {name: items[name].score() if rule == "cross-fitted" else r.dev for name, r in done.items()}
     gated = [name for name in eligible if name != base and gains[name]["low"] > 0]
     if not gated:
         return Selection(base, bound + f"no candidate's {100 * CONFIDENCE:g} % interval of its dev gain over {base} "
                                        "lies above 0: the start model is kept", base, gains, too_slow=too_slow)
-    leader = max(gated, key=lambda name: done[name].dev)  # the first in run order on a tie
+    leader = max(gated, key=lambda name: dev[name])  # the first in run order on a tie
     comparisons = [_compare(leader, name, done, items, seed) for name in gated if name != leader]
     close = [c for c in comparisons if c["cheaper"] and c["low"] <= 0]
     chosen = leader
@@ -104,12 +112,13 @@ def select(results: Mapping[str, CandidateResult], start: list[str], rule: str =
         # The ones no other close candidate undercuts (all of them should measured speeds make that circular).
         cheapest = [c for c in close if not any(cheaper(done[o["candidate"]].speed, done[c["candidate"]].speed)
                                                 for o in close)] or close
-        chosen = max(cheapest, key=lambda c: done[c["candidate"]].dev)["candidate"]
+        chosen = max(cheapest, key=lambda c: dev[c["candidate"]])["candidate"]
+    score = "cross-fitted dev score" if rule == "cross-fitted" else "dev score"
     why = (f"{bound}{len(gated)} candidate(s) gain significantly over {base} (the lower bound of the "
-           f"{100 * CONFIDENCE:g} % interval above 0); the highest dev score among them is {leader}'s "
-           f"({done[leader].dev:.2f})")
+           f"{100 * CONFIDENCE:g} % interval above 0); the highest {score} among them is {leader}'s "
+           f"({dev[leader]:.2f})")
     if comparisons:
-        why += "; paired with the others: " + "; ".join(_verdict(leader, c, chosen, done) for c in comparisons)
+        why += "; paired with the others: " + "; ".join(_verdict(leader, c, chosen, done, score) for c in comparisons)
     return Selection(chosen, why, base, gains, leader, comparisons, too_slow)
 
 
@@ -122,7 +131,8 @@ def _compare(leader: str, name: str, done: dict[str, CandidateResult], items: Ma
             "high": interval["high"], "cheaper": cheaper(*speeds), "same_cost": same_cost(*speeds)}
 
 
-def _verdict(leader: str, comparison: dict[str, Any], chosen: str, done: dict[str, CandidateResult]) -> str:
+def _verdict(leader: str, comparison: dict[str, Any], chosen: str, done: dict[str, CandidateResult],
+             score: str = "dev score") -> str:
     name = comparison["candidate"]
     text = (f"{leader}: {comparison['difference']:+.2f} [{comparison['low']:+.2f}, {comparison['high']:+.2f}] "
             f"over {name}; ")
@@ -133,11 +143,11 @@ def _verdict(leader: str, comparison: dict[str, Any], chosen: str, done: dict[st
         if name == chosen:
             return text + cost + " and the difference is within the interval: it is chosen"
         why_not = (f"{chosen} costs less still" if cheaper(done[chosen].speed, done[name].speed)
-                   else f"{chosen}, as cheap, has the higher dev score")
+                   else f"{chosen}, as cheap, has the higher {score}")
         return text + cost + f" and the difference is within the interval, but {why_not}"
     if comparison["same_cost"]:
-        return text + "same cost to run, higher dev score"
-    return text + f"{name} does not cost less to run, lower dev score"
+        return text + f"same cost to run, higher {score}"
+    return text + f"{name} does not cost less to run, lower {score}"
 
 
 def cheaper(a: dict[str, Any] | None, b: dict[str, Any] | None) -> str | None:

@@ -41,7 +41,10 @@ def adapt(
     select: Annotated[str, typer.Option(help="significant: a candidate replaces the start model only when the 95 % "
                                              "interval of its dev gain lies above 0; among those the highest dev "
                                              "score wins, unless one that costs less to run is not significantly "
-                                             "worse (paired on the dev units); best: the highest dev score.")
+                                             "worse (paired on the dev units); cross-fitted: the same on dev "
+                                             "scores where each unit is scored by a checkpoint chosen on the other "
+                                             "half of the units (no gain from choosing among many checkpoints); "
+                                             "best: the highest dev score.")
                       ] = "significant",
     min_texts_per_second: Annotated[Optional[float], typer.Option(
         help="Only candidates that encode at least this many of your texts per second on this machine are "
