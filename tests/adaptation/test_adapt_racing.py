@@ -234,3 +234,6 @@ def test_the_cross_fitted_rule_weighs_every_evaluated_checkpoint_of_a_finished_r
     assert len(checkpoints) == len(mnrl["evaluations"]) > 1
     expected = paired_gain(load_items(output, f"{key}.start"), cross_fitted(checkpoints, 0), 0)
     assert mnrl["dev_gain"] == expected
+    assert report["dev_cross_fitted"][f"{key}.mnrl"] == round(cross_fitted(checkpoints, 0).score(), 4)
+    assert f"{key}.mnrl {report['dev_cross_fitted'][f'{key}.mnrl']:.2f} ({mnrl['dev']:.2f})" in \
+        (output / "report.md").read_text()

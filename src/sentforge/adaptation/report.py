@@ -130,6 +130,16 @@ def _regret_lines(report: dict[str, Any]) -> list[str]:
             "(test scores are reported only: no choice can use them)."]
 
 
+def _cross_fitted_lines(report: dict[str, Any]) -> list[str]:
+    fitted = report.get("dev_cross_fitted") or {}
+    if not fitted:
+        return []
+    return ["Dev scores corrected for the choice among checkpoints (cross-fitted: each dev unit scored by the "
+            "checkpoint chosen on the other half of the units; the kept checkpoint's in brackets): "
+            + ", ".join(f"{name} {score:.2f} ({report['candidates'][name]['dev']:.2f})"
+                        for name, score in fitted.items()) + "."]
+
+
 def markdown(report: dict[str, Any]) -> str:
     metric, test_metric = report["metric"], report.get("test_metric")
     selected = report["candidates"][report["selected"]]
@@ -143,6 +153,7 @@ def markdown(report: dict[str, Any]) -> str:
                       "`sentforge.meta.MetaEncoder.load`; sentence-transformers cannot load it."]
     lines += ["", f"Dev: `{report['dev']}` ({metric}); test: " + (f"`{report['test']}` ({test_metric}), reported "
               "only, never used for a choice." if report.get("test") else "none."), *_regret_lines(report),
+              *_cross_fitted_lines(report),
               f"Budget: {report['budget_minutes']:g} min; used {report['wall_s'] / 60:.1f} min of wall time.",
               *_step_costs(report["candidates"]), "", *racing_lines(report), "",
               *_hygiene_lines(report["hygiene"]), "",
