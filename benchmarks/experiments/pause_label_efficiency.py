@@ -2,9 +2,9 @@
 fractions 100/50/30/10/5/1 %, each trained encoder evaluated on STS12-16, STS-B and SICK-R (Spearman)
 and, at 100 % and 10 %, on the SentEval transfer tasks.
 
-    python benchmarks/pause_label_efficiency.py run --model ../shared/models/paraphrase-MiniLM-L3-v2 \\
+    python benchmarks/experiments/pause_label_efficiency.py run --model ../shared/models/paraphrase-MiniLM-L3-v2 \\
         --work-dir runs/pause-label-efficiency/minilm-l3 --steps 2000 --batch-size 64
-    python benchmarks/pause_label_efficiency.py report --work-dir runs/pause-label-efficiency/minilm-l3 \\
+    python benchmarks/experiments/pause_label_efficiency.py report --work-dir runs/pause-label-efficiency/minilm-l3 \\
         --table pause-label-efficiency.md --plot pause-label-efficiency.png
 
 `run` trains with `sentforge train pause` (a subprocess: only the command-line syntax is relied on) on
@@ -33,11 +33,13 @@ from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from benchlib import (DATA, RESULT_FILE, START, TASK_LABELS, budget_steps, budget_text, check_config,
-                      configure_logging, driver_parser, evaluate_model, family_mean, format_mean_std,
-                      keep_training_record, markdown_of, mean_std, parse_floats, parse_ints, parse_names,
-                      read_experiment, run_pending, run_sentforge, save_figure, scores_of, shown_path, tasks_of,
-                      write_report)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/, for benchlib
+from benchlib import DATA
+from benchlib.drivers import (FIGURE_DPI, RESULT_FILE, START, TASK_LABELS, budget_steps, budget_text, check_config,
+                              configure_logging, driver_parser, evaluate_model, family_mean, format_mean_std,
+                              keep_training_record, markdown_of, mean_std, parse_floats, parse_ints, parse_names,
+                              read_experiment, run_pending, run_sentforge, scores_of, shown_path, tasks_of,
+                              write_report)
 
 logger = logging.getLogger("pause_label_efficiency")
 
@@ -231,6 +233,8 @@ def plot(work_dirs: Sequence[Path], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from sentforge.harness.plots import save_figure
+
     fig, axes = plt.subplots(1, len(work_dirs), figsize=(6 * len(work_dirs), 4.2), squeeze=False)
     for ax, work_dir in zip(axes[0], work_dirs):
         config, results = read_experiment(work_dir)
@@ -251,8 +255,7 @@ def plot(work_dirs: Sequence[Path], path: Path) -> None:
         ax.set_title(Path(config["model"]).name, fontsize=10)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
-    fig.tight_layout()
-    save_figure(fig, path)
+    save_figure(plt, fig, path, FIGURE_DPI)  # laid out, written atomically, closed
 
 
 def main(argv: Sequence[str] | None = None) -> int:

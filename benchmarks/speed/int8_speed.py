@@ -1,7 +1,7 @@
 """int8 (ONNX Runtime, `sentforge export --format int8`) against fp32 sentforge and sentence-transformers on
 the raw STS-B test set: sentences/s over alternating rounds, STS-B test Spearman, and GFLOP/s vs CPU peak.
 
-    python benchmarks/int8_speed.py [--rounds 3] [--batch-size 32] [--threads 1] [--ghz 2.596]
+    python benchmarks/speed/int8_speed.py [--rounds 3] [--batch-size 32] [--threads 1] [--ghz 2.596]
         [--st-onnx-int8 avx512_vnni avx2]
 
 sentence-transformers' own ONNX int8 (`export_dynamic_quantized_onnx_model` with each configuration named
@@ -25,6 +25,7 @@ import argparse
 import os
 import shutil
 import statistics
+import sys
 import tempfile
 import time
 from functools import partial
@@ -32,7 +33,8 @@ from pathlib import Path
 
 import numpy as np
 
-from benchlib import reference_models, spearman, stsb_test
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/, for benchlib
+from benchlib.data import reference_models, spearman, stsb_test
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 

@@ -1,7 +1,7 @@
 """Prepare the domain-adaptation data sets (Qatar Living, WikiQA, TwitterPara) in the own-data layouts
 that `sentforge eval --dataset` reads, from the data store's original files, into a new output folder.
 
-    python benchmarks/prepare_domain_data.py --data-dir ../shared/data --output domain-data
+    python benchmarks/data/prepare_domain_data.py --data-dir ../shared/data --output domain-data
 
 Writes, per domain, `unlabelled.txt` (one text per line), `labelled.jsonl` (training pairs with 0/1 labels:
 MNRL trains on the label-1 pairs, each with a label-0 text of the same question as its hard negative), `dev.*` and

@@ -12,13 +12,14 @@ Stages (each reads what the earlier ones cached under --cache-dir, outside the r
            each part writes PART.json under --out
   report   the Markdown tables of docs/meta-embeddings.md from those JSON files
 
-  python benchmarks/meta_embeddings.py encode --cache-dir runs/meta-cache
-  python benchmarks/meta_embeddings.py run --cache-dir runs/meta-cache --out runs/meta-bench \
+  python benchmarks/experiments/meta_embeddings.py encode --cache-dir runs/meta-cache
+  python benchmarks/experiments/meta_embeddings.py run --cache-dir runs/meta-cache --out runs/meta-bench \
       --parts ae --ae-sentences 20000 --ae-epochs 2 --ae-batch-size 1000
-  python benchmarks/meta_embeddings.py run --cache-dir runs/meta-cache --out runs/meta-bench --parts main speed
-  python benchmarks/meta_embeddings.py run --cache-dir runs/meta-cache --out runs/meta-bench \
+  python benchmarks/experiments/meta_embeddings.py run --cache-dir runs/meta-cache --out runs/meta-bench \
+      --parts main speed
+  python benchmarks/experiments/meta_embeddings.py run --cache-dir runs/meta-cache --out runs/meta-bench \
       --parts ae_final --ae-final-sentences 100000 --ae-final-epochs 5
-  python benchmarks/meta_embeddings.py report --out runs/meta-bench
+  python benchmarks/experiments/meta_embeddings.py report --out runs/meta-bench
 
 (--cache-dir and --out default to runs/meta-cache and runs/meta-bench below the current directory.)
 """
@@ -29,14 +30,16 @@ import argparse
 import logging
 import random
 import re
+import sys
 import zipfile
 from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-DATA = REPO.parent / "shared" / "data"
-MEMBER_SPECS = ("all-MiniLM-L6-v2", str(REPO.parent / "shared" / "models" / "paraphrase-MiniLM-L3-v2"),
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/, for benchlib
+from benchlib import DATA, SHARED
+
+MEMBER_SPECS = ("all-MiniLM-L6-v2", str(SHARED / "models" / "paraphrase-MiniLM-L3-v2"),
                 "glove-6B-50d", "use-multilingual-v3")
 ENCODE_ORDER = (2, 3, 1, 0)  # cheapest members first
 SHARD = 10_000

@@ -1,7 +1,7 @@
 """Where a training step's time goes, sentforge against sentence-transformers: the timed steps profiled.
 
-    python benchmarks/gpu_profile.py --device cuda --only tsdae ct mlm --steps 20 --warmup 10
-    python benchmarks/gpu_profile.py --device cpu --only tsdae --steps 3 --warmup 2 --max-seq-length 64
+    python benchmarks/speed/gpu_profile.py --device cuda --only tsdae ct mlm --steps 20 --warmup 10
+    python benchmarks/speed/gpu_profile.py --device cpu --only tsdae --steps 3 --warmup 2 --max-seq-length 64
 
 Each side trains exactly as in `gpu_speed.py` (same model, data, batch sizes and library entry points);
 here the steps after `--warmup` run under `torch.profiler`, and a second run of the same steps under
@@ -25,8 +25,10 @@ import time
 import warnings
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/, for benchlib
 import gpu_speed  # the training of both sides: this script profiles the speed benchmark's steps
-from benchlib import fail, print_device
+from benchlib import fail
+from benchlib.device import print_device
 
 SYNC_CALLS = ("cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize", "cudaMemcpy")
 TRAINED = ("tsdae", "mnrl", "simcse", "ct", "mlm")

@@ -1,6 +1,6 @@
 """Throughput of `--engine ray` with 1 and 2 workers on a local Ray cluster, against the local engine.
 
-    python benchmarks/ray_throughput.py runs/scale/lines.txt --lines 4000 --chunk-size 500
+    python benchmarks/speed/ray_throughput.py runs/scale/lines.txt --lines 4000 --chunk-size 500
 
 Encodes the first --lines lines of the file with paraphrase-MiniLM-L3-v2 (fp32) into shards, the settings
 alternating for --rounds rounds (Ray started once, before timing; actors load the model inside the timed
@@ -14,10 +14,12 @@ import argparse
 import itertools
 import os
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/, for benchlib
 from benchlib import SHARED
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")

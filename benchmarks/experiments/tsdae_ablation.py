@@ -8,9 +8,9 @@
 Every other knob stays at the paper's default (delete, 0.6, CLS, tied), so the configurations the
 groups share (e.g. delete 0.6 CLS tied) train once.
 
-    python benchmarks/tsdae_ablation.py run --work-dir runs/tsdae/ablation \
+    python benchmarks/experiments/tsdae_ablation.py run --work-dir runs/tsdae/ablation \
         --model ../shared/models/paraphrase-MiniLM-L3-v2 --steps 10000
-    python benchmarks/tsdae_ablation.py report --work-dir runs/tsdae/ablation --table tsdae-ablation.md
+    python benchmarks/experiments/tsdae_ablation.py report --work-dir runs/tsdae/ablation --table tsdae-ablation.md
 
 The corpus (distinct TURL train tweets minus near-duplicates of the TwitterPara test sentences), the run
 layout (W/runs/START/twitterpara/NAME/result.json), resuming, `--dry-run` and the failure handling are
@@ -24,7 +24,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from benchlib import configure_logging, markdown_of, parse_floats, parse_names, write_report
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/, for benchlib
+from benchlib.drivers import configure_logging, markdown_of, parse_floats, parse_names, write_report
 from tsdae_domain import (DOMAIN_TASKS, RUNS, Run, Start, cell, check_choices, check_starts, command_line,
                           common_train_options, load_results, report_written, run_all)
 

@@ -1,13 +1,13 @@
 """`sentforge explain` on a few real similar pairs of each domain, and how often deletion and integrated
 gradients agree in sign on a word.
 
-From each dev file (written by benchmarks/prepare_domain_data.py) the pairs are: the first PAIRS distinct first
+From each dev file (written by benchmarks/data/prepare_domain_data.py) the pairs are: the first PAIRS distinct first
 texts (queries, or first sentences of label-1 pairs), each with its shortest similar text. Each pair is printed
 as `sentforge explain MODEL A B --top TOP` prints it; at the end, the share of words (with both influences
 non-zero) on which the two methods agree in sign, per domain and over all pairs: over every word, and over the
 TOP most influential words (by deletion) of each pair.
 
-    python benchmarks/explain_examples.py --domain-data domain-data --html docs/img/explain-example.html
+    python benchmarks/experiments/explain_examples.py --domain-data domain-data --html docs/img/explain-example.html
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import os
 import shlex
+import sys
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -23,7 +24,8 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import sentforge
 from sentforge.explanation import format_table, save_html
 
-from benchlib import similar_pairs
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/, for benchlib
+from benchlib.data import similar_pairs
 
 DOMAINS = ("qatarliving", "wikiqa", "twitterpara")
 

@@ -1,6 +1,6 @@
 """Parity and speed of sentforge's Encoder.encode against sentence-transformers on the raw STS-B test set.
 
-    python benchmarks/encode_parity_speed.py [--rounds 5] [--batch-size 32]
+    python benchmarks/speed/encode_parity_speed.py [--rounds 5] [--batch-size 32]
 
 Prints, per model: max |1 - cos(sentforge, sentence-transformers)| over the 2,758 sentences, the STS-B
 test Spearman x100 of both, and the median sentences/s of each over alternating A/B rounds (fp32, CPU).
@@ -11,12 +11,15 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import sys
 import time
 from functools import partial
+from pathlib import Path
 
 import numpy as np
 
-from benchlib import reference_models, spearman, stsb_test
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/, for benchlib
+from benchlib.data import reference_models, spearman, stsb_test
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 

@@ -1,6 +1,6 @@
 """Side-by-side Markdown table of several `sentforge eval` reports (one column per model).
 
-    python benchmarks/results_table.py runs/bm25.json runs/glove.json runs/minilm-l6.json --output table.md
+    python benchmarks/reports/results_table.py runs/bm25.json runs/glove.json runs/minilm-l6.json --output table.md
 
 Rows: the main score of every task that ran in at least one report, grouped by family, then the family
 means and the timing of each run. A task a model did not run (skipped or not applicable) shows "–".

@@ -1,7 +1,7 @@
 """Inference speed of the three Sentence-T5 encoders (enc-mean, enc-first, encdec-first) of one T5
 checkpoint, by batch size and sequence length, as in the Sentence-T5 paper's appendix (Ni et al., 2022).
 
-    python benchmarks/st5_speed.py --model runs/pretrain/t5-small-2k [--threads 2] \\
+    python benchmarks/speed/st5_speed.py --model runs/pretrain/t5-small-2k [--threads 2] \\
         [--batch-sizes 1,8,32,128] [--lengths 16,64,128,256] [--rounds 3] [--min-time 1.0]
 
 Each cell is sentences per second of the encoder's forward pass (backbone, pooling, projection,

@@ -1,7 +1,7 @@
 """Training and encode speed of sentforge against sentence-transformers, on a GPU or the CPU.
 
-    python benchmarks/gpu_speed.py --device cuda --texts domain-data/qatarliving/unlabelled.txt
-    python benchmarks/gpu_speed.py --device cpu --steps 8 --warmup 2 --encode-texts 512
+    python benchmarks/speed/gpu_speed.py --device cuda --texts domain-data/qatarliving/unlabelled.txt
+    python benchmarks/speed/gpu_speed.py --device cpu --steps 8 --warmup 2 --encode-texts 512
 
 Both sides train the same random-initialised model of the all-MiniLM-L6-v2 configuration (BERT,
 hidden 384, 6 layers, 12 heads, intermediate 1536, its WordPiece tokenizer), built once per run
@@ -54,7 +54,9 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
-from benchlib import REPO, SHARED, fail, print_device, synchronize
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/, for benchlib
+from benchlib import REPO, SHARED, fail
+from benchlib.device import print_device, synchronize
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")

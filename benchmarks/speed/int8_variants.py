@@ -1,6 +1,6 @@
 """How the int8 path was chosen: speed and fidelity of int8 variants of all-MiniLM-L6-v2's backbone.
 
-    python benchmarks/int8_variants.py [--sentences 800] [--rounds 2] [--threads 1]
+    python benchmarks/speed/int8_variants.py [--sentences 800] [--rounds 2] [--threads 1]
 
 Variants: ONNX Runtime fp32 (sentforge's export), ONNX Runtime int8 with per-tensor and per-channel
 weights, ONNX Runtime int8 after its BERT operator fusion, and torch dynamic quantization of nn.Linear.
@@ -15,13 +15,15 @@ import argparse
 import copy
 import os
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
-from benchlib import stsb_test
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/, for benchlib
+from benchlib.data import stsb_test
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 

@@ -2,7 +2,7 @@
 pre-trained model, STS-B test Spearman (mean pooling) against the same architecture randomly
 initialised, and training throughput.
 
-    python benchmarks/pretrain_report.py --run runs/pretrain/bert-small-5k --run runs/pretrain/t5-small-2k \
+    python benchmarks/reports/pretrain_report.py --run runs/pretrain/bert-small-5k --run runs/pretrain/t5-small-2k \
         --data ../shared/data --img-dir docs/img --output runs/pretrain/report.json
 """
 
@@ -12,6 +12,7 @@ import argparse
 import json
 import logging
 import statistics
+import sys
 from pathlib import Path
 
 import torch
@@ -21,6 +22,9 @@ from sentforge.evaluation.readers.sts import STSB_RAW, STSPairs, read_stsbenchma
 from sentforge.evaluation.scoring import correlations
 from sentforge.io import save_json
 from sentforge.recipes.pretrain import SUMMARY_FILE, TRAINING_DIR, random_init_like
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/, for benchlib
+from benchlib import DATA
 
 
 def stsb_spearman(encoder, pairs: STSPairs) -> float:
@@ -86,7 +90,7 @@ def report(run: Path, data: Path, img_dir: Path) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--run", type=Path, action="append", required=True)
-    parser.add_argument("--data", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "data",
+    parser.add_argument("--data", type=Path, default=DATA,
                         help="the data root (default ../shared/data)")
     parser.add_argument("--img-dir", type=Path, default=Path("docs/img"))
     parser.add_argument("--output", type=Path)

