@@ -21,7 +21,8 @@ from sentforge import load
 from sentforge.evaluation.readers.sts import STSB_RAW, STSPairs, read_stsbenchmark
 from sentforge.evaluation.scoring import correlations
 from sentforge.io import save_json
-from sentforge.recipes.pretrain import SUMMARY_FILE, TRAINING_DIR, random_init_like
+from sentforge.recipes.pretrain import SUMMARY_FILE, random_init_like
+from sentforge.recipes.run_dir import TRAINING_DIR
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/, for benchlib
 from benchlib import DATA
