@@ -1,5 +1,5 @@
-"""The Sentence-T5 experiment driver (benchmarks/sentence_t5.py) and the shared experiment plumbing
-(benchmarks/benchlib.py): the run plan, the training command, the STS figure Sentence-T5 reports,
+"""The Sentence-T5 experiment driver (benchmarks/experiments/sentence_t5.py) and the shared experiment plumbing
+(benchmarks/benchlib/drivers.py): the run plan, the training command, the STS figure Sentence-T5 reports,
 the report's mean ± std tables and plot from fake results, resuming and failure handling, the TSDAE
 drivers' plan and report on that plumbing, and one end-to-end `run` of a tiny random T5 on tiny data
 (raw and QA -> NLI, one training step per stage)."""
@@ -21,7 +21,7 @@ from conftest import CORPUS, REPO
 def st5(monkeypatch):
     import importlib
 
-    monkeypatch.syspath_prepend(str(REPO / "benchmarks"))
+    monkeypatch.syspath_prepend(str(REPO / "benchmarks" / "experiments"))
     return importlib.import_module("sentence_t5")
 
 
@@ -30,7 +30,7 @@ def benchlib(monkeypatch):
     import importlib
 
     monkeypatch.syspath_prepend(str(REPO / "benchmarks"))
-    return importlib.import_module("benchlib")
+    return importlib.import_module("benchlib.drivers")
 
 
 def test_plan_runs_raw_once_then_seed_major(st5):
@@ -204,7 +204,7 @@ def test_report_helpers(benchlib, tmp_path):
 def test_tsdae_drivers_plan_and_report_on_the_shared_plumbing(monkeypatch, tmp_path, capsys):
     import importlib
 
-    monkeypatch.syspath_prepend(str(REPO / "benchmarks"))
+    monkeypatch.syspath_prepend(str(REPO / "benchmarks" / "experiments"))
     domain, ablation = importlib.import_module("tsdae_domain"), importlib.import_module("tsdae_ablation")
     work = tmp_path / "w"
     assert domain.main(["run", "--work-dir", str(work), "--model", "m", "--model", "random:m2", "--steps", "5",
@@ -276,7 +276,7 @@ def test_run_end_to_end_resumes_and_reports(st5, tiny_t5_dir, tmp_path, caplog):
     assert not (work / "enc-mean-qa-nli-s0" / "model").exists()  # weights dropped without --keep-models
     assert (work / "enc-mean-qa-nli-s0" / "metrics-stage-2-nli.jsonl").exists()
     caplog.clear()
-    caplog.set_level(logging.INFO, logger="benchlib")
+    caplog.set_level(logging.INFO, logger="benchlib.drivers")
     assert st5.main(command) == 0  # everything done: skipped
     assert sum("done before, skipped" in record.getMessage() for record in caplog.records) == 2
     with pytest.raises(SystemExit, match="batch_size"):

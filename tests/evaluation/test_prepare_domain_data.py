@@ -1,4 +1,4 @@
-"""The domain-data preparation script (benchmarks/prepare_domain_data.py) on small written files: the
+"""The domain-data preparation script (benchmarks/data/prepare_domain_data.py) on small written files: the
 Qatar Living CSV grouping and relevance, PIT-2015 dev binarisation, the TEST-BASE guard; and (slow) the
 WikiQA and Qatar Living outputs on the real data read back by the own-data loader."""
 
@@ -16,7 +16,7 @@ from sentforge.evaluation import load_dataset
 
 @pytest.fixture()
 def prepare(monkeypatch):
-    monkeypatch.syspath_prepend(str(REPO / "benchmarks"))
+    monkeypatch.syspath_prepend(str(REPO / "benchmarks" / "data"))
     return importlib.import_module("prepare_domain_data")
 
 

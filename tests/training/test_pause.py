@@ -368,13 +368,13 @@ def test_cli_bad_input_exits_2(tiny_bert_dir, tmp_path, capsys):
     assert_one_line_error(code, err, "no labelled pairs")
 
 
-# --- benchmark drivers (benchmarks/pause_label_efficiency.py, benchmarks/pause_positive_only.py) ----
+# --- benchmark drivers (benchmarks/experiments/pause_label_efficiency.py, pause_positive_only.py) ----
 
 @pytest.fixture
 def drivers(monkeypatch):
     import importlib
 
-    monkeypatch.syspath_prepend(str(REPO / "benchmarks"))
+    monkeypatch.syspath_prepend(str(REPO / "benchmarks" / "experiments"))
     return importlib.import_module("pause_label_efficiency"), importlib.import_module("pause_positive_only")
 
 
