@@ -55,6 +55,9 @@ def adapt(
     keep_checkpoints: Annotated[bool, typer.Option(help="Keep the candidates' training checkpoints once the run is "
                                                         "done (by default each keeps its model and metrics).")
                                 ] = False,
+    keep: Annotated[str, typer.Option(help="all: every candidate's model under OUTPUT/runs; selected: once the "
+                                           "report is written, only OUTPUT/model and the report (a rerun can then "
+                                           "not choose another candidate).")] = "all",
     device: DeviceOpt = None,
     seed: SeedOpt = 0,
 ) -> None:
@@ -70,7 +73,7 @@ def adapt(
                        members=member, seed=seed, eval_every=eval_every, candidates=names, max_epochs=max_epochs,
                        meta_members=meta_members, device=device, select_rule=select,
                        keep_dev_texts=keep_dev_texts, race=race, keep_checkpoints=keep_checkpoints,
-                       min_texts_per_second=min_texts_per_second)
+                       min_texts_per_second=min_texts_per_second, keep=keep)
     chosen = report["candidates"][report["selected"]]
     typer.echo(f"selected {report['selected']}: dev {report['metric']} {chosen['dev']:.2f}; wrote {output}/model, "
                f"{output}/report.md, {output}/report.json")
