@@ -63,8 +63,12 @@ class Runner:
         if result.done and self.inputs.test is not None and result.test is None:
             result = self._tested(result)
         if result.done and not items_path(self.state.output, candidate.name).is_file():
-            save_items(self.state.output, candidate.name,
-                       self.inputs.dev.item_scores(load_candidate(result, self.train.device)))
+            started = time.monotonic()
+            model = load_candidate(result, self.train.device)
+            if result.kind != "start":  # a model read from its run directory: the loads planned take its time
+                measured = self.state.measured
+                measured["load_s"] = max(measured.get("load_s", 0.0), round(time.monotonic() - started, 3))
+            save_items(self.state.output, candidate.name, self.inputs.dev.item_scores(model))
         self.state.record(candidate.name, result)
         if result.done:
             logger.info("%s: dev %s %.2f (%.0f s)", candidate.name, metric_of(self.inputs.dev), result.dev,
@@ -72,11 +76,17 @@ class Runner:
         else:
             logger.info("%s: %s (%s)", candidate.name, result.status, result.reason)
 
-    def probe_pending(self, equal_s: float) -> None:
+    def probe_pending(self, equal_s: float, reserve_s: float = 0.0) -> None:
         """Probe every trained candidate still to run and not yet probed, each within `equal_s` seconds
         (planning.py): the state keeps its seconds per step, its steps and wall seconds; a probe that fails
-        records that candidate as failed."""
-        for probed in self.plan.to_probe():
+        records that candidate as failed. A probe after the first starts only while the time left (less
+        `reserve_s`) still holds `equal_s`: on a slow machine the first steps may take more than their share."""
+        for index, probed in enumerate(self.plan.to_probe()):
+            left = self.plan.available() - reserve_s
+            if index and left < equal_s:
+                logger.info("%s not probed: %.0f s of the budget left, less than a probe's %.0f s", probed.name,
+                            max(left, 0), equal_s)
+                break
             clock = StepClock(self.plan.probe_cadence())
             try:
                 steps, wall_s = self._recipe_run(probed, equal_s, probed.model, self.state.run_dir(probed.name),
@@ -146,7 +156,7 @@ class Runner:
         room = self.plan.room()
         if room.equal_s is None:
             return _outcome(candidate, SKIPPED, reason=room.why)
-        self.probe_pending(room.equal_s)
+        self.probe_pending(room.equal_s, room.reserve_s)
         if candidate.name in self.state.results:  # it failed in its probe
             return self.state.results[candidate.name]
         share, why = self.plan.share(candidate, room.reserve_s)
