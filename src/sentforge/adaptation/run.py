@@ -57,7 +57,7 @@ def adapt(model: str | Sequence[str], unlabelled: str | os.PathLike, dev: str | 
           overrides: dict[str, dict[str, Any]] | None = None, select_rule: str = "significant",
           keep_dev_texts: bool = False, race: bool = True, keep_checkpoints: bool = False,
           min_texts_per_second: float | None = None, keep: str = "all",
-          callbacks: Sequence[Callable[[Any], None]] = ()) -> dict[str, Any]:
+          callbacks: Sequence[Callable[[Any], None]] = (), started: float | None = None) -> dict[str, Any]:
     """Run the candidates within the budget, write OUTPUT (model/, report.md, report.json, dev-curve.png,
     runs/, adapt.json) and return the report (what report.json holds).
 
@@ -81,11 +81,12 @@ def adapt(model: str | Sequence[str], unlabelled: str | os.PathLike, dev: str | 
     candidate keeps its model and metrics; an interrupted run keeps them to resume). keep: "all" (every
     candidate's model under OUTPUT/runs) or "selected" (once the report is written, only OUTPUT/model, the
     report, the data and the per-unit dev scores: a rerun then chooses again only the same model).
-    The budget is the wall time of the whole call, from its start to the report.
+    The budget is the wall time of the whole call, from its start (or `started`, a time.monotonic() value: the
+    command line gives its own start, so that loading the libraries counts too) to the report.
     callbacks: called with the TrainerState after every training step (of every trained candidate).
     A rerun of the same call resumes; a different call on the same output is refused.
     """
-    started = time.monotonic()  # the budget counts from here: reading the inputs and the report included
+    started = time.monotonic() if started is None else started  # the budget counts from here
     # 1. Inputs: read and checked before any model loads (inputs.py); the state resumes a rerun (state.py).
     models = [model] if isinstance(model, (str, os.PathLike)) else list(model)
     # What is already in `output` is the state's to judge: a rerun of the same call resumes there.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -66,6 +67,7 @@ def adapt(
     clearly above 0 (a paired bootstrap interval); of those, the best on dev, or a cheaper-to-run one
     that is not significantly worse. Dev and test texts are kept out of training. Rerun the same command
     to resume after an interruption."""
+    started = time.monotonic()  # the budget counts the libraries' loading too
     from sentforge.adaptation import adapt as run_adapt
 
     names = None if candidates is None else [n.strip() for n in candidates.split(",") if n.strip()]
@@ -73,7 +75,7 @@ def adapt(
                        members=member, seed=seed, eval_every=eval_every, candidates=names, max_epochs=max_epochs,
                        meta_members=meta_members, device=device, select_rule=select,
                        keep_dev_texts=keep_dev_texts, race=race, keep_checkpoints=keep_checkpoints,
-                       min_texts_per_second=min_texts_per_second, keep=keep)
+                       min_texts_per_second=min_texts_per_second, keep=keep, started=started)
     chosen = report["candidates"][report["selected"]]
     typer.echo(f"selected {report['selected']}: dev {report['metric']} {chosen['dev']:.2f}; wrote {output}/model, "
                f"{output}/report.md, {output}/report.json")
