@@ -217,6 +217,7 @@ def plot_front(path: Path, report: dict[str, Any]) -> None:
     shown = {name: r for name, r in report["candidates"].items() if r.get("status") == "done" and r.get("speed")}
     figure, axes = plt.subplots(figsize=(7, 4.5))
     front = report["front"]
+    bars = []  # the intervals, kept clear of the names
     for name, r in shown.items():
         on_front, rate = name in front, r["speed"]["texts_per_second"]
         color = "C0" if on_front else "grey"
@@ -226,6 +227,7 @@ def plot_front(path: Path, report: dict[str, Any]) -> None:
             "difference", 0.0)
         axes.errorbar(rate, r["dev"], xerr=[[rate - low], [high - rate]], yerr=[[below], [above]], fmt="none",
                       ecolor=color, elinewidth=0.8, capsize=2, alpha=0.6, zorder=2)
+        bars += [(rate, r["dev"] - below, rate, r["dev"] + above), (low, r["dev"], high, r["dev"])]
         axes.scatter(rate, r["dev"], s=40 if on_front else 25, zorder=3, color=color)
     axes.plot([shown[n]["speed"]["texts_per_second"] for n in front], [shown[n]["dev"] for n in front],
               color="C0", linewidth=1.2, drawstyle="steps-post", label="speed–quality front")
@@ -252,5 +254,5 @@ def plot_front(path: Path, report: dict[str, Any]) -> None:
     # The names last, on the final layout: the fronts first, then the others, the better dev score first.
     names = sorted(shown, key=lambda n: (n not in front, -shown[n]["dev"]))
     place_labels(axes, [(shown[n]["speed"]["texts_per_second"], shown[n]["dev"]) for n in names], names,
-                 ["black" if n in front else "dimgrey" for n in names])
+                 ["black" if n in front else "dimgrey" for n in names], obstacles=bars)
     save_figure(plt, figure, path, dpi=120)

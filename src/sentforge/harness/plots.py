@@ -42,10 +42,10 @@ LABEL_REACH = (1, 2, 3.5, 5)  # the spots' distances tried, as multiples
 
 
 def place_labels(axes: Any, points: list[tuple[float, float]], labels: list[str], colors: list[str] | None = None,
-                 fontsize: float = 7) -> list[Any]:
+                 fontsize: float = 7, obstacles: list[tuple[float, float, float, float]] = ()) -> list[Any]:
     """Annotate each point (data coordinates) with its label at the first spot beside it (LABEL_SPOTS, nearer
-    first) where the label's box overlaps no label placed before it, no point and not the legend, and stays inside
-    the axes;
+    first) where the label's box overlaps no label placed before it, no point, no obstacle (data boxes x0, y0,
+    x1, y1, such as error bars) and not the legend, and stays inside the axes;
     a label moved past the nearest spots gets a thin line to its point. When no spot is free, the last one
     tried. Draw after the axes' limits are final: the boxes are measured on the figure as laid out then."""
     figure = axes.figure
@@ -54,8 +54,13 @@ def place_labels(axes: Any, points: list[tuple[float, float]], labels: list[str]
     frame = axes.get_window_extent(renderer)
     centres = [axes.transData.transform(point) for point in points]
     pad = 4.0  # pixels around a point that a label keeps clear of
+    from matplotlib.transforms import Bbox
+
     legend = axes.get_legend()
     taken: list[Any] = [legend.get_window_extent(renderer)] if legend is not None else []
+    for x0, y0, x1, y1 in obstacles:
+        (left, bottom), (right, top) = axes.transData.transform([(x0, y0), (x1, y1)])
+        taken.append(Bbox([[min(left, right) - 2, min(bottom, top) - 2], [max(left, right) + 2, max(bottom, top) + 2]]))
     placed = []
     for index, (point, label) in enumerate(zip(points, labels)):
         color = colors[index] if colors else "black"
