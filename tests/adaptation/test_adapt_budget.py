@@ -10,7 +10,7 @@ import pytest
 
 from sentforge.adaptation.candidates import METHODS, Candidate
 from sentforge.adaptation.planning import (LOADS_AFTER_TRAINING, REPORT_S, SPEED_SHARE, TIME_LIMIT, Costs, Deadline,
-                                           Planner)
+                                           Planner, to_next_evaluation)
 from sentforge.adaptation.result import CandidateResult
 from sentforge.adaptation.speed import MIN_PASS_TEXTS, ROUNDS, WARM_UP_TEXTS
 from sentforge.harness.budget import Budget
@@ -105,3 +105,10 @@ def test_a_deadline_stops_training_where_the_rest_of_the_candidate_still_fits_it
     done = SimpleNamespace(step=1000, total_steps=1000, should_stop=False, stop_reason=None)
     Deadline(1.0, after_s, lambda: 1e6)(done)
     assert not done.should_stop
+
+
+def test_an_extension_reaches_its_next_evaluation_only_with_the_time_its_deadline_keeps():
+    cut = CandidateResult("train", "tsdae", "done", steps=4, planned_steps=500, eval_every=10)
+    # 6 steps to step 10, its evaluations and test, a load before it and the loads its deadline keeps after it.
+    assert to_next_evaluation(cut, 2.0, COSTS) == pytest.approx(
+        6 * 2.0 + COSTS.trained_minimum + (LOADS_AFTER_TRAINING + 1) * COSTS.load_s)

@@ -377,14 +377,17 @@ def was_cut(result: CandidateResult) -> bool:
 
 def to_next_evaluation(result: CandidateResult, seconds_per_step: float, costs: Costs) -> float | None:
     """Seconds a cut candidate needs to train on to its next dev evaluation, with the evaluations of the trained
-    minimum; None when its schedule holds no further evaluation (its cadence unknown: the minimum alone)."""
+    minimum and its model's loads; None when its schedule holds no further evaluation (its cadence unknown: the
+    minimum alone)."""
     if not result.eval_every:
         return costs.trained_minimum
     steps = result.steps or 0
     next_evaluation = (steps // result.eval_every + 1) * result.eval_every
     if next_evaluation > (result.planned_steps or 0):
         return None
-    return (next_evaluation - steps) * seconds_per_step + costs.trained_minimum
+    # Its deadline keeps the loads after its last step (Costs.after_step_s), and it loads its model first.
+    loads = (LOADS_AFTER_TRAINING + 1) * costs.load_s
+    return (next_evaluation - steps) * seconds_per_step + costs.trained_minimum + loads
 
 
 def cut_candidates(planned: list[Candidate], results: Mapping[str, CandidateResult]) -> list[Candidate]:
