@@ -33,9 +33,9 @@ logger = logging.getLogger(__name__)
 SPEED_SAMPLE = 512  # the most texts a timed pass encodes
 ROUNDS = 5  # interleaved rounds: every model encodes the pass's texts once in each
 MIN_ROUNDS = 3  # rounds run whatever the time left: a median and a spread need them
-MIN_PASS_TEXTS = 32  # the fewest texts of a timed pass (one encode batch)
+MIN_PASS_TEXTS = 8  # the fewest texts of a timed pass, so that a starved machine still ends in time
 TIMED_PASSES = 2  # check_speed_bound: the faster of two passes
-WARM_UP_TEXTS = 32
+WARM_UP_TEXTS = 16
 COST_KEYS = ("encoders", "parameters", "dim")
 
 
