@@ -31,6 +31,16 @@ most META_RESERVE_SHARE of the budget, and not before a trained candidate finish
    on TwitterPara was resumed five times for 4 to 52 steps, none reaching an evaluation, each taking a
    minute or more). A candidate that another finished candidate started from (TSDAE under TSDAE then MNRL)
    is not extended: the later candidate would no longer start from it.
+5. The end. What follows the last candidate is planned too, so that the budget holds the whole run, from the
+   call to the report: the speed measurement (speed.py) of the candidates still able to finish (each loaded
+   once, and ROUNDS interleaved passes of the models of distinct architectures: the start models, the
+   meta-embeddings' members, distil), at the start model's cost per text and per load, the passes held to
+   SPEED_SHARE of the budget (never below MIN_PASS_TEXTS texts), and the selection and report. Steps 1 to 4
+   plan only the time left before it (`available`).
+6. Deadlines. A trained candidate's share holds its whole wall time: the run stops (Deadline, a trainer callback)
+   after the step past which the next step, a dev evaluation, the saves and loads of its kept model, its test
+   evaluation and its per-unit dev scores (Costs.after_step_s) would no longer fit in its share; distil's share
+   holds its teacher's encoding too.
 
 Everything here computes; runner.py trains the probes and the candidates, and the state records them.
 """
@@ -52,6 +62,7 @@ from sentforge.adaptation.ladder import ladder_steps, rungs
 from sentforge.adaptation.meta import MAX_FIT_TEXTS
 from sentforge.adaptation.racing import evaluation_cadence, first_judged_step
 from sentforge.adaptation.result import CandidateResult
+from sentforge.adaptation.speed import MIN_PASS_TEXTS, ROUNDS, WARM_UP_TEXTS
 from sentforge.adaptation.state import AdaptState
 from sentforge.adaptation.trained import TrainSettings, recipe_settings, training_data, warmup_steps
 from sentforge.disk import CHECKPOINTS
@@ -59,6 +70,9 @@ from sentforge.disk import CHECKPOINTS
 PROBE_STEPS = 3
 META_RESERVE_SHARE = 0.25  # the most of the budget kept for the meta-embeddings while trained candidates wait
 TIME_LIMIT = "time limit"  # the trainer's stop reason when a candidate's time limit stopped it
+SPEED_SHARE = 0.05  # of the budget, the most the speed measurement's passes are planned to take (past its minimum)
+REPORT_S = 5.0  # the selection and the report's files, besides loading and saving the selected model
+LOADS_AFTER_TRAINING = 5  # a checkpoint, the kept model loaded and saved, loaded for the test and the dev units
 
 
 @dataclass(frozen=True)
@@ -69,10 +83,29 @@ class Costs:
     dev_s: float
     test_s: float
     per_text_s: float
+    load_s: float = 0.0  # loading the start model (an earlier version's state did not time it: 0)
 
     @property
     def trained_minimum(self) -> float:
         return 2 * self.dev_s + self.test_s
+
+    def after_step_s(self, seconds_per_step: float) -> float:
+        """What a trained candidate still needs after a step, to stop within its share: one more step with a dev
+        evaluation (the step that would cross), then the saves and loads of its model, its test evaluation and
+        its per-unit dev scores."""
+        return seconds_per_step + 2 * self.dev_s + self.test_s + LOADS_AFTER_TRAINING * self.load_s
+
+    def speed_estimate(self, encoders: Sequence[int], loads: int, texts: int, total_s: float) -> float:
+        """Seconds of the speed measurement: `loads` candidates loaded, a warm-up and ROUNDS passes over `texts`
+        texts by each timed model (`encoders`: how many each runs), the passes held to SPEED_SHARE of the
+        `total_s` budget but never below MIN_PASS_TEXTS texts."""
+        per_text = sum(encoders) * self.per_text_s
+        full, least = ROUNDS * texts * per_text, ROUNDS * min(MIN_PASS_TEXTS, texts) * per_text
+        return loads * self.load_s + min(WARM_UP_TEXTS, texts) * per_text + min(full, max(least, SPEED_SHARE * total_s))
+
+    def report_estimate(self) -> float:
+        """Seconds of the selection and the report: the selected model loaded and saved, the files written."""
+        return REPORT_S + 2 * self.load_s
 
     def encode_estimate(self, encoders: int, texts: int) -> float:
         return encoders * texts * self.per_text_s
@@ -89,6 +122,19 @@ class Room:
     equal_s: float | None
     reserve_s: float
     why: str = ""
+
+
+class Deadline:
+    """A trainer callback that stops the run (the time limit's stop reason) after the step past which the
+    candidate's `elapsed()` seconds (its earlier runs' included) and `after_s` (Costs.after_step_s) would pass
+    its `share`: the next step and what follows the last one then fit in it."""
+
+    def __init__(self, share: float, after_s: float, elapsed: Callable[[], float]) -> None:
+        self.share, self.after_s, self.elapsed = share, after_s, elapsed
+
+    def __call__(self, state: Any) -> None:
+        if not state.should_stop and state.step < state.total_steps and self.elapsed() + self.after_s >= self.share:
+            state.should_stop, state.stop_reason = True, TIME_LIMIT
 
 
 class StepClock:
@@ -122,10 +168,27 @@ class Planner:
     planned: list[Candidate]
     budget: Budget
     meta_members: int  # the members of each meta-embedding: the best candidates and the --member encoders
+    speed_sample: Sequence[str] = ()  # the texts the speed measurement may encode (speed.speed_sample)
 
     def costs(self) -> Costs:
         m = self.state.measured
-        return Costs(m["dev_s"], m["test_s"], m["per_text_s"])
+        return Costs(m["dev_s"], m["test_s"], m["per_text_s"], m.get("load_s", 0.0))
+
+    def end_reserve(self, costs: Costs | None = None) -> float:
+        """Step 5: the seconds kept for the speed measurement and the report, for the candidates that may still
+        finish: every planned one not already recorded as not run; timed apart, the start models (one encoder
+        each), the meta-embeddings (their members) and distil."""
+        costs = costs or self.costs()
+        finishing = [c for c in self.planned if c.name not in self.state.results or self.state.results[c.name].done]
+        kinds = {"start": 1, "meta": self.meta_members, "distil": 1}
+        encoders = [kinds[c.method.kind] for c in finishing if c.method.kind in kinds]
+        return (costs.speed_estimate(encoders, len(finishing), len(self.speed_sample),
+                                       self.budget.total_s)
+                + costs.report_estimate())
+
+    def available(self, costs: Costs | None = None) -> float:
+        """The seconds of the budget left before the end (step 5)."""
+        return self.budget.remaining() - self.end_reserve(costs)
 
     def meta_reserve(self, costs: Costs) -> float:
         pending = [c for c in self.planned if c.method.kind == "meta" and c.name not in self.state.results]
@@ -139,10 +202,11 @@ class Planner:
         costs = self.costs()
         reserve = self.meta_reserve(costs)
         left = len(self._trained_left())
-        room = equal_share(self.budget.remaining(), left, reserve, costs)
+        available = self.available(costs)
+        room = equal_share(available, left, reserve, costs)
         if room.equal_s is None and not any(r.kind == "train" and r.done for r in self.state.results.values()):
             # A meta-embedding combines trained candidates: the first one does not give way to it.
-            room = equal_share(self.budget.remaining(), left, 0.0, costs)
+            room = equal_share(available, left, 0.0, costs)
         return room
 
     def to_probe(self) -> list[Candidate]:
@@ -155,7 +219,7 @@ class Planner:
         its first run (its probe's time included); None (and why) when it cannot get the minimum."""
         costs = self.costs()
         left = self._trained_left()
-        available = self.budget.remaining() - reserve_s
+        available = self.available(costs) - reserve_s
         needs = [self.need(c, costs) for c in left]
         share = plan_shares(available, needs, costs.trained_minimum)[left.index(candidate)]
         if share is None:
@@ -167,7 +231,7 @@ class Planner:
         """Step 4: the cut candidate to extend next and its share of the time left (the meta-embeddings still
         to run keep their reserve); None when none is cut or the time left is below the minimum."""
         costs = self.costs()
-        available = self.budget.remaining() - self.meta_reserve(costs)
+        available = self.available(costs) - self.meta_reserve(costs)
         # (a finished run's removed checkpoints leave nothing to resume from)
         cut = [c for c in cut_candidates(self.planned, self.state.results)
                if (Path(self.state.results[c.name].model_path) / CHECKPOINTS).is_dir()]
@@ -321,14 +385,17 @@ def was_cut(result: CandidateResult) -> bool:
 
 def to_next_evaluation(result: CandidateResult, seconds_per_step: float, costs: Costs) -> float | None:
     """Seconds a cut candidate needs to train on to its next dev evaluation, with the evaluations of the trained
-    minimum; None when its schedule holds no further evaluation (its cadence unknown: the minimum alone)."""
+    minimum and its model's loads; None when its schedule holds no further evaluation (its cadence unknown: the
+    minimum alone)."""
     if not result.eval_every:
         return costs.trained_minimum
     steps = result.steps or 0
     next_evaluation = (steps // result.eval_every + 1) * result.eval_every
     if next_evaluation > (result.planned_steps or 0):
         return None
-    return (next_evaluation - steps) * seconds_per_step + costs.trained_minimum
+    # Its deadline keeps the loads after its last step (Costs.after_step_s), and it loads its model first.
+    loads = (LOADS_AFTER_TRAINING + 1) * costs.load_s
+    return (next_evaluation - steps) * seconds_per_step + costs.trained_minimum + loads
 
 
 def cut_candidates(planned: list[Candidate], results: Mapping[str, CandidateResult]) -> list[Candidate]:

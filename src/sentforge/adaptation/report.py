@@ -10,7 +10,7 @@ from typing import Any
 from sentforge.adaptation.hygiene import data_noun
 from sentforge.adaptation.racing import racing_lines
 from sentforge.disk import human_size
-from sentforge.harness.plots import pyplot, save_figure
+from sentforge.harness.plots import place_labels, pyplot, save_figure
 from sentforge.harness.report import write_report_files
 
 CURVE_PNG, FRONT_PNG = "dev-curve.png", "front.png"
@@ -65,7 +65,24 @@ def _speed(result: dict[str, Any]) -> str:
     if speed is None:
         return "- | - | -"
     parameters = "-" if speed["parameters"] is None else f"{speed['parameters'] / 1e6:.1f}"
-    return f"{speed['texts_per_second']:.1f} | {parameters} | {speed['dim']}"
+    iqr = speed.get("texts_per_second_iqr")
+    rate = f"{speed['texts_per_second']:.1f}" + ("" if iqr is None else f" [{iqr[0]:.1f}–{iqr[1]:.1f}]")
+    return f"{rate} | {parameters} | {speed['dim']}"
+
+
+def _speed_noise_lines(report: dict[str, Any]) -> list[str]:
+    """What the speed measurement does not tell apart: candidates off the front only by speeds within the
+    noise, and candidates on both sides of the speed bound."""
+    lines = [f"{name} is off the front only by an encode speed the timed rounds do not tell apart from "
+             f"{', '.join(others)}'s (their interquartile ranges overlap): read them as equally fast."
+             for name, others in report.get("off_front_within_noise", {}).items()]
+    unclear = report.get("speed_bound_within_noise") or {}
+    if unclear:
+        bound = report["selection"]["min_texts_per_second"]
+        lines.append("The speed bound does not separate these candidates from the noise (their interquartile ranges "
+                     f"include {bound:g} texts/s; eligible or not by their median): "
+                     + ", ".join(f"{name} ({low:.1f}–{high:.1f})" for name, (low, high) in unclear.items()) + ".")
+    return ["", *lines] if lines else []
 
 
 def _comparison_lines(selection: dict[str, Any]) -> list[str]:
@@ -160,9 +177,11 @@ def markdown(report: dict[str, Any]) -> str:
               f"Dev gain: the candidate's dev {metric} minus {selection['base']}'s, with the 95 % paired bootstrap "
               "interval (resampling the dev queries or pairs). Texts/s: encode speed on the same "
               f"{report['speed_texts']} of your dev and unlabelled texts on this machine, after a warm-up (a "
-              "meta-embedding runs all its members); parameters in millions; dim: the vector dimension. On the "
+              "meta-embedding runs all its members): the median of passes timed in interleaved rounds, with the "
+              "interquartile range; parameters in millions; dim: the vector dimension. On the "
               "speed–quality front (front.png), no other candidate is both faster and better on dev: "
-              + ", ".join(report["front"]) + ".", "",
+              + ", ".join(report["front"]) + ". Faster means here: the interquartile ranges of the two timings "
+              "lie apart.", *_speed_noise_lines(report), "",
               f"| candidate | method | dev {metric} | dev gain [95 % interval] | texts/s | params M | dim | best step "
               f"| steps | test{f' {test_metric}' if test_metric else ''} | wall s |",
               "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
@@ -180,8 +199,11 @@ def markdown(report: dict[str, Any]) -> str:
     if skipped:
         lines += ["", "Not run:", ""] + [f"- {name}: {r['status']}: {r['reason']}" for name, r in skipped.items()]
     lines += ["", f"Output: {human_size(report['output_bytes'])} on disk (" + (
+        f"--keep selected: only model/ and the report kept, of {human_size(report['output_bytes_all'])}"
+        if report.get("keep") == "selected" else
         "the candidates' training checkpoints kept" if report["keep_checkpoints"] else
-        "each candidate keeps its model and metrics; the training checkpoints were removed") + ")."]
+        "each candidate keeps its model and metrics; the training checkpoints were removed; --keep selected "
+        "keeps only model/ and the report") + ")."]
     lines += ["", "## Dev score of every evaluated checkpoint", ""]
     for name, r in report["candidates"].items():
         if r.get("evaluations"):
@@ -222,35 +244,40 @@ def plot_curves(path: Path, report: dict[str, Any]) -> None:
 
 
 def plot_front(path: Path, report: dict[str, Any]) -> None:
-    """Dev score against encode speed, one point per candidate; the front joined by a line, the selected
-    candidate ringed, the --min-texts-per-second bound dashed with the ineligible side shaded."""
+    """Dev score against encode speed, one point per candidate with its intervals (dev: the 95 % interval of its
+    gain over the reference start model, drawn at its score; speed: the interquartile range of its timed rounds);
+    the front joined by a line, the selected candidate ringed, the names placed clear of each other (plots.py),
+    the --min-texts-per-second bound dashed with the ineligible side shaded."""
     plt = pyplot(path)
     if plt is None:
         return
     shown = {name: r for name, r in report["candidates"].items() if r.get("status") == "done" and r.get("speed")}
     figure, axes = plt.subplots(figsize=(7, 4.5))
     front = report["front"]
-    rates = [r["speed"]["texts_per_second"] for r in shown.values()]
-    # Candidates of one architecture share a speed: their names are stacked, the lower dev score lowest.
-    stacked: dict[str, int] = {}
-    for name in sorted(shown, key=lambda n: shown[n]["dev"]):  # a stable sort: run order on equal scores
-        rate = shown[name]["speed"]["texts_per_second"]
-        stacked[name] = sum(shown[other]["speed"]["texts_per_second"] == rate for other in stacked)
+    bars = []  # the intervals, kept clear of the names
     for name, r in shown.items():
         on_front, rate = name in front, r["speed"]["texts_per_second"]
-        axes.scatter(rate, r["dev"], s=40 if on_front else 25, zorder=3, color="C0" if on_front else "grey")
-        left = rate > min(rates) + 0.7 * (max(rates) - min(rates)) > min(rates)  # the fastest: named on the left
-        axes.annotate(name, (rate, r["dev"]), textcoords="offset points", ha="right" if left else "left",
-                      xytext=(-8 if left else 8, 4 + 9 * stacked[name]), fontsize=7,
-                      color="black" if on_front else "dimgrey")
+        color = "C0" if on_front else "grey"
+        low, high = r["speed"].get("texts_per_second_iqr") or (rate, rate)
+        gain = r.get("dev_gain") or {}
+        below, above = gain.get("difference", 0.0) - gain.get("low", 0.0), gain.get("high", 0.0) - gain.get(
+            "difference", 0.0)
+        axes.errorbar(rate, r["dev"], xerr=[[rate - low], [high - rate]], yerr=[[below], [above]], fmt="none",
+                      ecolor=color, elinewidth=0.8, capsize=2, alpha=0.6, zorder=2)
+        bars += [(rate, r["dev"] - below, rate, r["dev"] + above), (low, r["dev"], high, r["dev"])]
+        axes.scatter(rate, r["dev"], s=40 if on_front else 25, zorder=3, color=color)
     axes.plot([shown[n]["speed"]["texts_per_second"] for n in front], [shown[n]["dev"] for n in front],
               color="C0", linewidth=1.2, drawstyle="steps-post", label="speed–quality front")
     chosen = shown.get(report["selected"])
     if chosen is not None:
         axes.scatter(chosen["speed"]["texts_per_second"], chosen["dev"], s=180, facecolors="none",
                      edgecolors="C3", linewidths=1.5, zorder=4, label=f"selected: {report['selected']}")
-    axes.set_xlabel(f"texts per second (encoding {report['speed_texts']} of your texts on this machine)")
-    axes.set_ylabel(f"dev {report['metric']}")
+    rounds = max((r["speed"].get("rounds", 1) for r in shown.values()), default=1)
+    axes.set_xlabel(f"texts per second (median of {rounds} interleaved passes over {report['speed_texts']} of your "
+                    "texts here; bars: interquartile range)" if rounds > 1 else
+                    f"texts per second (encoding {report['speed_texts']} of your texts on this machine)", fontsize=8)
+    axes.set_ylabel(f"dev {report['metric']} (bars: 95 % interval of the gain over {report['selection']['base']})",
+                    fontsize=8)
     axes.margins(x=0.15, y=0.1)  # room for the names beside the points
     bound = report["selection"].get("min_texts_per_second")
     if bound is not None:
@@ -260,4 +287,9 @@ def plot_front(path: Path, report: dict[str, Any]) -> None:
         axes.set_xlim(min(left, bound), max(right, bound))
     axes.legend(fontsize=7, loc="best")
     axes.grid(alpha=0.3)
+    figure.tight_layout()
+    # The names last, on the final layout: the fronts first, then the others, the better dev score first.
+    names = sorted(shown, key=lambda n: (n not in front, -shown[n]["dev"]))
+    place_labels(axes, [(shown[n]["speed"]["texts_per_second"], shown[n]["dev"]) for n in names], names,
+                 ["black" if n in front else "dimgrey" for n in names], obstacles=bars)
     save_figure(plt, figure, path, dpi=120)

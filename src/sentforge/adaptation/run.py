@@ -12,13 +12,16 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
+import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from tqdm.auto import tqdm
 
 from sentforge.adaptation.candidates import METHODS, check_methods, plan_candidates
-from sentforge.adaptation.front import pareto_front
+from sentforge.adaptation.front import off_front_within_noise, pareto_front
 from sentforge.adaptation.hygiene import apply_hygiene, check_data_left, find_overlap
 from sentforge.adaptation.inputs import DATA_DIR, AdaptInputs, read_inputs
 from sentforge.adaptation.intervals import selection_items
@@ -28,10 +31,10 @@ from sentforge.adaptation.result import NOT_APPLICABLE, CandidateResult
 from sentforge.adaptation.runner import Runner
 from sentforge.adaptation.scoring import metric_of
 from sentforge.adaptation.select import MODEL_DIR, check_rule, select, write_selected
-from sentforge.adaptation.speed import check_speed_bound, speed_sample
+from sentforge.adaptation.speed import check_speed_bound, speed_sample, within_noise_of_bound
 from sentforge.adaptation.state import RUNS_DIR, AdaptState
 from sentforge.adaptation.trained import TrainSettings
-from sentforge.disk import directory_size, remove_checkpoints
+from sentforge.disk import directory_size, human_size, remove_checkpoints
 from sentforge.errors import ConfigError
 from sentforge.harness.budget import check_budget_minutes
 from sentforge.harness.inputs import input_record
@@ -39,6 +42,10 @@ from sentforge.output_guard import locked_output
 
 logger = logging.getLogger(__name__)
 
+KEEP = ("all", "selected")  # --keep: every candidate's model, or only OUTPUT/model (and the report)
+CACHE_DIR = "cache"
+CHECKPOINT_MODELS = 3  # a training checkpoint holds the model and the optimizer's two moments (Adam): 3 models
+DISK_NOTE_BYTES = 10 ** 9  # a run that may need more is announced in the log before it starts
 
 
 @locked_output(AdaptState.kind)
@@ -50,8 +57,8 @@ def adapt(model: str | Sequence[str], unlabelled: str | os.PathLike, dev: str | 
           meta_members: int = 2, device: str | None = None, show_progress: bool | None = None,
           overrides: dict[str, dict[str, Any]] | None = None, select_rule: str = "significant",
           keep_dev_texts: bool = False, race: bool = True, keep_checkpoints: bool = False,
-          min_texts_per_second: float | None = None,
-          callbacks: Sequence[Callable[[Any], None]] = ()) -> dict[str, Any]:
+          min_texts_per_second: float | None = None, keep: str = "all",
+          callbacks: Sequence[Callable[[Any], None]] = (), started: float | None = None) -> dict[str, Any]:
     """Run the candidates within the budget, write OUTPUT (model/, report.md, report.json, dev-curve.png,
     runs/, adapt.json) and return the report (what report.json holds).
 
@@ -74,10 +81,15 @@ def adapt(model: str | Sequence[str], unlabelled: str | os.PathLike, dev: str | 
     where it is more than a point below the start model (or below the leader by more than a point and no
     longer improving; 95 % paired intervals), its time going to the others.
     keep_checkpoints: keep the candidates' training checkpoints once the run is done (by default each
-    candidate keeps its model and metrics; an interrupted run keeps them to resume).
+    candidate keeps its model and metrics; an interrupted run keeps them to resume). keep: "all" (every
+    candidate's model under OUTPUT/runs) or "selected" (once the report is written, only OUTPUT/model, the
+    report, the data and the per-unit dev scores: a rerun then chooses again only the same model).
+    The budget is the wall time of the whole call, from its start (or `started`, a time.monotonic() value: the
+    command line gives its own start, so that loading the libraries counts too) to the report.
     callbacks: called with the TrainerState after every training step (of every trained candidate).
     A rerun of the same call resumes; a different call on the same output is refused.
     """
+    started = time.monotonic() if started is None else started  # the budget counts from here
     # 1. Inputs: read and checked before any model loads (inputs.py); the state resumes a rerun (state.py).
     models = [model] if isinstance(model, (str, os.PathLike)) else list(model)
     # What is already in `output` is the state's to judge: a rerun of the same call resumes there.
@@ -87,12 +99,14 @@ def adapt(model: str | Sequence[str], unlabelled: str | os.PathLike, dev: str | 
     settings = _checked_settings(models, budget_minutes, eval_every, max_epochs, meta_members, overrides)
     methods = check_methods(None if candidates is None else list(candidates))
     check_rule(select_rule)
+    if keep not in KEEP:
+        raise ConfigError(f"--keep: unknown value {keep!r}; choose from {', '.join(KEEP)}")
     inputs = read_inputs(unlabelled, dev, labelled, test)
     # What dev hygiene will drop is known before anything is written, so that a run it leaves without training
     # data fails here (hygiene.py).
     overlap = find_overlap(inputs, keep_dev_texts)
     check_data_left(inputs, overlap, methods)
-    _check_models([str(m) for m in (*models, *members)])
+    model_bytes = _check_models([str(m) for m in (*models, *members)])
     speed_texts = speed_sample(inputs.dev.texts(), inputs.texts, seed)
     check_speed_bound([str(m) for m in models], speed_texts, min_texts_per_second, device)
     state = AdaptState(output, {
@@ -116,10 +130,12 @@ def adapt(model: str | Sequence[str], unlabelled: str | os.PathLike, dev: str | 
             reason += " left after dev hygiene"
         state.results.setdefault(name, CandidateResult("train", name.rsplit(".", 1)[-1], NOT_APPLICABLE,
                                                        reason=reason))
-    budget = Budget(budget_minutes * 60.0, state.spent())
+    budget = Budget(budget_minutes * 60.0, state.spent(), started)
     train = TrainSettings(eval_every, max_epochs, seed, device, show_progress, settings["overrides"], race)
-    plan = Planner(state, inputs, train, planned, budget, meta_members + len(members))
+    plan = Planner(state, inputs, train, planned, budget, meta_members + len(members), speed_texts)
     runner = Runner(state, inputs, plan, train, list(members), meta_members, list(callbacks))
+    if not resumed:
+        _log_disk_need(output, plan, model_bytes[str(models[0])], keep)
 
     # 4. For each candidate: probe, run, record (runner.py); 5. extend the candidates the time limit cut.
     progress = tqdm(planned, desc="adapt", unit="candidate", disable=show_progress is False, dynamic_ncols=True)
@@ -137,14 +153,16 @@ def adapt(model: str | Sequence[str], unlabelled: str | os.PathLike, dev: str | 
 
     # 6. Select (speed.py, select.py) and 7. report (report.py).
     order = [c.name for c in planned] + list(left_out)
-    runner.measure_speeds([name for name in order if state.results[name].done], speed_texts)
+    # The measurement takes the time left but the report's (planning.py, step 5).
+    runner.measure_speeds([name for name in order if state.results[name].done], speed_texts,
+                          budget.remaining() - plan.costs().report_estimate())
     return _select_and_report(state, inputs, order, budget_minutes, budget, hygiene, keep_checkpoints,
-                              len(speed_texts), min_texts_per_second)
+                              len(speed_texts), min_texts_per_second, keep)
 
 
 def _select_and_report(state: AdaptState, inputs: AdaptInputs, order: list[str], budget_minutes: float, budget: Budget,
                        hygiene: dict[str, Any], keep_checkpoints: bool, speed_texts: int,
-                       min_texts_per_second: float | None) -> dict[str, Any]:
+                       min_texts_per_second: float | None, keep: str = "all") -> dict[str, Any]:
     """Choose the model (select.py), save it as OUTPUT/model and write the report (report.py)."""
     results = {name: state.results[name] for name in order}
     starts = [name for name in order if results[name].kind == "start"]
@@ -157,23 +175,35 @@ def _select_and_report(state: AdaptState, inputs: AdaptInputs, order: list[str],
     start_of = results[chosen].model or results[starts[0]].model
     start_name = next(name for name in starts if results[name].model == start_of)
     metric = metric_of(inputs.dev)
-    write_selected(state.output, chosen, results[chosen], results[start_name], metric, inputs.dev.name,
-                   None if inputs.test is None else inputs.test.name, len(done))
+    if _removed(results[chosen]):  # --keep selected removed the candidates' models at the end of an earlier call
+        _check_same_choice(state.output, chosen)
+    else:
+        write_selected(state.output, chosen, results[chosen], results[start_name], metric, inputs.dev.name,
+                       None if inputs.test is None else inputs.test.name, len(done))
+    speeds = {name: r.speed for name, r in results.items() if r.done and r.speed}
+    measured = [s for s in speeds.values() if "texts" in s]
     report = {"selected": chosen, "selection": selection.to_json(state.settings["select"], min_texts_per_second),
-              "front": pareto_front(results), "speed_texts": speed_texts,
+              "front": pareto_front(results), "off_front_within_noise": off_front_within_noise(results),
+              "speed_bound_within_noise": within_noise_of_bound(speeds, min_texts_per_second),
+              "speed_texts": measured[0]["texts"] if measured else speed_texts,
               "hygiene": hygiene, "model": str(state.output / MODEL_DIR), "metric": metric,
               "test_metric": None if inputs.test is None else metric_of(inputs.test),
               "dev": inputs.dev.name, "test": None if inputs.test is None else inputs.test.name,
-              "budget_minutes": budget_minutes, "wall_s": round(budget.total_s - budget.remaining(), 2),
+              "budget_minutes": budget_minutes,
               "settings": state.settings, "candidates": {name: r.to_json() for name, r in results.items()},
-              "keep_checkpoints": keep_checkpoints}
+              "keep_checkpoints": keep_checkpoints, "keep": keep}
     report["test_regret"] = test_regret(report["candidates"], chosen)
     fitted = selection_items(state.output, {name: results[name] for name in done if results[name].trained},
                              "cross-fitted", state.settings["seed"])
     report["dev_cross_fitted"] = {name: round(scores.score(), 4) for name, scores in fitted.items()}
     if not keep_checkpoints:  # every candidate is done: resuming needs them no more
         remove_checkpoints(state.output / RUNS_DIR)
+    report["output_bytes_all"] = directory_size(state.output)
+    if keep == "selected":  # model/ holds the chosen one
+        for folder in (RUNS_DIR, CACHE_DIR):
+            shutil.rmtree(state.output / folder, ignore_errors=True)
     report["output_bytes"] = directory_size(state.output)
+    report["wall_s"] = round(budget.total_s - budget.remaining(), 2)  # all but writing the report's files
     write_report(state.output, report)
     logger.info("selected %s: dev %s %.2f", chosen, metric, results[chosen].dev)
     if rivals := unresolved(report):
@@ -201,9 +231,66 @@ def _checked_settings(models: list, budget_minutes: float, eval_every: int | Non
             "meta_members": meta_members, "overrides": overrides}
 
 
-def _check_models(specs: list[str]) -> None:
-    """Load every model once before anything is written, so that a bad spec leaves no output behind."""
+def _check_models(specs: list[str]) -> dict[str, int]:
+    """Load every model once before anything is written, so that a bad spec leaves no output behind; the bytes
+    of each one's weights (4 per parameter; 0 when it does not expose them)."""
+    from sentforge.adaptation.speed import parameters
     from sentforge.loading import load
 
-    for spec in specs:
-        load(spec)
+    return {spec: 4 * (parameters(load(spec)) or 0) for spec in specs}
+
+
+def disk_need(model_bytes: int, runs: int, snapshots: int, metas: int, members: int) -> tuple[int, int, int]:
+    """(the most bytes the output may hold during the run, what it keeps with --keep all, with --keep selected)
+    for `runs` trained runs of a model of `model_bytes` (each with one training checkpoint until the run ends),
+    `snapshots` saved encoders (the TSDAE ladder's) and `metas` meta-embeddings of `members` members (each
+    member a copy of a model); upper bounds (every planned candidate runs, OUTPUT/model the largest one)."""
+    selected = model_bytes * (members if metas else 1)
+    kept = model_bytes * (runs + snapshots + metas * members) + selected
+    return kept + CHECKPOINT_MODELS * model_bytes * runs, kept, selected
+
+
+def _log_disk_need(output: os.PathLike, plan: Planner, model_bytes: int, keep: str) -> None:
+    """Say before a run that may need much disk what it may hold and keep (DISK_NOTE_BYTES; a warning past the
+    free space)."""
+    from sentforge.adaptation.ladder import ladder_steps
+    from sentforge.adaptation.trained import recipe_settings
+
+    trained = [c for c in plan.planned if c.method.kind in ("train", "distil")]
+    runs = snapshots = 0
+    for candidate in trained:
+        if candidate.after is None:
+            runs += 1
+            continue
+        tsdae = next(c for c in plan.planned if c.name == candidate.after)
+        rungs = len(ladder_steps(recipe_settings(tsdae, len(plan.inputs.texts), plan.train)["steps"]))
+        runs, snapshots = runs + rungs + 1, snapshots + rungs
+    metas = sum(c.method.kind == "meta" for c in plan.planned)
+    peak, kept, selected = disk_need(model_bytes, runs, snapshots, metas, plan.meta_members)
+    free = shutil.disk_usage(output).free
+    if peak < DISK_NOTE_BYTES and peak < free:
+        return
+    log = logger.warning if peak >= free else logger.info
+    log("disk: %s may hold up to %s while the candidates run (%d training runs of a %s model, each with a training "
+        "checkpoint of about %d times that until the run ends; %s free) and keeps up to %s with --keep all, %s with "
+        "--keep selected (this run: --keep %s)", output, human_size(peak), runs, human_size(model_bytes),
+        CHECKPOINT_MODELS, human_size(free), human_size(kept), human_size(selected), keep)
+
+
+def _removed(result: CandidateResult) -> bool:
+    """Whether the candidate's model was removed (--keep selected): a trained or fitted one whose run directory
+    is gone (a start model is its spec)."""
+    return result.kind != "start" and result.model_path is not None and not Path(result.model_path).exists()
+
+
+def _check_same_choice(output: Path, chosen: str) -> None:
+    """A rerun after --keep selected can keep its model, not choose another one: OUTPUT/model holds the chosen
+    candidate only if an earlier report selected it."""
+    import json
+
+    earlier = output / "report.json"
+    selected = json.loads(earlier.read_text(encoding="utf-8")).get("selected") if earlier.is_file() else None
+    if selected != chosen:
+        raise ConfigError(f"this rerun chooses {chosen}, whose model an earlier call removed (--keep selected kept "
+                          f"only {selected}'s, in {output / MODEL_DIR}); to choose among the candidates again, run "
+                          "the command anew into another --output with --keep all")

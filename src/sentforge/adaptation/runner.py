@@ -20,7 +20,7 @@ from sentforge.adaptation.inputs import AdaptInputs
 from sentforge.adaptation.intervals import items_path, load_items, save_evaluation_items, save_items
 from sentforge.adaptation.ladder import rung_name, rungs
 from sentforge.adaptation.meta import MAX_FIT_TEXTS, member_specs, run_meta
-from sentforge.adaptation.planning import Planner, StepClock, after_teacher
+from sentforge.adaptation.planning import Deadline, Planner, StepClock, after_teacher
 from sentforge.adaptation.racing import Race, Reference
 from sentforge.adaptation.result import DONE, FAILED, SKIPPED, CandidateResult
 from sentforge.adaptation.scoring import main_score, metric_of
@@ -63,8 +63,12 @@ class Runner:
         if result.done and self.inputs.test is not None and result.test is None:
             result = self._tested(result)
         if result.done and not items_path(self.state.output, candidate.name).is_file():
-            save_items(self.state.output, candidate.name,
-                       self.inputs.dev.item_scores(load_candidate(result, self.train.device)))
+            started = time.monotonic()
+            model = load_candidate(result, self.train.device)
+            if result.kind != "start":  # a model read from its run directory: the loads planned take its time
+                measured = self.state.measured
+                measured["load_s"] = max(measured.get("load_s", 0.0), round(time.monotonic() - started, 3))
+            save_items(self.state.output, candidate.name, self.inputs.dev.item_scores(model))
         self.state.record(candidate.name, result)
         if result.done:
             logger.info("%s: dev %s %.2f (%.0f s)", candidate.name, metric_of(self.inputs.dev), result.dev,
@@ -72,11 +76,17 @@ class Runner:
         else:
             logger.info("%s: %s (%s)", candidate.name, result.status, result.reason)
 
-    def probe_pending(self, equal_s: float) -> None:
+    def probe_pending(self, equal_s: float, reserve_s: float = 0.0) -> None:
         """Probe every trained candidate still to run and not yet probed, each within `equal_s` seconds
         (planning.py): the state keeps its seconds per step, its steps and wall seconds; a probe that fails
-        records that candidate as failed."""
-        for probed in self.plan.to_probe():
+        records that candidate as failed. A probe after the first starts only while the time left (less
+        `reserve_s`) still holds `equal_s`: on a slow machine the first steps may take more than their share."""
+        for index, probed in enumerate(self.plan.to_probe()):
+            left = self.plan.available() - reserve_s
+            if index and left < equal_s:
+                logger.info("%s not probed: %.0f s of the budget left, less than a probe's %.0f s", probed.name,
+                            max(left, 0), equal_s)
+                break
             clock = StepClock(self.plan.probe_cadence())
             try:
                 steps, wall_s = self._recipe_run(probed, equal_s, probed.model, self.state.run_dir(probed.name),
@@ -104,25 +114,29 @@ class Runner:
             if result.steps == earlier.steps:  # no step fitted: give up rather than loop
                 return
 
-    def measure_speeds(self, names: list[str], texts: list[str]) -> None:
-        """Each finished candidate's encode speed, parameters and dimension (speed.py), kept in the state so that
-        a rerun measures only the candidates finished since."""
+    def measure_speeds(self, names: list[str], texts: list[str], seconds: float) -> None:
+        """The finished candidates' encode speeds, parameters and dimensions (speed.py), timed together within
+        about `seconds` and kept in the state: a rerun measures again only when a candidate finished since
+        (then all of them, so that every speed comes from the same interleaved rounds)."""
+        if all(self.state.results[name].speed is not None for name in names):
+            return
+        speeds = measure(lambda name: load_candidate(self.state.results[name], self.train.device), names, texts,
+                         seconds)
         for name in names:
-            result = self.state.results[name]
-            if result.speed is None:
-                measured = {other: self.state.results[other].speed for other in names
-                            if self.state.results[other].speed is not None}
-                self.state.results[name] = result.update(speed=measure(load_candidate(result, self.train.device),
-                                                                       texts, measured))
-                self.state.save()
-                logger.info("%s: %.1f texts/s on %d texts", name, self.state.results[name].speed["texts_per_second"],
-                            len(texts))
+            self.state.results[name] = self.state.results[name].update(speed=speeds[name])
+            speed = speeds[name]
+            low, high = speed["texts_per_second_iqr"]
+            logger.info("%s: %.1f texts/s (median of %d interleaved passes over %d texts; interquartile range "
+                        "%.1f-%.1f)%s", name, speed["texts_per_second"], speed["rounds"], speed["texts"], low, high,
+                        f", as {speed['same_as']}" if "same_as" in speed else "")
+        self.state.save()
 
     def _start_model(self, candidate: Candidate) -> CandidateResult:
         from sentforge.loading import load
 
         started = time.monotonic()
         encoder = load(candidate.model, device=self.train.device)
+        load_s = time.monotonic() - started
         value, dev_s = main_score(self.inputs.dev, encoder)
         texts = len(set(self.inputs.dev.texts())) or 1
         result = _outcome(candidate, DONE, dev=value, model_path=str(candidate.model), evaluations=[])
@@ -134,6 +148,7 @@ class Runner:
         measured.setdefault("dev_s", dev_s)
         measured.setdefault("test_s", test_s)
         measured.setdefault("per_text_s", dev_s / texts)
+        measured.setdefault("load_s", load_s)
         return result.update(wall_s=round(time.monotonic() - started, 2))
 
     def _trained_candidate(self, candidate: Candidate) -> CandidateResult:
@@ -141,7 +156,7 @@ class Runner:
         room = self.plan.room()
         if room.equal_s is None:
             return _outcome(candidate, SKIPPED, reason=room.why)
-        self.probe_pending(room.equal_s)
+        self.probe_pending(room.equal_s, room.reserve_s)
         if candidate.name in self.state.results:  # it failed in its probe
             return self.state.results[candidate.name]
         share, why = self.plan.share(candidate, room.reserve_s)
@@ -150,12 +165,13 @@ class Runner:
         return self._trained_within(candidate, share)
 
     def _trained_within(self, candidate: Candidate, share: float, extend: bool = False, start: str | None = None,
-                        options: dict[str, Any] | None = None) -> CandidateResult:
+                        options: dict[str, Any] | None = None, before_s: float = 0.0) -> CandidateResult:
         """The candidate trained within `share` seconds: one recipe run, or for tsdae+mnrl the ladder (or the
-        extension of the rung it kept)."""
+        extension of the rung it kept). `before_s`: what the recipe takes before its first step (distil's
+        teacher encoding)."""
         if candidate.after is None:
             result = self._recipe_run(candidate, share, start or candidate.model, self.state.run_dir(candidate.name),
-                                      extend, options, self.plan.snapshots(candidate))
+                                      extend, options, self.plan.snapshots(candidate), before_s=before_s)
         else:
             before = self.state.results.get(candidate.after)
             if before is None or not before.done:
@@ -206,23 +222,31 @@ class Runner:
 
     def _recipe_run(self, candidate: Candidate, share: float, start: str, run_dir: Path, extend: bool = False,
                     options: dict[str, Any] | None = None, snapshots: list[int] = (),
-                    stop_at: int | None = None, probe: StepClock | None = None
+                    stop_at: int | None = None, probe: StepClock | None = None, before_s: float = 0.0
                     ) -> CandidateResult | tuple[int, float]:
-        """One recipe run of `candidate` from `start` into `run_dir` within `share` seconds (and `stop_at`
-        steps at most, the planned schedule unchanged), raced at its dev evaluations (racing.py): its result;
-        with `probe`, only its first steps: (steps, wall seconds)."""
+        """One recipe run of `candidate` from `start` into `run_dir` within `share` seconds of its wall time
+        (and `stop_at` steps at most, the planned schedule unchanged), raced at its dev evaluations (racing.py):
+        its result; with `probe`, only its first steps: (steps, wall seconds). `before_s`: the recipe's time
+        before its first step."""
         costs = self.plan.costs()
         key = run_dir.relative_to(self.state.output / RUNS_DIR).as_posix()
         raced = self.state.races.get(key)
         # A run that racing stopped is finished, its probe's included: it is taken up, never continued.
         probed = None if raced else self.state.probes.get(candidate.name, {}).get("steps")
         prior = self.state.prior_elapsed(candidate.name) if probe or needs_training(run_dir, extend, probed) else 0.0
-        # Room for the evaluation at the step that crosses the limit and for the test evaluation.
-        time_limit = max(share - prior - costs.dev_s - costs.test_s, costs.dev_s, 1.0)
+        if probe is not None:  # room for the evaluation at a step that crosses the limit and for a test
+            after_s = costs.load_s  # its checkpoint
+            time_limit = max(share - prior - costs.dev_s - costs.test_s, costs.dev_s, 1.0)
+        else:  # the deadline holds the candidate's whole wall time, its loading and what follows its last step
+            after_s = costs.after_step_s(self.plan.step_cost(candidate))
+            # the trainer's own limit, counted from its first step (the reproducing command's --time-limit)
+            time_limit = max(share - prior - before_s - after_s, costs.dev_s, 1.0)
         heartbeat = self.state.heartbeat(candidate.name, prior, stop_at)
         elapsed = heartbeat.elapsed
         race = self._race(candidate, run_dir, key, elapsed, self.plan.first_judged_step(candidate, time_limit))
-        callbacks = [heartbeat, *([race.after_step] if race else []), *([probe] if probe else []), *self.callbacks]
+        deadline = Deadline(share, after_s, elapsed)
+        callbacks = [heartbeat, *([race.after_step] if race else []), deadline, *([probe] if probe else []),
+                     *self.callbacks]
         if probe is not None:
             steps = probe_run(candidate, start, self.inputs, run_dir, self.train, time_limit,
                               self.plan.probe_cadence(), callbacks, snapshots, race)
@@ -265,11 +289,13 @@ class Runner:
             return _outcome(candidate, SKIPPED, reason=why)
         costs, texts = self.plan.costs(), len(self.inputs.texts)
         teacher_s = costs.encode_estimate(len(self.state.results[meta].members or []), texts)
-        share, why = after_teacher(self.plan.budget.remaining(), teacher_s, costs.trained_minimum, texts)
+        available = self.plan.available(costs)
+        share, why = after_teacher(available, teacher_s, costs.trained_minimum, texts)
         if share is None:
             return _outcome(candidate, SKIPPED, reason=why)
-        result = self._trained_within(candidate, share, start=self.state.results[member].model_path,
-                                      options={"teacher": self.state.results[meta].model_path})
+        # Its share holds the teacher's encoding: the deadline counts it, whatever it takes.
+        result = self._trained_within(candidate, available, start=self.state.results[member].model_path,
+                                      options={"teacher": self.state.results[meta].model_path}, before_s=teacher_s)
         return result.update(teacher=meta, member=member) if result.done else result
 
     def _meta_embedding(self, candidate: Candidate) -> CandidateResult:
@@ -278,7 +304,7 @@ class Runner:
             return _outcome(candidate, SKIPPED, reason=f"a meta-embedding needs at least 2 members; {len(members)} "
                                                        "candidate(s) and --member encoder(s) available")
         estimate = self.plan.costs().meta_estimate(len(members), min(len(self.inputs.texts), MAX_FIT_TEXTS))
-        remaining = self.plan.budget.remaining()
+        remaining = self.plan.available()
         if remaining < estimate:
             return _outcome(candidate, SKIPPED, reason=f"{max(remaining, 0):.0f} s of the budget left; it needs "
                                                        f"about {estimate:.0f} s")

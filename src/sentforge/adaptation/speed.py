@@ -1,19 +1,27 @@
 """What a candidate costs to run: its encode speed on the user's texts on this machine, its parameters, its
 vector dimension and how many encoders it runs (a meta-embedding runs all its members).
 
-Every candidate encodes the same seeded sample of the dev and unlabelled texts (SPEED_SAMPLE), on the
-device of the run, after a warm-up batch; the faster of two timed passes counts (the slower one holds
-more of what else the machine was doing). Candidates of one architecture (the same parameters, vector
-dimension and encoders: a start model and the candidates trained from it) run the same computation, so
-the first of them is timed and the others take its speed: timed apart, they would differ by the
-machine's load alone.
+The models are timed together, interleaved: after a warm-up batch each, every round times one pass of each
+model over the same texts (the order reversed every other round: A B C, C B A, ...), ROUNDS rounds, so that
+what else the machine does falls on all of them alike rather than on whichever model was timed during it
+(timed one after the other on a busy machine, a start model gave 110.6 texts/s and the same model plus a Dense
+layer 36.7). A model's speed is the median of its rounds, with the interquartile range and the range beside
+it. Two speeds whose interquartile ranges overlap are not told apart (`told_apart`): the front and the speed
+bound say so rather than rank them by noise.
+
+The measurement has a time of its own, planned within the budget (planning.py): the passes hold as many of the
+sample's texts (SPEED_SAMPLE, a seeded sample of the dev and unlabelled texts) as ROUNDS rounds fit in it, at
+the cost per text each model's warm-up took, at least MIN_PASS_TEXTS; rounds past MIN_ROUNDS stop when the next
+would not fit. Candidates of one architecture (the same parameters, vector dimension and encoders: a start model
+and the candidates trained from it) run the same computation, so the first of them is timed and the others take
+its speed.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -22,9 +30,12 @@ from sentforge.errors import ConfigError
 
 logger = logging.getLogger(__name__)
 
-SPEED_SAMPLE = 512  # texts every candidate encodes to measure its speed
-TIMED_PASSES = 2
-WARM_UP_TEXTS = 32
+SPEED_SAMPLE = 512  # the most texts a timed pass encodes
+ROUNDS = 5  # interleaved rounds: every model encodes the pass's texts once in each
+MIN_ROUNDS = 3  # rounds run whatever the time left: a median and a spread need them
+MIN_PASS_TEXTS = 8  # the fewest texts of a timed pass, so that a starved machine still ends in time
+TIMED_PASSES = 2  # check_speed_bound: the faster of two passes
+WARM_UP_TEXTS = 16
 COST_KEYS = ("encoders", "parameters", "dim")
 
 
@@ -46,6 +57,57 @@ def encode_rate(model: Any, texts: list[str]) -> float:
         model.encode(texts)
         fastest = min(fastest, time.perf_counter() - started)
     return len(texts) / fastest
+
+
+def pass_size(seconds: float, per_text_s: Iterable[float], available: int, rounds: int = ROUNDS) -> int:
+    """Texts per timed pass: as many as `rounds` rounds of every model fit in `seconds` at its cost per text, at
+    least MIN_PASS_TEXTS, at most the `available` texts."""
+    round_cost = sum(per_text_s)
+    fitting = int(seconds / (rounds * round_cost)) if round_cost > 0 else available
+    return max(min(fitting, available), min(MIN_PASS_TEXTS, available))
+
+
+def pass_texts(texts: Sequence[str], size: int) -> list[str]:
+    """`size` of the sample's texts, spread over it (the sample lists the dev texts before the unlabelled ones)."""
+    if size >= len(texts):
+        return list(texts)
+    return [texts[i] for i in np.linspace(0, len(texts) - 1, size).round().astype(int)]
+
+
+def interleaved_rates(models: dict[str, Any], texts: Sequence[str], seconds: float,
+                      clock: Callable[[], float] = time.perf_counter) -> tuple[dict[str, list[float]], int]:
+    """({name: texts per second of each round}, the texts of a pass): `models` timed in interleaved rounds within
+    about `seconds` (MIN_ROUNDS rounds whatever it takes)."""
+    deadline = clock() + seconds
+    per_text = {}
+    for name, model in models.items():  # the warm-up, timed: what a text costs, which sizes the passes
+        warm = list(texts[:WARM_UP_TEXTS])
+        started = clock()
+        model.encode(warm)
+        per_text[name] = (clock() - started) / max(len(warm), 1)
+    size = pass_size(deadline - clock(), per_text.values(), len(texts))
+    chosen = pass_texts(texts, size)
+    rates: dict[str, list[float]] = {name: [] for name in models}
+    order = list(models)
+    last_round = 0.0
+    for index in range(ROUNDS):
+        if index >= MIN_ROUNDS and clock() + last_round > deadline:
+            break
+        round_started = clock()
+        for name in order if index % 2 == 0 else reversed(order):
+            started = clock()
+            models[name].encode(chosen)
+            rates[name].append(size / max(clock() - started, 1e-9))
+        last_round = clock() - round_started
+    return rates, size
+
+
+def summary(rates: Sequence[float]) -> dict[str, Any]:
+    """The median texts per second of the rounds, their interquartile range and range, and how many."""
+    q1, median, q3 = np.percentile(rates, [25, 50, 75])
+    return {"texts_per_second": round(float(median), 1), "texts_per_second_iqr": [round(float(q1), 1),
+                                                                               round(float(q3), 1)],
+            "texts_per_second_range": [round(min(rates), 1), round(max(rates), 1)], "rounds": len(rates)}
 
 
 def parameters(model: Any) -> int | None:
@@ -72,21 +134,69 @@ def encoders(model: Any) -> int:
     return sum(encoders(member) for member in model.members) if isinstance(model, MetaEncoder) else 1
 
 
-def measure(model: Any, texts: list[str], measured: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """{texts_per_second, parameters, dim, encoders} of a loaded model on `texts`; a model of the same
-    architecture as one timed in `measured` (name: record) takes its speed, and `same_as` its name."""
-    record = {"parameters": parameters(model), "dim": int(model.dim), "encoders": encoders(model)}
-    twin = next((name for name, other in measured.items() if "same_as" not in other and same_cost(record, other)),
-                None)
-    if twin is not None:
-        return {"texts_per_second": measured[twin]["texts_per_second"], **record, "same_as": twin}
-    return {"texts_per_second": round(encode_rate(model, texts), 1), **record}
+def cost_record(model: Any) -> dict[str, Any]:
+    """{parameters, dim, encoders} of a loaded model."""
+    return {"parameters": parameters(model), "dim": int(model.dim), "encoders": encoders(model)}
+
+
+def measure(load: Callable[[str], Any], names: Sequence[str], texts: Sequence[str], seconds: float,
+                clock: Callable[[], float] = time.perf_counter) -> dict[str, dict[str, Any]]:
+    """{name: speed record} of the candidates `names`, `load(name)` giving each model: one model of each
+    architecture timed (interleaved_rates, within about `seconds` from now, the loading included), the others
+    taking its speed (`same_as`). A record: the summary's keys, `texts` (of a pass), parameters, dim, encoders."""
+    deadline = clock() + seconds
+    records: dict[str, dict[str, Any]] = {}
+    timed: dict[str, Any] = {}
+    for name in names:
+        model = load(name)
+        record = cost_record(model)
+        twin = next((other for other in timed if same_cost(record, records[other])), None)
+        if twin is None:
+            timed[name] = model
+        else:
+            record["same_as"] = twin
+        records[name] = record
+        del model
+    rates, size = interleaved_rates(timed, texts, deadline - clock(), clock)
+    for name in timed:
+        records[name] = {**summary(rates[name]), "texts": size, **records[name]}
+    for name, record in records.items():
+        if "same_as" in record:
+            twin = records[record["same_as"]]
+            records[name] = {**{key: twin[key] for key in twin if key not in (*COST_KEYS, "same_as")}, **record}
+    return records
 
 
 def same_cost(a: dict[str, Any] | None, b: dict[str, Any] | None) -> bool:
     """The same encoders, parameters and dimension: the same architecture, the same cost to run."""
     return (a is not None and b is not None and a["parameters"] is not None
             and all(a[key] == b[key] for key in COST_KEYS))
+
+
+def spread(speed: dict[str, Any]) -> tuple[float, float]:
+    """The interquartile range of a speed record's rounds (a record without rounds: its one value)."""
+    low, high = speed.get("texts_per_second_iqr") or (speed["texts_per_second"],) * 2
+    return float(low), float(high)
+
+
+def told_apart(a: dict[str, Any], b: dict[str, Any]) -> int:
+    """1 when speed `a` is above `b` beyond the noise of the rounds (their interquartile ranges apart), -1 when
+    below, 0 when they overlap: the measurement does not tell the two apart."""
+    (a_low, a_high), (b_low, b_high) = spread(a), spread(b)
+    if a_low > b_high:
+        return 1
+    if a_high < b_low:
+        return -1
+    return 0
+
+
+def within_noise_of_bound(speeds: dict[str, dict[str, Any]], bound: float | None) -> dict[str, list[float]]:
+    """{name: interquartile range} of the candidates whose rounds put them on both sides of the speed bound:
+    eligible or not by their median, which the noise of the measurement could have turned."""
+    if bound is None:
+        return {}
+    return {name: list(spread(speed)) for name, speed in speeds.items()
+            if spread(speed)[0] <= bound <= spread(speed)[1] and spread(speed)[0] < spread(speed)[1]}
 
 
 def check_speed_bound(models: Sequence[str], texts: list[str], bound: float | None, device: str | None) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -58,6 +59,9 @@ def adapt(
     keep_checkpoints: Annotated[bool, typer.Option(help="Keep the candidates' training checkpoints once the run is "
                                                         "done (by default each keeps its model and metrics).")
                                 ] = False,
+    keep: Annotated[str, typer.Option(help="all: every candidate's model under OUTPUT/runs; selected: once the "
+                                           "report is written, only OUTPUT/model and the report (a rerun can then "
+                                           "not choose another candidate).")] = "all",
     device: DeviceOpt = None,
     seed: SeedOpt = 0,
 ) -> None:
@@ -66,6 +70,7 @@ def adapt(
     clearly above 0 (a paired bootstrap interval); of those, the best on dev, or a cheaper-to-run one
     that is not significantly worse. Dev and test texts are kept out of training. Rerun the same command
     to resume after an interruption."""
+    started = time.monotonic()  # the budget counts the libraries' loading too
     from sentforge.adaptation import adapt as run_adapt
 
     names = None if candidates is None else [n.strip() for n in candidates.split(",") if n.strip()]
@@ -73,7 +78,7 @@ def adapt(
                        members=member, seed=seed, eval_every=eval_every, candidates=names, max_epochs=max_epochs,
                        meta_members=meta_members, device=device, select_rule=select,
                        keep_dev_texts=keep_dev_texts, race=race, keep_checkpoints=keep_checkpoints,
-                       min_texts_per_second=min_texts_per_second)
+                       min_texts_per_second=min_texts_per_second, keep=keep, started=started)
     chosen = report["candidates"][report["selected"]]
     typer.echo(f"selected {report['selected']}: dev {report['metric']} {chosen['dev']:.2f}; wrote {output}/model, "
                f"{output}/report.md, {output}/report.json")
