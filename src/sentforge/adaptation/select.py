@@ -30,11 +30,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from sentforge.adaptation.intervals import CONFIDENCE, paired_gain
 from sentforge.adaptation.result import CandidateResult
 from sentforge.adaptation.speed import COST_KEYS, same_cost
 from sentforge.errors import ConfigError
 from sentforge.evaluation.paired import ItemScores
+from sentforge.harness.dev_items import CONFIDENCE, paired_gain
 from sentforge.io import atomic_dir
 from sentforge.model_card import display_name
 
