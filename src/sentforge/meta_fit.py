@@ -2,8 +2,8 @@
 and saved under the output rules of every writing command (`output_guard.py`); and the command line that
 reproduces such a fit, spelled here beside the function so that the two cannot drift apart.
 
-It lies above `loading.py` because members are given as the model specs that `sentforge.load` resolves;
-`meta/` lies below it, and MetaEncoder directories load through it.
+It lies above `loading.py` because members are given as the model specs that `sentforge.load` resolves,
+and not in `meta/`, which lies below `loading.py` (that loads MetaEncoder directories).
 """
 
 from __future__ import annotations
