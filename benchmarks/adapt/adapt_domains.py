@@ -136,8 +136,8 @@ def report(args: argparse.Namespace) -> None:
 def compare_pause(args: argparse.Namespace) -> None:
     """PAUSE with all TURL train labels for as many steps as the 10%-labels candidate of twitterpara-pause."""
     from sentforge.adaptation.inputs import READING
-    from sentforge.adaptation.scoring import main_score
     from sentforge.evaluation import load_dataset
+    from sentforge.harness.scoring import main_score
     from sentforge.recipes import get_recipe
     from sentforge.recipes.api import run_recipe
 
@@ -207,12 +207,12 @@ def train_to_steps(result: dict, done: dict, name: str, target: int, output: Pat
     `target` steps; its dev score (kept in OUTPUT/dev-score.json, so a rerun only prints)."""
     from sentforge.adaptation.candidates import METHODS, Candidate
     from sentforge.adaptation.inputs import READING, read_inputs
-    from sentforge.adaptation.scoring import main_score
     from sentforge.adaptation.trained import (
         TrainSettings,
         recipe_settings,
         training_data,
     )
+    from sentforge.harness.scoring import main_score
     from sentforge.recipes.api import run_recipe
 
     score_file = output / "dev-score.json"

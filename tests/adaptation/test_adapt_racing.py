@@ -223,7 +223,8 @@ def test_the_report_lists_every_rung_of_the_ladder_that_racing_stopped():
 
 def test_the_cross_fitted_rule_weighs_every_evaluated_checkpoint_of_a_finished_run(tiny_bert_dir, domain,  # noqa: F811
                                                                                    tmp_path):
-    from sentforge.adaptation.intervals import candidate_evaluations, cross_fitted, load_items, paired_gain
+    from sentforge.adaptation.intervals import candidate_evaluations, cross_fitted
+    from sentforge.harness.dev_items import load_items, paired_gain
 
     key = tiny_bert_dir.name
     output = tmp_path / "fitted"

@@ -1,12 +1,10 @@
-"""Each candidate's dev gain over the start model with a paired bootstrap interval.
+"""The per-unit dev scores of a candidate's evaluated checkpoints, and the cross-fitted scores of the rule
+"keep the best evaluated checkpoint".
 
-A candidate's per-unit dev scores (each query's AP, or each pair's similarity) are saved as it finishes
-(OUTPUT/dev-items/NAME.npz), so that a resumed run needs no re-encoding, and at every dev evaluation of its
-training (OUTPUT/dev-items/evaluations/RUN/step-N.npz), so that a selection rule that weighs the checkpoints
-(how much of a dev score is the luck of choosing the best of many) can be applied to a finished run; at the
-end every candidate is
-compared with the reference start model, and the leader with the other candidates, on the same units
-(`sentforge.evaluation.paired`).
+At every dev evaluation of a candidate's training, its per-unit dev scores are saved
+(OUTPUT/dev-items/evaluations/RUN/step-N.npz, beside each finished run's own: `harness/dev_items.py`), so
+that a selection rule that weighs the checkpoints (how much of a dev score is the luck of choosing the best
+of many) can be applied to a finished run.
 """
 
 from __future__ import annotations
@@ -16,24 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from sentforge.evaluation.paired import ItemScores, paired_bootstrap
-from sentforge.io import atomic_file
+from sentforge.evaluation.paired import ItemScores
+from sentforge.harness.dev_items import ITEMS_DIR, load_items, save_items
 
-ITEMS_DIR = "dev-items"
-RESAMPLES = 5000
-CONFIDENCE = 0.95
 CROSS_FIT_SPLITS = 10  # random halvings averaged: one split alone adds its own luck
-
-
-def items_path(output: Path, name: str) -> Path:
-    return output / ITEMS_DIR / f"{name}.npz"
-
-
-def save_items(output: Path, name: str, items: ItemScores) -> None:
-    path = items_path(output, name)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_file(path, "wb") as handle:
-        np.savez(handle, **items.to_npz())
 
 
 def save_evaluation_items(output: Path, run: str, step: int, items: ItemScores) -> None:
@@ -90,19 +74,3 @@ def selection_items(output: Path, candidates: dict[str, Any], rule: str, seed: i
         evaluations = candidate_evaluations(output, name) if rule == "cross-fitted" and result.trained else []
         items[name] = cross_fitted(evaluations, seed) if evaluations else load_items(output, name)
     return items
-
-
-def load_items(output: Path, name: str) -> ItemScores:
-    with np.load(items_path(output, name), allow_pickle=False) as arrays:
-        return ItemScores.from_npz(arrays)
-
-
-def paired_gain(base: ItemScores, other: ItemScores, seed: int) -> dict[str, Any]:
-    """other − base on the dev units, with the interval (PairedInterval.to_json())."""
-    return paired_bootstrap(base, other, RESAMPLES, CONFIDENCE, seed).to_json()
-
-
-def dev_gains(output: Path, names: list[str], base: str, seed: int) -> dict[str, dict[str, Any]]:
-    """{candidate: its dev gain over `base` with the interval}, from the saved per-unit scores."""
-    reference = load_items(output, base)
-    return {name: paired_gain(reference, load_items(output, name), seed) for name in names}

@@ -3,13 +3,12 @@ user's extra member encoders), fitted on the unlabelled texts, saved with its me
 
 from __future__ import annotations
 
-import shlex
 from pathlib import Path
 from typing import Any
 
 from sentforge.adaptation.inputs import DATA_DIR
 from sentforge.adaptation.result import CandidateResult
-from sentforge.adaptation.scoring import main_score
+from sentforge.harness.scoring import main_score
 
 GCCA_DIM = 1024  # the meta-embedding paper's d; lowered to the members' total dimension when that is smaller
 # The fit needs covariances of at most a few thousand dimensions: a seeded sample of a larger corpus suffices.
@@ -25,30 +24,29 @@ def member_specs(results: dict[str, CandidateResult], size: int, extra: list[str
 
 def run_meta(method: str, members: list[tuple[str, str]], corpus: Path, dev: Any, run_dir: Path, cache_dir: Path,
              device: str | None, seed: int) -> dict[str, Any]:
-    """Fit, save (members embedded when they all can be) and score the meta-embedding."""
+    """Fit, save (members embedded when they all can be) and score the meta-embedding; record the
+    `sentforge meta fit` line that gives the same fit."""
     from sentforge.data.corpora import read_corpus
     from sentforge.encoder import Encoder
     from sentforge.loading import load
-    from sentforge.meta import MetaEncoder
-    from sentforge.seed import set_seed
+    from sentforge.meta_fit import fit_meta_encoder, meta_fit_command
 
-    set_seed(seed)
-    encoders = [load(spec, device=device) for _, spec in members]
+    specs = [spec for _, spec in members]
+    # Loaded here, not by the fit: GCCA's dimension depends on theirs.
+    encoders = [load(spec, device=device) for spec in specs]
     params = {"dim": min(GCCA_DIM, sum(e.dim for e in encoders))} if method == "gcca" else {}
-    # The texts as `sentforge meta fit --corpus` reads them, so that its command line gives the same fit.
+    # Counted as `sentforge meta fit --corpus` reads the texts: a larger corpus is fitted on its sample.
     texts = read_corpus(corpus, None, split=False)
     if len(texts) > MAX_FIT_TEXTS:
         corpus = fit_sample(texts, run_dir.parent.parent / DATA_DIR / "meta-fit.txt", seed)
-        texts = read_corpus(corpus, None, split=False)
-    meta = MetaEncoder(encoders, method, **params).fit(texts, cache_dir=cache_dir)
     embedded = all(isinstance(e, Encoder) for e in encoders)
-    meta.save(run_dir, overwrite=True, embed_members=embedded)
-    value, _ = main_score(dev, meta)
-    command = ["sentforge", "meta", "fit", *[arg for _, spec in members for arg in ("--member", spec)],
-               "--corpus", str(corpus), "--method", method, *(["--dim", str(params["dim"])] if params else []),
-               "--output", str(run_dir), *(["--embed-members"] if embedded else []), "--seed", str(seed)]
-    return {"dev": value, "members": [name for name, _ in members], "dim": meta.dim, "examples": len(texts),
-            "commands": [shlex.join(command)], "evaluations": []}
+    fit = {"params": params, "embed_members": embedded, "seed": seed}  # the same in the call and its line
+    # The run directory is this candidate's alone: a fit that stopped before its result was recorded is redone.
+    fitted = fit_meta_encoder(encoders, method, [corpus], run_dir, cache_dir=cache_dir, overwrite=True, **fit)
+    value, _ = main_score(dev, fitted.encoder)
+    return {"dev": value, "members": [name for name, _ in members], "dim": fitted.encoder.dim,
+            "examples": fitted.sentences, "commands": [meta_fit_command(specs, method, [corpus], run_dir, **fit)],
+            "evaluations": []}
 
 
 def fit_sample(texts: list[str], path: Path, seed: int) -> Path:

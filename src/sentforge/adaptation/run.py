@@ -29,7 +29,6 @@ from sentforge.adaptation.planning import Budget, Planner
 from sentforge.adaptation.report import test_regret, unresolved, write_report
 from sentforge.adaptation.result import NOT_APPLICABLE, CandidateResult
 from sentforge.adaptation.runner import Runner
-from sentforge.adaptation.scoring import metric_of
 from sentforge.adaptation.select import MODEL_DIR, check_rule, select, write_selected
 from sentforge.adaptation.speed import check_speed_bound, speed_sample, within_noise_of_bound
 from sentforge.adaptation.state import RUNS_DIR, AdaptState
@@ -38,6 +37,7 @@ from sentforge.disk import directory_size, human_size, remove_checkpoints
 from sentforge.errors import ConfigError
 from sentforge.harness.budget import check_budget_minutes
 from sentforge.harness.inputs import input_record
+from sentforge.harness.scoring import metric_of
 from sentforge.output_guard import locked_output
 
 logger = logging.getLogger(__name__)

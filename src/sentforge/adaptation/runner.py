@@ -17,18 +17,19 @@ from typing import Any
 from sentforge.adaptation.candidates import Candidate
 from sentforge.adaptation.distil import distil_plan
 from sentforge.adaptation.inputs import AdaptInputs
-from sentforge.adaptation.intervals import items_path, load_items, save_evaluation_items, save_items
+from sentforge.adaptation.intervals import save_evaluation_items
 from sentforge.adaptation.ladder import rung_name, rungs
 from sentforge.adaptation.meta import MAX_FIT_TEXTS, member_specs, run_meta
 from sentforge.adaptation.planning import Deadline, Planner, StepClock, after_teacher
 from sentforge.adaptation.racing import Race, Reference
 from sentforge.adaptation.result import DONE, FAILED, SKIPPED, CandidateResult
-from sentforge.adaptation.scoring import main_score, metric_of
 from sentforge.adaptation.select import best_start, load_candidate
 from sentforge.adaptation.speed import measure
 from sentforge.adaptation.state import RUNS_DIR, AdaptState
 from sentforge.adaptation.trained import TrainSettings, needs_training, probe_run, timed, train_or_take_up
 from sentforge.errors import SentforgeError
+from sentforge.harness.dev_items import items_path, load_items, save_items
+from sentforge.harness.scoring import main_score, metric_of
 from sentforge.recipes.best import BEST_FILE
 from sentforge.recipes.run_dir import TRAINING_DIR
 

@@ -30,13 +30,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from sentforge.adaptation.intervals import CONFIDENCE, paired_gain
 from sentforge.adaptation.result import CandidateResult
 from sentforge.adaptation.speed import COST_KEYS, same_cost
 from sentforge.errors import ConfigError
 from sentforge.evaluation.paired import ItemScores
+from sentforge.harness.dev_items import CONFIDENCE, paired_gain
 from sentforge.io import atomic_dir
 from sentforge.model_card import display_name
+from sentforge.output_guard import MARKER
 
 MODEL_DIR = "model"
 RULES = ("significant", "cross-fitted", "best")
@@ -200,8 +201,9 @@ def write_selected(output: Path, name: str, result: CandidateResult, start_resul
     (a meta-embedding directory has no card: report.md says what it is)."""
     target = output / MODEL_DIR
     if result.kind == "meta":
+        # Without the run directory's output marker: OUTPUT/model is adapt's output, not a `meta fit` one.
         with atomic_dir(target, overwrite=True) as tmp:
-            shutil.copytree(result.model_path, tmp, dirs_exist_ok=True)
+            shutil.copytree(result.model_path, tmp, dirs_exist_ok=True, ignore=shutil.ignore_patterns(MARKER))
         return target
     encoder = load_candidate(result)
     card = encoder.card

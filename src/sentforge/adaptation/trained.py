@@ -14,7 +14,7 @@ from typing import Any
 from sentforge.adaptation.candidates import Candidate
 from sentforge.adaptation.inputs import READING, AdaptInputs
 from sentforge.adaptation.result import DONE, CandidateResult
-from sentforge.adaptation.scoring import main_score, metric_of
+from sentforge.harness.scoring import main_score, metric_of
 from sentforge.recipes.command import train_command
 from sentforge.recipes.run_dir import METRICS_LOG, SUMMARY_FILE, TRAINING_DIR, read_summary
 

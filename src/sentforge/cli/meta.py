@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,12 +14,9 @@ import typer
 from sentforge.cli.app import DeviceOpt, OverwriteOpt, SeedOpt, app
 from sentforge.errors import ConfigError
 
-logger = logging.getLogger("sentforge.cli")
-
 meta_app = typer.Typer(no_args_is_help=True, help="Combine encoders into a meta-embedding (Poerner et al., 2020).")
 app.add_typer(meta_app, name="meta")
 
-META_FIT = "meta fit"  # the command family named in the output marker and the lock
 DEFAULT_CACHE = Path.home() / ".cache" / "sentforge" / "meta-embeddings"
 
 MemberOpt = Annotated[list[str], typer.Option("--member", help="A member encoder spec; repeat for each member.")]
@@ -98,30 +94,6 @@ def with_fit_options(command: Callable[..., None]) -> Callable[..., None]:
     return run
 
 
-def read_fit_corpus(paths: list[Path], field: str | None) -> list[str]:
-    from sentforge.data.corpora import read_corpus
-
-    if not paths:
-        raise ConfigError("--corpus: give at least one file of unlabelled sentences")
-    sentences = [s for path in paths for s in read_corpus(path, field, split=False)]
-    if len(sentences) < 2:
-        raise ConfigError(f"--corpus {', '.join(map(str, paths))}: {len(sentences)} sentences; "
-                          "fitting needs at least 2")
-    return sentences
-
-
-def load_members(specs: list[str], device: str | None) -> list[Any]:
-    from sentforge.loading import load
-
-    if not specs:
-        raise ConfigError("--member: give at least one member encoder")
-    return [load(spec, device) for spec in specs]
-
-
-def _meta_inputs(members: list[str], corpus: list[Path]) -> list[tuple[str, str | Path]]:
-    return [*(("--member", spec) for spec in members), *(("--corpus", path) for path in corpus)]
-
-
 @meta_app.command("fit")
 @with_fit_options
 def fit(
@@ -134,21 +106,14 @@ def fit(
     options: FitOptions,
 ) -> None:
     """Fit a meta-embedding of the members on an unlabelled corpus and save it as a MetaEncoder."""
-    from sentforge.meta import MetaEncoder
-    from sentforge.output_guard import guard_output, output_lock
-    from sentforge.seed import set_seed
+    from sentforge.meta_fit import fit_meta_encoder
 
-    set_seed(options.seed)
-    params = options.method_params()
-    with output_lock(output, META_FIT):
-        guard_output(output, _meta_inputs(member, corpus), META_FIT, options.overwrite)
-        sentences = read_fit_corpus(corpus, options.field)
-        members = load_members(member, options.device)
-        logger.info("fitting %s on %d sentences with %d members", options.method, len(sentences), len(members))
-        meta = MetaEncoder(members, options.method, **params)
-        meta.fit(sentences, batch_size=options.batch_size, cache_dir=options.cache)
-        meta.save(output, overwrite=options.overwrite, embed_members=embed_members, kind=META_FIT)
-    typer.echo(f"wrote {output}: {meta.name}, dimension {meta.dim}, fitted on {len(sentences)} sentences")
+    fitted = fit_meta_encoder(member, options.method, corpus, output, params=options.method_params(),
+                              field=options.field, batch_size=options.batch_size, cache_dir=options.cache,
+                              device=options.device, embed_members=embed_members, overwrite=options.overwrite,
+                              seed=options.seed)
+    meta = fitted.encoder
+    typer.echo(f"wrote {output}: {meta.name}, dimension {meta.dim}, fitted on {fitted.sentences} sentences")
 
 
 @meta_app.command("ablate")
@@ -169,12 +134,13 @@ def ablate(
     from sentforge.evaluation.meta_ablation import ablation_markdown, leave_one_member_out
     from sentforge.evaluation.runner import TABLE_OPTION, markdown_path
     from sentforge.io import atomic_file, save_json
+    from sentforge.meta_fit import load_members, meta_inputs, read_fit_corpus
     from sentforge.output_guard import guard_output, output_lock, signed_json, signed_markdown
     from sentforge.seed import set_seed
 
     set_seed(options.seed)
     params = options.method_params()
-    inputs = [*_meta_inputs(member, corpus), ("--data-dir", data_dir)]
+    inputs = [*meta_inputs(member, corpus), ("--data-dir", data_dir)]
     with output_lock(output, "meta ablate"):
         guard_output(output, inputs, "meta ablate", options.overwrite, file_format="json")
         guard_output(markdown_path(output), inputs, "meta ablate", options.overwrite, option=TABLE_OPTION,

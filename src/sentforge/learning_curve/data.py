@@ -44,8 +44,8 @@ class LabelData:
 def read_label_data(path: str | Path, method: str | None = None) -> LabelData:
     """Read `path` and decide (or check) the method: a `score` column means sts, empty labels pause,
     otherwise mnrl."""
-    from sentforge.adaptation.inputs import read_labelled
     from sentforge.data.pairs import file_rows, read_pairs
+    from sentforge.harness.labelled import read_labelled
 
     path = Path(path)
     if method is not None and method not in METHODS:

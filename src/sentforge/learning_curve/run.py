@@ -20,17 +20,17 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from sentforge.adaptation.intervals import dev_gains, items_path, load_items, save_items
-from sentforge.adaptation.scoring import metric_of
 from sentforge.disk import directory_size, remove_checkpoints
 from sentforge.errors import ConfigError, SentforgeError
 from sentforge.harness.budget import Budget, check_budget_minutes
-from sentforge.recipes.command import train_command
+from sentforge.harness.dev_items import CONFIDENCE, RESAMPLES, dev_gains, items_path, load_items, save_items
 from sentforge.harness.inputs import input_record
+from sentforge.harness.scoring import metric_of
 from sentforge.learning_curve.data import LabelData, read_label_data, write_rows
 from sentforge.learning_curve.state import LabelsState
 from sentforge.learning_curve.subsets import DEFAULT_FRACTIONS, nested_subsets, sizes_of
 from sentforge.output_guard import locked_output
+from sentforge.recipes.command import train_command
 from sentforge.recipes.run_dir import SUMMARY_FILE, TRAINING_DIR
 
 logger = logging.getLogger(__name__)
@@ -122,7 +122,6 @@ def labels(model: str, labelled: str | os.PathLike, dev: str | os.PathLike, outp
 def size_gain(output: Path, sizes: dict[str, int], seed: int) -> dict[str, Any] | None:
     """The paired gain of the largest size's runs over the smallest's (each size's runs averaged) with its
     bootstrap interval over the dev units; None with fewer than two sizes."""
-    from sentforge.adaptation.intervals import CONFIDENCE, RESAMPLES
     from sentforge.evaluation.paired import paired_bootstrap
 
     if len(set(sizes.values())) < 2:

@@ -1,0 +1,92 @@
+"""ARCHITECTURE.md stays true to the tree: every source file and folder it names exists, and its layer table
+holds the rows of the layers contract in pyproject.toml, in the same order.
+
+A file is named in backticks (`run.py`, `recipes/command.py`, `adaptation/`). A bare name is looked for in
+the folders named in the same bullet or table row, in a folder the section says everything lives in
+(`src/sentforge/evaluation/`; for `benchmarks/`, its folders of each kind too), in src/, src/sentforge and at the
+top of the repository, so that a bullet about
+one package cannot name a file that moved to another. Code blocks and the walkthroughs (which name files
+that the reader is to create) are not read.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+
+from conftest import REPO
+
+PACKAGE = REPO / "src" / "sentforge"
+DOC = REPO / "ARCHITECTURE.md"
+PATH_TOKEN = re.compile(r"`([\w./-]+(?:\.py|/))`")
+
+
+def sections(text: str) -> list[tuple[str, list[str]]]:
+    """(title, lines) of each `## ` section (the text before the first under ""), code blocks left out."""
+    found, title, lines, in_code = [], "", [], False
+    for line in text.splitlines():
+        if line.lstrip().startswith("```"):
+            in_code = not in_code
+            continue
+        if in_code:
+            continue
+        if line.startswith("## "):
+            found.append((title, lines))
+            title, lines = line[3:].strip(), []
+        else:
+            lines.append(line)
+    return [*found, (title, lines)]
+
+
+def units(lines: list[str]) -> list[str]:
+    """Each bullet with its continuation lines, each table row, each other line."""
+    grouped: list[str] = []
+    for line in lines:
+        if grouped and line.startswith("  ") and not line.lstrip().startswith("|"):
+            grouped[-1] += " " + line.strip()
+        else:
+            grouped.append(line)
+    return grouped
+
+
+def missing_paths(text: str) -> list[str]:
+    missing = []
+    for title, lines in sections(text):
+        if title.startswith("Walkthrough"):
+            continue
+        section_roots = [REPO / token for token in PATH_TOKEN.findall("\n".join(lines))
+                         if token.startswith("src/sentforge/") and token.endswith("/")]
+        for unit in units(lines):
+            tokens = PATH_TOKEN.findall(unit)
+            roots = [REPO, REPO / "src", PACKAGE, *section_roots]
+            folders = [path if token.endswith("/") else path.parent for token in tokens if "/" in token
+                       for path in (root / token.rstrip("/") for root in roots) if path.exists()]
+            # benchmarks/ keeps its scripts one folder per kind: a script is named by its name alone.
+            folders += [kind for folder in folders if folder == REPO / "benchmarks"
+                        for kind in folder.iterdir() if kind.is_dir()]
+            for token in tokens:
+                places = roots if "/" in token.rstrip("/") else roots + folders
+                if not any((place / token.rstrip("/")).exists() for place in places):
+                    missing.append(f"{title or 'introduction'}: `{token}` in: {unit.strip()[:100]}")
+    return missing
+
+
+def test_every_source_file_and_folder_that_the_architecture_names_exists():
+    missing = missing_paths(DOC.read_text(encoding="utf-8"))
+    assert not missing, "ARCHITECTURE.md names paths that do not exist:\n" + "\n".join(missing)
+
+
+def test_a_file_named_in_another_package_bullet_is_found_missing():
+    text = "## File map\n\n- `adaptation/` — `run.py`, and `budget.py` (the time left).\n"
+    assert [m.split(" in: ")[0] for m in missing_paths(text)] == ["File map: `budget.py`"]
+
+
+def test_the_layer_table_holds_the_rows_of_the_layers_contract():
+    contract = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]
+    layers = next(c for c in contract["contracts"] if c["type"] == "layers")["layers"]
+    expected = [set(re.split(r"\s*[:|]\s*", row.strip())) for row in layers]
+    text = DOC.read_text(encoding="utf-8")
+    table = text[text.index("| layer | modules |"):].split("\n\n")[0].splitlines()[2:]
+    documented = [{token.rstrip("/").removesuffix(".py") for token in PATH_TOKEN.findall(row.split("|")[2])}
+                  for row in table]
+    assert documented == expected
