@@ -446,3 +446,16 @@ def test_the_cross_fitted_rule_ranks_by_cross_fitted_scores():
     fitted = select(results, ["m.start"], "cross-fitted",
                     {"m.start": start, "m.mnrl": mnrl, "m.tsdae+mnrl": honest})
     assert fitted.chosen == "m.mnrl" and "highest cross-fitted dev score" in fitted.why
+
+
+def test_cross_fitting_pair_scores_standardises_each_checkpoint_so_one_order_keeps_its_ap():
+    from sentforge.adaptation.intervals import cross_fitted
+
+    rng = np.random.default_rng(1)
+    labels = (rng.random(60) < 0.4).astype(float)
+    similarities = labels * 0.3 + rng.normal(0.5, 0.2, 60)
+    a = ItemScores("ap", similarities, labels)
+    rescaled = ItemScores("ap", 2 * similarities + 1, labels)  # the same order on another scale
+    mixed = cross_fitted([a, rescaled], seed=0)
+    assert mixed.statistic == "ap" and np.array_equal(mixed.targets, labels)
+    assert mixed.score() == pytest.approx(a.score())  # standardised, the one order scores as itself
