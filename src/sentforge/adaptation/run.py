@@ -193,8 +193,9 @@ def _select_and_report(state: AdaptState, inputs: AdaptInputs, order: list[str],
               "settings": state.settings, "candidates": {name: r.to_json() for name, r in results.items()},
               "keep_checkpoints": keep_checkpoints, "keep": keep}
     report["test_regret"] = test_regret(report["candidates"], chosen)
-    fitted = selection_items(state.output, {name: results[name] for name in done if results[name].trained},
-                             "cross-fitted", state.settings["seed"])
+    trained = {name: results[name] for name in done if results[name].trained}
+    fitted = ({name: items[name] for name in trained} if state.settings["select"] == "cross-fitted"  # computed above
+              else selection_items(state.output, trained, "cross-fitted", state.settings["seed"]))
     report["dev_cross_fitted"] = {name: round(scores.score(), 4) for name, scores in fitted.items()}
     if not keep_checkpoints:  # every candidate is done: resuming needs them no more
         remove_checkpoints(state.output / RUNS_DIR)

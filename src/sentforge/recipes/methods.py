@@ -72,8 +72,11 @@ def _mnrl(encoder, examples: list, options: MNRLOptions, context: BuildContext) 
 
     if options.mined_negatives:
         from sentforge.data.texts import read_texts
+        from sentforge.errors import InputFileError
         from sentforge.recipes.mining import mine_hard_negatives
 
+        if options.mining_corpus and not Path(options.mining_corpus).is_file():
+            raise InputFileError(f"--mining-corpus {options.mining_corpus}: file not found")
         corpus = read_texts(options.mining_corpus) if options.mining_corpus else []
         examples = mine_hard_negatives(encoder, examples, corpus, options.mined_negatives, options.mining_margin)
     return Plan(ContrastiveLoss(encoder, temperature=options.temperature, similarity="cosine",
