@@ -95,7 +95,7 @@ def single_threaded_fits():
 
 def bag_of_words(dim: int = 24):
     """Deterministic sentence vectors: the sum of a fixed pseudo-random vector per word."""
-    from sentforge.external import CallableEncoder
+    from sentforge.specs.external import CallableEncoder
 
     def encode(texts: list[str]) -> np.ndarray:
         out = np.zeros((len(texts), dim), np.float32)

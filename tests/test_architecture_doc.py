@@ -1,5 +1,7 @@
 """ARCHITECTURE.md stays true to the tree: every source file and folder it names exists, and its layer table
-holds the rows of the layers contract in pyproject.toml, in the same order.
+holds the rows of the layers contract in pyproject.toml, in the same order; that contract names every package
+and module at the root of src/sentforge, and only a layer of one module lies loose there. Every `src/sentforge/`
+and `tests/` path that README.md and docs/ name exists too.
 
 A file is named in backticks (`run.py`, `recipes/command.py`, `adaptation/`). A bare name is looked for in
 the folders named in the same bullet or table row, in a folder the section says everything lives in
@@ -19,6 +21,7 @@ from conftest import REPO
 PACKAGE = REPO / "src" / "sentforge"
 DOC = REPO / "ARCHITECTURE.md"
 PATH_TOKEN = re.compile(r"`([\w./-]+(?:\.py|/))`")
+REPO_PATH = re.compile(r"\b(?:src/sentforge|tests)/[\w./-]*[\w/]")
 
 
 def sections(text: str) -> list[tuple[str, list[str]]]:
@@ -81,12 +84,39 @@ def test_a_file_named_in_another_package_bullet_is_found_missing():
     assert [m.split(" in: ")[0] for m in missing_paths(text)] == ["File map: `budget.py`"]
 
 
-def test_the_layer_table_holds_the_rows_of_the_layers_contract():
+def contract_rows() -> list[set[str]]:
+    """The members of each row of the layers contract in pyproject.toml, highest row first."""
     contract = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]
     layers = next(c for c in contract["contracts"] if c["type"] == "layers")["layers"]
-    expected = [set(re.split(r"\s*[:|]\s*", row.strip())) for row in layers]
+    return [set(re.split(r"\s*[:|]\s*", row.strip())) for row in layers]
+
+
+def test_the_layer_table_holds_the_rows_of_the_layers_contract():
     text = DOC.read_text(encoding="utf-8")
     table = text[text.index("| layer | modules |"):].split("\n\n")[0].splitlines()[2:]
     documented = [{token.rstrip("/").removesuffix(".py") for token in PATH_TOKEN.findall(row.split("|")[2])}
                   for row in table]
-    assert documented == expected
+    assert documented == contract_rows()
+
+
+def test_every_package_and_root_module_is_in_the_layer_table():
+    entries = {path.stem for path in PACKAGE.iterdir()
+               if (path / "__init__.py").is_file() or (path.suffix == ".py" and path.name != "__init__.py")}
+    assert entries == set().union(*contract_rows())
+
+
+def test_a_layer_of_several_modules_is_a_package():
+    """A module lies loose at the package root only as a layer of its own (or as `__main__.py`, the command
+    line's entry point beside `cli/`): a layer of several modules is a package."""
+    shared = [row for row in contract_rows() if len(row) > 1
+              and any((PACKAGE / f"{name}.py").is_file() for name in row - {"__main__"})]
+    assert not shared, f"root modules that share a layer, to be gathered into a package: {shared}"
+
+
+def test_every_source_and_test_path_that_the_docs_name_exists():
+    """README.md and docs/ name source files and tests by their path from the top of the repository."""
+    docs = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+    missing = [f"{doc.relative_to(REPO)}: {path}" for doc in docs
+               for path in sorted(set(REPO_PATH.findall(doc.read_text(encoding="utf-8"))))
+               if not (REPO / path).exists()]
+    assert not missing, "the docs name paths that do not exist:\n" + "\n".join(missing)

@@ -8,7 +8,7 @@ import torch
 
 import sentforge
 from sentforge import Encoder, build_encoder
-from sentforge.errors import ConfigError, ModelFormatError, ModelNotFoundError, OutputExistsError
+from sentforge.support.errors import ConfigError, ModelFormatError, ModelNotFoundError, OutputExistsError
 from sentforge.modules import Normalize, Pooling, Projection
 
 from conftest import CORPUS

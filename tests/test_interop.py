@@ -14,7 +14,7 @@ from conftest import CORPUS, DATA, MODELS, needs
 
 import sentforge
 from sentforge import Encoder, build_encoder
-from sentforge.errors import ConfigError, ModelFormatError
+from sentforge.support.errors import ConfigError, ModelFormatError
 from sentforge.evaluation.readers.sts import STSB_RAW
 from sentforge.evaluation.task import CachedEncoder
 from sentforge.modules import Flow, Normalize, Pooling, Projection, WordVectors

@@ -1,4 +1,4 @@
-"""Every command that writes follows one rule (sentforge.output_guard): it never replaces, or writes into or
+"""Every command that writes follows one rule (sentforge.support.output_guard): it never replaces, or writes into or
 around, one of its inputs; --overwrite replaces only what the command wrote; one run per output. Each row
 runs the real CLI and checks exit code 2, one `error:` line and every file under the test folder unchanged.
 

@@ -227,7 +227,7 @@ def test_tsdae_drivers_plan_and_report_on_the_shared_plumbing(monkeypatch, tmp_p
     assert domain.main(["report", "--work-dir", str(work), "--table", str(table)]) == 0
     text = table.read_text()
     assert "| tsdae | 62.00 ± 2.83 (2) | 72.00 ± 2.83 (2) |" in text and "Start: `m`." in text
-    from sentforge.errors import OutputExistsError
+    from sentforge.support.errors import OutputExistsError
 
     with pytest.raises(OutputExistsError, match="already exists"):
         domain.main(["report", "--work-dir", str(work), "--table", str(table)])

@@ -367,7 +367,7 @@ def main() -> None:
     logging.basicConfig(format="%(levelname)s %(name)s: %(message)s", level=logging.WARNING)
     logging.getLogger("sentforge").setLevel(logging.INFO)
     logging.getLogger("adapt_domains").setLevel(logging.INFO)
-    from sentforge.errors import SentforgeError
+    from sentforge.support.errors import SentforgeError
 
     try:
         {"run": run, "report": report, "compare-pause": compare_pause,

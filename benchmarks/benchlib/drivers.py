@@ -70,7 +70,7 @@ def check_config(work_dir: Path, settings: dict) -> None:
             raise SystemExit(f"{path}: this work directory was run with other settings "
                              + "; ".join(f"{k}: {stored.get(k)!r} then, {settings[k]!r} now" for k in changed)
                              + ". Use another --work-dir.")
-    from sentforge.io import save_json
+    from sentforge.support.io import save_json
 
     work_dir.mkdir(parents=True, exist_ok=True)
     save_json(path, settings)
@@ -246,9 +246,9 @@ def write_report(args: argparse.Namespace, markdown: Callable[[Sequence[Path]], 
     """The `report` command: the Markdown of args.work_dir to args.table (or stdout) and, when the
     driver draws one, the plot to args.plot; refuses existing outputs without args.overwrite, and work
     directories without `marker` (what the driver's `run` writes first)."""
-    from sentforge.errors import OutputExistsError
-    from sentforge.io import atomic_file
-    from sentforge.output_guard import check_existing_file
+    from sentforge.support.errors import OutputExistsError
+    from sentforge.support.io import atomic_file
+    from sentforge.support.output_guard import check_existing_file
 
     missing = [str(d) for d in args.work_dir if not (d / marker).exists()]
     if missing:

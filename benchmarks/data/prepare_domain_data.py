@@ -54,7 +54,7 @@ import numpy as np
 from sentforge.data.near_duplicates import near_duplicates
 from sentforge.data.nli import label_fraction
 from sentforge.data.texts import decoded_lines
-from sentforge.errors import InputFileError, SentforgeError
+from sentforge.support.errors import InputFileError, SentforgeError
 from sentforge.evaluation.domain_corpora import read_semeval2015_questions, twitterpara_corpus
 from sentforge.evaluation.ranking import RankingQuery
 from sentforge.evaluation.readers.useb import (
@@ -65,7 +65,7 @@ from sentforge.evaluation.readers.useb import (
     read_twitter_url_corpus,
     read_wikiqa,
 )
-from sentforge.io import atomic_dir, atomic_file, save_json
+from sentforge.support.io import atomic_dir, atomic_file, save_json
 
 QL = "cqa-qatarliving"
 QL_2015 = tuple(f"{QL}/semeval2015-task3/CQA-QL-{part}.xml" for part in ("trial", "devel", "test"))

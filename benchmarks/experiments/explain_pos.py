@@ -31,8 +31,8 @@ from tqdm.auto import tqdm
 import sentforge
 from sentforge.explanation.deletion import deletion_influence
 from sentforge.explanation.words import tokenize_words
-from sentforge.io import save_json
-from sentforge.seed import set_seed
+from sentforge.support.io import save_json
+from sentforge.support.seed import set_seed
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/, for benchlib
 from benchlib.data import similar_pairs

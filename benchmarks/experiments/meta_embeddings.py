@@ -365,7 +365,7 @@ def part_speed(bench: Bench, d: int) -> dict:
 def stage_run(args) -> None:
     from threadpoolctl import threadpool_limits
 
-    from sentforge.io import save_json
+    from sentforge.support.io import save_json
 
     bench = Bench(args)
     parts = {"main": part_main, "ae": part_ae, "ae_final": part_ae_final, "speed": part_speed}

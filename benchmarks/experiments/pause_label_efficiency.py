@@ -82,7 +82,7 @@ def plan(fractions: Sequence[float], seeds: Sequence[int], multi_seed_fractions:
 def execute(run: Run, args: argparse.Namespace, pairs: list, with_transfer: bool) -> dict:
     """Train (unless the start model), evaluate and write the run's result.json; returns the result."""
     from sentforge.data.nli import label_fraction
-    from sentforge.io import save_json
+    from sentforge.support.io import save_json
 
     run_dir = args.work_dir / run.name
     run_dir.mkdir(parents=True, exist_ok=True)

@@ -116,7 +116,7 @@ def held_out_evaluation(model: str, split: dict[str, list[tuple]], positive: str
 
 
 def write_jsonl(path: Path, pairs: Sequence[tuple]) -> None:
-    from sentforge.io import atomic_file
+    from sentforge.support.io import atomic_file
 
     with atomic_file(path, "w") as handle:
         for first, second, label in pairs:
@@ -131,7 +131,7 @@ def prepare_split(args: argparse.Namespace) -> dict:
     """Read QQP, split it and write data/{test,dev,pool}.jsonl and data/pool-pu.jsonl once per work
     directory; later runs read them back. Returns the split and its statistics."""
     from sentforge.data.nli import DUPLICATE, positive_only, read_qqp
-    from sentforge.io import save_json
+    from sentforge.support.io import save_json
 
     data_dir = args.work_dir / SPLIT_DIR
     stats_path = data_dir / "split.json"
@@ -157,7 +157,7 @@ def run_name(fraction: float | None, seed: int | None) -> str:
 
 def execute(fraction: float | None, seed: int | None, args: argparse.Namespace, data: dict, prior: float) -> dict:
     from sentforge.data.nli import DUPLICATE
-    from sentforge.io import save_json
+    from sentforge.support.io import save_json
 
     name = run_name(fraction, seed)
     run_dir = args.work_dir / name

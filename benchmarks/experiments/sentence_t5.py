@@ -149,7 +149,7 @@ def training_arguments(run: Run, args: argparse.Namespace, model_dir: Path) -> l
 
 def execute(run: Run, args: argparse.Namespace) -> dict:
     """Train (unless raw), evaluate and write the run's result.json; returns the result."""
-    from sentforge.io import save_json
+    from sentforge.support.io import save_json
     from sentforge.recipes.sentence_t5 import variant_of
 
     run_dir = args.work_dir / run.name

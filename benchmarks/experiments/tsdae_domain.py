@@ -94,7 +94,7 @@ class Start:
 def corpus_file(work_dir: Path, domain: str, data_dir: Path) -> Path:
     """W/corpora/DOMAIN.txt (one text per line) and its summary DOMAIN.json, built on first use."""
     from sentforge.evaluation.domain_corpora import CORPORA
-    from sentforge.io import atomic_file, save_json
+    from sentforge.support.io import atomic_file, save_json
 
     path = work_dir / "corpora" / f"{domain}.txt"
     if not path.exists():
@@ -179,7 +179,7 @@ def train(run: Run, run_dir: Path, args: argparse.Namespace) -> tuple[Path, floa
 
 
 def execute(run: Run, args: argparse.Namespace) -> dict[str, Any]:
-    from sentforge.io import save_json
+    from sentforge.support.io import save_json
 
     run_dir = args.work_dir / run.directory
     run_dir.mkdir(parents=True, exist_ok=True)

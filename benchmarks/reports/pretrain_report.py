@@ -20,7 +20,7 @@ import torch
 from sentforge import load
 from sentforge.evaluation.readers.sts import STSB_RAW, STSPairs, read_stsbenchmark
 from sentforge.evaluation.scoring import correlations
-from sentforge.io import save_json
+from sentforge.support.io import save_json
 from sentforge.recipes.pretrain import SUMMARY_FILE, random_init_like
 from sentforge.recipes.run_dir import TRAINING_DIR
 

@@ -13,7 +13,7 @@ import json
 import sys
 from pathlib import Path
 
-from sentforge.io import atomic_file
+from sentforge.support.io import atomic_file
 
 GEOMETRY_NOTE = "lower is better"
 FOUR_DECIMALS = {"alignment", "uniformity"}

@@ -3,7 +3,7 @@
     python benchmarks/speed/index_recall.py VECTORS_DIR --texts LINES.txt --base 1000000 --queries 1000
 
 VECTORS_DIR is a shard directory from `sentforge encode` (its first --base rows are indexed, the next
---queries rows are the queries). Builds each index with `sentforge.index.build_index` (default
+--queries rows are the queries). Builds each index with `sentforge.scale.index.build_index` (default
 parameters unless given), then times single-query searches (p50/p99 over the queries, one thread).
 """
 
@@ -53,9 +53,9 @@ def main() -> None:
     import faiss
 
     from sentforge.data.texts import iter_texts
-    from sentforge.index import IndexParams, VectorIndex, build_index
-    from sentforge.identity import ModelIdentity
-    from sentforge.streaming import load_vectors, read_manifest
+    from sentforge.scale.index import IndexParams, VectorIndex, build_index
+    from sentforge.support.identity import ModelIdentity
+    from sentforge.scale.streaming import load_vectors, read_manifest
 
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("vectors", type=Path)

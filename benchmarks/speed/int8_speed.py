@@ -82,7 +82,7 @@ def main() -> None:
     from sentence_transformers import SentenceTransformer
 
     import sentforge
-    from sentforge.export import export_encoder
+    from sentforge.scale.export import export_encoder
 
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rounds", type=int, default=3)

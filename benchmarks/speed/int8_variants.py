@@ -35,7 +35,7 @@ def main() -> None:
     from onnxruntime.transformers.optimizer import optimize_model
 
     import sentforge
-    from sentforge.export import _onnx_graph
+    from sentforge.scale.export import _onnx_graph
     from sentforge.modules.onnx_backbone import OnnxModel
 
     parser = argparse.ArgumentParser(description=__doc__)
@@ -78,7 +78,7 @@ def main() -> None:
                 out.append(((hidden * mask).sum(1) / mask.sum(1)).numpy())
         return np.concatenate(out)
 
-    reference = run(models["ort fp32"])  # equals torch fp32 within 1e-5 (tests/test_export.py)
+    reference = run(models["ort fp32"])  # equals torch fp32 within 1e-5 (tests/scale/test_export.py)
     rates = {name: [] for name in models}
     for _ in range(args.rounds):
         for name, model in models.items():

@@ -28,7 +28,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 def main() -> None:
     import ray
 
-    from sentforge.streaming import encode_file, read_manifest
+    from sentforge.scale.streaming import encode_file, read_manifest
 
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("lines_file", type=Path)

@@ -87,7 +87,7 @@ def main() -> None:
 
     import torch
 
-    from sentforge.seed import set_seed
+    from sentforge.support.seed import set_seed
     from sentforge.recipes.sentence_t5 import sentence_t5_encoder
 
     if args.threads:

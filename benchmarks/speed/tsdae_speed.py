@@ -138,7 +138,7 @@ def main() -> None:
     import torch
 
     from sentforge.data.noise import WordNoise
-    from sentforge.seed import set_seed
+    from sentforge.support.seed import set_seed
 
     torch.set_num_threads(args.threads)
     set_seed(args.seed)

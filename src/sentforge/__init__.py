@@ -13,11 +13,11 @@ __version__ = "0.1.0"
 
 # public name -> the module that defines it
 _EXPORTS = {
-    "CallableEncoder": "sentforge.external",
+    "CallableEncoder": "sentforge.specs.external",
     "Encoder": "sentforge.encoder",
     "MetaEncoder": "sentforge.meta.meta_encoder",
     "SentenceEncoder": "sentforge.encoder",
-    "SentforgeError": "sentforge.errors",
+    "SentforgeError": "sentforge.support.errors",
     "Trainer": "sentforge.training.trainer",
     "TrainingConfig": "sentforge.training.trainer",
     "adapt": "sentforge.adaptation.run",

@@ -15,17 +15,18 @@ from torch import nn
 from tqdm.auto import tqdm
 
 from sentforge import __version__
-from sentforge.device import to_device, to_device_all
-from sentforge.dtypes import weights_in
-from sentforge.encode_options import EncodeOptions, check_finite, encode_options, finish, resolve_prompt, shape_vectors
-from sentforge.errors import ConfigError, ModelFormatError
-from sentforge.io import atomic_dir
-from sentforge.model_card import ModelCardData, read_card_data, write_model_card
+from sentforge.support.device import to_device, to_device_all
+from sentforge.interface.dtypes import weights_in
+from sentforge.interface.encode_options import (EncodeOptions, check_finite, encode_options, finish, resolve_prompt,
+                                                shape_vectors)
+from sentforge.support.errors import ConfigError, ModelFormatError
+from sentforge.support.io import atomic_dir
+from sentforge.interface.model_card import ModelCardData, read_card_data, write_model_card
 from sentforge.modules import HFBackbone, InputModule, Module
 from sentforge.modules.base import Features, read_json, write_json
 from sentforge.modules.static import fold_word_pooling, unfold_word_pooling
 from sentforge.modules.validation import load_modules
-from sentforge.st_interface import SentenceTransformerInterface, checked_similarity_fn_name
+from sentforge.interface.st_methods import SentenceTransformerInterface, checked_similarity_fn_name
 
 logger = logging.getLogger(__name__)
 
@@ -133,7 +134,7 @@ class Encoder(SentenceTransformerInterface, nn.Sequential):
 
     `forward(features)` is the differentiable path objectives train through; `encode(texts)` is the
     fast batched inference path over the same modules. The SentenceTransformer methods (`similarity`,
-    `encode_query`, ...) come from `st_interface.SentenceTransformerInterface`.
+    `encode_query`, ...) come from `interface.st_methods.SentenceTransformerInterface`.
     """
 
     def __init__(self, modules: Sequence[Module], name: str = "encoder", prompts: dict[str, str] | None = None,
@@ -261,13 +262,13 @@ class Encoder(SentenceTransformerInterface, nn.Sequential):
         Texts are tokenised once, sorted by token count so that each batch pads little (on
         accelerators in chunks that a second thread tokenises ahead of the device; see
         `tokenizing_chunks`), and run under `torch.inference_mode`. A single string gives a vector of shape (dim,).
-        The sentence-transformers keywords work too (see `sentforge.encode_options`):
+        The sentence-transformers keywords work too (see `sentforge.interface.encode_options`):
         `show_progress_bar`, `normalize_embeddings`, `prompt`, `prompt_name` (a key of `prompts`),
         `truncate_dim`, `precision` (float32, int8, uint8, binary, ubinary), `convert_to_tensor`,
         `convert_to_numpy`. Non-finite vectors raise ModelFormatError.
         `dtype` (torch.float16 / torch.bfloat16 or "float16" / "bfloat16" / "float32") runs the forward
         pass with the weights in that precision for this call (float16 on GPUs only; see
-        `sentforge.dtypes`); the returned vectors are float32 either way (`precision` is what they are
+        `sentforge.interface.dtypes`); the returned vectors are float32 either way (`precision` is what they are
         converted to).
         """
         opts = encode_options(options, batch_size=batch_size, normalize=normalize, show_progress=show_progress,
@@ -336,7 +337,7 @@ class Encoder(SentenceTransformerInterface, nn.Sequential):
         (README.md, model_card.json).
 
         The directory appears whole or not at all; a non-empty one is refused unless `overwrite`. `kind`:
-        the command family that writes it (its output marker; see sentforge.output_guard).
+        the command family that writes it (its output marker; see sentforge.support.output_guard).
         """
         with atomic_dir(path, overwrite, kind) as tmp:
             entries = []

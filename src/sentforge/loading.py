@@ -1,6 +1,6 @@
 """The one model-spec resolver (`load`): a spec names a model directory, a MetaEncoder directory, a short name,
 `glove:FILE`, `bm25` or a hub id; every command and `sentforge.evaluate` resolve models here. Specs of single
-encoders, and building new encoders, are in encoder_specs.py."""
+encoders, and building new encoders, are in specs/encoders.py."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from sentforge.encoder import Encoder
 # SHORT_NAMES and build_encoder are part of this module's public names.
-from sentforge.encoder_specs import (  # noqa: F401
+from sentforge.specs.encoders import (  # noqa: F401
     ACCEPTED_SPECS,
     LEXICAL_SPEC,
     SHORT_NAMES,
@@ -18,11 +18,11 @@ from sentforge.encoder_specs import (  # noqa: F401
     read_encoder_directory,
     resolve_spec,
 )
-from sentforge.errors import ConfigError, ModelFormatError
+from sentforge.support.errors import ConfigError, ModelFormatError
 
 if TYPE_CHECKING:
     from sentforge.baselines.bm25 import BM25Scorer
-    from sentforge.external import CallableEncoder
+    from sentforge.specs.external import CallableEncoder
     from sentforge.meta.meta_encoder import MetaEncoder
 
     Model = Encoder | CallableEncoder | MetaEncoder | BM25Scorer
@@ -72,7 +72,7 @@ def _weights_dtype(model_kwargs: dict[str, Any] | None, spec: str):
     """The dtype that `model_kwargs` asks for ("auto", a torch dtype, or None); other keys are refused."""
     if not model_kwargs:
         return None
-    from sentforge.dtypes import parse_dtype
+    from sentforge.interface.dtypes import parse_dtype
 
     unknown = sorted(set(model_kwargs) - {"torch_dtype", "dtype"})
     if unknown:
@@ -88,7 +88,7 @@ def _weights_dtype(model_kwargs: dict[str, Any] | None, spec: str):
 
 def _checkpoint_dtype(encoder: Encoder):
     """The dtype the backbone checkpoint was saved in (config.json's torch_dtype / dtype); None if unknown."""
-    from sentforge.dtypes import parse_dtype
+    from sentforge.interface.dtypes import parse_dtype
 
     config = getattr(getattr(encoder[0], "model", None), "config", None)
     name = getattr(config, "dtype", None) or getattr(config, "torch_dtype", None)

@@ -1,5 +1,5 @@
 """`sentforge meta fit` as one library function: a MetaEncoder of the members fitted on an unlabelled corpus
-and saved under the output rules of every writing command (`output_guard.py`); and the command line that
+and saved under the output rules of every writing command (`support/output_guard.py`); and the command line that
 reproduces such a fit, spelled here beside the function so that the two cannot drift apart.
 
 It lies above `loading.py` because members are given as the model specs that `sentforge.load` resolves,
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sentforge.errors import ConfigError
+from sentforge.support.errors import ConfigError
 from sentforge.meta import MetaEncoder
 
 logger = logging.getLogger(__name__)
@@ -50,8 +50,8 @@ def fit_meta_encoder(members: Sequence[Member], method: str, corpus: Sequence[st
     `meta fit` wrote it. cache_dir: where the members' embeddings of the corpus are cached (None: not cached).
     embed_members: save the members inside `output` instead of by reference (their spec).
     """
-    from sentforge.output_guard import guard_output, output_lock
-    from sentforge.seed import set_seed
+    from sentforge.support.output_guard import guard_output, output_lock
+    from sentforge.support.seed import set_seed
 
     set_seed(seed)
     output = Path(output)

@@ -17,7 +17,7 @@ import pytest
 
 import sentforge
 from sentforge.adaptation.planning import PROBE_STEPS
-from sentforge.errors import ConfigError, OutputExistsError
+from sentforge.support.errors import ConfigError, OutputExistsError
 from sentforge.evaluation import load_dataset
 
 import adapt_worker

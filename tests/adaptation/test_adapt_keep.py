@@ -8,7 +8,7 @@ import json
 import pytest
 
 from sentforge.adaptation.run import _check_same_choice, disk_need
-from sentforge.errors import ConfigError
+from sentforge.support.errors import ConfigError
 
 from adapt_domain import run
 

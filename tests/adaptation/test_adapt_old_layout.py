@@ -17,7 +17,7 @@ from sentforge.adaptation.intervals import save_items
 from sentforge.adaptation.report import markdown
 from sentforge.adaptation.result import CandidateResult
 from sentforge.evaluation import load_dataset
-from sentforge.errors import ConfigError
+from sentforge.support.errors import ConfigError
 
 from adapt_domain import domain, run  # noqa: F401 - the fixture and the fast adapt call
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import sentforge
-from sentforge.errors import ConfigError
+from sentforge.support.errors import ConfigError
 from sentforge.meta import MetaEncoder
 
 from conftest import CORPUS

@@ -15,7 +15,7 @@ import sentforge
 from sentforge.adaptation.hygiene import apply_hygiene
 from sentforge.adaptation.inputs import read_inputs, read_labelled
 from sentforge.data.pairs import with_hard_negatives
-from sentforge.errors import InputFileError
+from sentforge.support.errors import InputFileError
 from sentforge.recipes.data import read_examples
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")

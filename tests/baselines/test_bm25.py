@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from sentforge.baselines import BM25Scorer, load_bm25
-from sentforge.errors import ConfigError
+from sentforge.support.errors import ConfigError
 
 STOPWORDS = {"the", "a", "on", "in", "is", "and", "of"}
 

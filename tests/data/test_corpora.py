@@ -16,7 +16,7 @@ from sentforge.data.corpora import (
     read_nltk_zip,
     split_sentences,
 )
-from sentforge.errors import ConfigError, InputFileError
+from sentforge.support.errors import ConfigError, InputFileError
 
 CORPORA = DATA / "corpora"
 

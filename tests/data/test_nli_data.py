@@ -10,7 +10,7 @@ import pytest
 
 from sentforge.data.nli import (DUPLICATE, NOT_DUPLICATE, POSITIVE, label_fraction, positive_only, read_nli_pairs,
                                 read_qqp)
-from sentforge.errors import ConfigError, InputFileError
+from sentforge.support.errors import ConfigError, InputFileError
 
 from conftest import DATA, needs
 

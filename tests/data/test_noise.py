@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from sentforge.data.noise import NOISE_KINDS, WordNoise, split_words
-from sentforge.errors import ConfigError
+from sentforge.support.errors import ConfigError
 
 SENTENCE = " ".join(f"w{i}" for i in range(40))
 VOCABULARY = ["apple", "river", "stone", "cloud"]

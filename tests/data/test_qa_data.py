@@ -10,7 +10,7 @@ import pytest
 
 from sentforge.data.qa import (nli_triples, read_nli_triples, read_qa_pairs, read_qatarliving, read_qqp_duplicates,
                                read_wikiqa_answers)
-from sentforge.errors import InputFileError
+from sentforge.support.errors import InputFileError
 
 from conftest import DATA, needs
 

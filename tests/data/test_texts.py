@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from sentforge.data.texts import iter_texts, read_texts
-from sentforge.errors import InputFileError
+from sentforge.support.errors import InputFileError
 
 from conftest import assert_one_line_error, run_cli
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from sentforge.data.texts import Position, iter_records, read_texts
-from sentforge.engines.chunks import ChunkSource, texts_sha256
-from sentforge.errors import InputFileError
+from sentforge.scale.engines.chunks import ChunkSource, texts_sha256
+from sentforge.support.errors import InputFileError
 
 # A BOM, a quoted field over two lines, a blank line between records and an escaped quote.
 CSV = '\ufeffid,text\n1,"two\nlines"\n\n2,plain\n3,"say ""hi"""\n'

@@ -11,7 +11,7 @@ import pytest
 from conftest import DATA, needs
 
 from sentforge.data.near_duplicates import near_duplicates
-from sentforge.errors import DataNotFoundError, InputFileError
+from sentforge.support.errors import DataNotFoundError, InputFileError
 from sentforge.evaluation.domain_corpora import (
     QL_2015_FILES,
     QL_TRAIN_CSV,

@@ -18,8 +18,8 @@ import sentforge
 import sentforge.evaluation.registry as registry
 import sentforge.evaluation.task as task_contract
 import sentforge.evaluation.tasks as task_package
-from sentforge.errors import InputFileError
-from sentforge.external import CallableEncoder
+from sentforge.support.errors import InputFileError
+from sentforge.specs.external import CallableEncoder
 
 # The module of the walkthrough, verbatim: the only source file the new task needs.
 TOY_TASK_MODULE = '''
@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from sentforge.data.files import read_lines
-from sentforge.errors import InputFileError
+from sentforge.support.errors import InputFileError
 from sentforge.evaluation.similarity import unit_embeddings
 from sentforge.evaluation.task import Task, TaskMetadata
 

@@ -10,10 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sentforge.errors import ConfigError, DataNotFoundError, OutputExistsError
+from sentforge.support.errors import ConfigError, DataNotFoundError, OutputExistsError
 from sentforge.evaluation import CachedEncoder, Task, TaskMetadata, evaluate, register_task, resolve_tasks
 from sentforge.evaluation.runner import resolve_data_dir
-from sentforge.external import CallableEncoder
+from sentforge.specs.external import CallableEncoder
 
 from conftest import assert_one_line_error, run_cli
 

@@ -12,7 +12,7 @@ from scipy.stats import rankdata
 from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.model_selection import train_test_split
 
-from sentforge.errors import InputFileError
+from sentforge.support.errors import InputFileError
 from sentforge.evaluation import classifier
 from sentforge.evaluation.registry import resolve_tasks
 from sentforge.evaluation.tasks import sentglue

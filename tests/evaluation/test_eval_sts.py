@@ -11,13 +11,13 @@ import torch
 from scipy.stats import pearsonr, spearmanr
 
 from conftest import DATA, assert_one_line_error, needs, run_cli
-from sentforge.errors import InputFileError, ModelNotFoundError
+from sentforge.support.errors import InputFileError, ModelNotFoundError
 from sentforge.evaluation import evaluate, registered_tasks
 from sentforge.evaluation.readers.sts import read_semeval_sts, read_sick, read_stsbenchmark
 from sentforge.evaluation.tasks.geometry import AlignmentUniformityTask, alignment, uniformity
 from sentforge.evaluation.scoring import sts_scores
 from sentforge.evaluation.tasks.sts import STS_YEARS
-from sentforge.external import CallableEncoder
+from sentforge.specs.external import CallableEncoder
 
 STS_DIR = "senteval/downstream/STS"
 

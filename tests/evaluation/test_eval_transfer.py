@@ -10,7 +10,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import f1_score
 from sklearn.model_selection import GridSearchCV, StratifiedKFold
 
-from sentforge.errors import ConfigError, InputFileError
+from sentforge.support.errors import ConfigError, InputFileError
 from sentforge.evaluation import classifier
 from sentforge.evaluation.readers import senteval
 from sentforge.evaluation.registry import resolve_tasks

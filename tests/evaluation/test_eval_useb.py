@@ -14,7 +14,7 @@ from conftest import DATA, needs
 from sklearn.metrics import average_precision_score
 
 from sentforge.baselines import BM25Scorer
-from sentforge.errors import InputFileError
+from sentforge.support.errors import InputFileError
 from sentforge.evaluation.ranking import (
     RankingQuery,
     average_precision,

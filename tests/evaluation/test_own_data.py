@@ -15,7 +15,7 @@ from scipy.stats import pearsonr, spearmanr
 from sentence_transformers.evaluation import BinaryClassificationEvaluator
 from sklearn.metrics import average_precision_score
 
-from sentforge.errors import ConfigError, InputFileError
+from sentforge.support.errors import ConfigError, InputFileError
 from sentforge.evaluation import evaluate, load_dataset
 from sentforge.evaluation.own import detect_kind, load_own_datasets, parse_dataset_spec
 from sentforge.evaluation.own.pairs import (

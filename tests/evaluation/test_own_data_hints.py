@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sentforge.errors import InputFileError
+from sentforge.support.errors import InputFileError
 from sentforge.evaluation.own.load import load_dataset, load_own_datasets
 
 from conftest import assert_one_line_error, run_cli

@@ -70,7 +70,7 @@ def test_identical_models_have_a_zero_interval_and_it_is_seeded():
 
 def test_item_scores_give_each_own_task_its_main_metric(tmp_path):
 
-    from sentforge.external import CallableEncoder
+    from sentforge.specs.external import CallableEncoder
 
     vocabulary = "cat dog mat park password reset invoice charge app crash guitar beach".split()
 

@@ -10,7 +10,7 @@ import json
 import pytest
 from conftest import DATA, REPO, needs
 
-from sentforge.errors import InputFileError, SentforgeError
+from sentforge.support.errors import InputFileError, SentforgeError
 from sentforge.evaluation import load_dataset
 
 

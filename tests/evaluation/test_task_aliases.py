@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from sentforge.errors import ConfigError
+from sentforge.support.errors import ConfigError
 from sentforge.evaluation.registry import resolve_tasks
 from sentforge.integrations.task_names import TASK_ALIASES
 

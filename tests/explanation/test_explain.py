@@ -9,7 +9,7 @@ import torch
 
 import sentforge
 from sentforge import Encoder
-from sentforge.errors import ConfigError
+from sentforge.support.errors import ConfigError
 from sentforge.explanation import format_table
 from sentforge.explanation.words import Word, split_words, tokenize_words, without_word, words_from_tokens
 from sentforge.modules import Pooling, T5EncoderDecoder
@@ -144,7 +144,7 @@ def test_gradients_are_refused_for_word_vectors_and_onnx(tmp_path, tiny_bert_dir
     assert result.a.words[2].deletion == pytest.approx(cos(va, vb) - cos(model.encode("the cat"), vb), abs=1e-6)
 
     pytest.importorskip("onnxruntime")
-    from sentforge.export import export_encoder
+    from sentforge.scale.export import export_encoder
 
     export_encoder(sentforge.load(tiny_bert_dir), tmp_path / "onnx", format="onnx")
     onnx = sentforge.load(tmp_path / "onnx")

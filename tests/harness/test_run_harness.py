@@ -12,7 +12,7 @@ import pytest
 
 from sentforge.adaptation.result import CandidateResult
 from sentforge.adaptation.state import AdaptState
-from sentforge.errors import ConfigError, OutputExistsError
+from sentforge.support.errors import ConfigError, OutputExistsError
 from sentforge.harness.inputs import input_record
 from sentforge.harness.plots import pyplot
 from sentforge.learning_curve.state import LabelsState

@@ -16,7 +16,7 @@ from safetensors.torch import save_file
 
 from sentforge import build_encoder
 from sentforge.objectives import MaskedLanguageModeling
-from sentforge.seed import set_seed
+from sentforge.support.seed import set_seed
 from sentforge.training import checkpoint
 from sentforge.training.trainer import Trainer, TrainingConfig
 

@@ -1,4 +1,4 @@
-"""`sentforge encode` run as a subprocess for tests/test_streaming.py: optionally SIGKILLed in the middle of
+"""`sentforge encode` run as a subprocess for tests/scale/test_streaming.py: optionally SIGKILLed in the middle of
 writing chunk N (after part of its data reached the disk), and reporting its peak RSS.
 
 usage: stream_worker.py [--kill-in-chunk N] [--rss-file PATH] -- ENCODE_ARGS...
@@ -12,7 +12,7 @@ import resource
 import signal
 import sys
 
-from sentforge import streaming
+from sentforge.scale import streaming
 from sentforge.cli import main
 
 

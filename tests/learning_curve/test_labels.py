@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import sentforge
-from sentforge.errors import ConfigError
+from sentforge.support.errors import ConfigError
 from sentforge.evaluation.paired import paired_bootstrap
 from sentforge.learning_curve.answer import answer, check_target, direction, holdout, metric_range, short_runs
 from sentforge.learning_curve.curve import fit_curve, fit_log_linear, saturating, shape_test

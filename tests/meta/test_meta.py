@@ -11,7 +11,7 @@ from conftest import CORPUS
 
 import sentforge
 from sentforge import CallableEncoder
-from sentforge.errors import ConfigError, ModelNotFoundError
+from sentforge.support.errors import ConfigError, ModelNotFoundError
 from sentforge.meta import (GCCA, SVD, AutoEncoder, Average, Concatenation, MetaEncoder, MetaMethod, UpProjection,
                             method_class, method_names, register_method)
 from sentforge.meta.cache import cache_path
@@ -227,7 +227,7 @@ def test_save_load_round_trip_by_reference(members, tmp_path, method, params):
 
 
 def test_save_load_round_trip_embedded_and_refuses_overwrite(members, tmp_path):
-    from sentforge.errors import OutputExistsError
+    from sentforge.support.errors import OutputExistsError
 
     meta = MetaEncoder(members, "svd", dim=5).fit(CORPUS)
     meta.save(tmp_path / "meta", embed_members=True)

@@ -12,7 +12,7 @@ from scipy.stats import spearmanr
 
 import sentforge
 from sentforge.baselines import BM25Scorer
-from sentforge.errors import ConfigError, ModelFormatError, ModelNotFoundError
+from sentforge.support.errors import ConfigError, ModelFormatError, ModelNotFoundError
 from sentforge.meta import MetaEncoder
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")

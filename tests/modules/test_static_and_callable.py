@@ -5,7 +5,7 @@ import pytest
 
 import sentforge
 from sentforge import CallableEncoder, Encoder
-from sentforge.errors import ConfigError, InputFileError
+from sentforge.support.errors import ConfigError, InputFileError
 from sentforge.modules import Pooling, WordVectors
 
 

@@ -8,7 +8,7 @@ import torch
 
 import sentforge
 from sentforge import build_encoder
-from sentforge.errors import ModelFormatError
+from sentforge.support.errors import ModelFormatError
 
 from conftest import CORPUS
 

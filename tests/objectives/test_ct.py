@@ -9,7 +9,7 @@ import torch
 import torch.nn.functional as F
 
 from sentforge import build_encoder
-from sentforge.errors import ConfigError
+from sentforge.support.errors import ConfigError
 from sentforge.objectives.ct import ContrastiveTension
 
 from conftest import CORPUS, training_losses

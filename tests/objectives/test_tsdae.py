@@ -11,7 +11,7 @@ import torch
 import sentforge
 from sentforge import build_encoder
 from sentforge.data.noise import WordNoise
-from sentforge.errors import ConfigError
+from sentforge.support.errors import ConfigError
 from sentforge.objectives.tsdae import TSDAE
 from sentforge.training.trainer import Trainer, TrainingConfig
 

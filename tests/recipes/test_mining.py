@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sentforge.errors import ConfigError
+from sentforge.support.errors import ConfigError
 from sentforge.recipes.mining import mine_hard_negatives
 
 # Unit vectors at these angles (degrees) from the anchor direction: cosine = cos(angle).

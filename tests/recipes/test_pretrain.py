@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from sentforge import build_encoder, load
 from sentforge.cli import app
-from sentforge.errors import ConfigError, OutputExistsError
+from sentforge.support.errors import ConfigError, OutputExistsError
 from sentforge.recipes.pretrain import (
     PretrainConfig,
     canonical_vocabulary,

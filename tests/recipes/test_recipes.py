@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import sentforge
-from sentforge.errors import ConfigError
+from sentforge.support.errors import ConfigError
 from sentforge.recipes import run_dir
 
 from conftest import CORPUS, assert_one_line_error, run_cli

@@ -15,7 +15,7 @@ import torch
 
 import sentforge
 from sentforge.cli import main
-from sentforge.errors import ConfigError
+from sentforge.support.errors import ConfigError
 from sentforge.modules import Normalize, Pooling, Projection, T5EncoderDecoder, Transformer
 from sentforge.recipes import sentence_t5
 from sentforge.recipes.sentence_t5 import SentenceT5Config, Stage, sentence_t5_encoder

@@ -11,7 +11,7 @@ import logging
 import pytest
 
 import sentforge
-from sentforge.errors import ConfigError, InputFileError
+from sentforge.support.errors import ConfigError, InputFileError
 from sentforge.recipes.data import read_examples
 
 from conftest import CORPUS, assert_one_line_error, run_cli
@@ -54,7 +54,7 @@ def test_mnrl_from_the_cli_trains_on_the_label_1_rows(tiny_bert_dir, tmp_path, c
 def test_labels_other_than_0_and_1_are_refused_with_the_line(tmp_path):
     path = write_tsv(tmp_path / "pairs.tsv", ["sentence1", "sentence2", "label"],
                      [ROWS[0], ("a b c", "d e f", "entailment")])
-    with pytest.raises(sentforge.errors.InputFileError, match=r"pairs.tsv:3: label 'entailment' is not 0 or 1"):
+    with pytest.raises(sentforge.support.errors.InputFileError, match=r"pairs.tsv:3: label 'entailment' is not 0 or 1"):
         read_examples("pairs", path)
 
 

@@ -18,7 +18,7 @@ from conftest import CORPUS, REPO
 from safetensors.torch import load_file
 
 from sentforge import build_encoder
-from sentforge.errors import ModelFormatError
+from sentforge.support.errors import ModelFormatError
 from sentforge.objectives import MaskedLanguageModeling
 from sentforge.training import checkpoint
 from sentforge.training.checkpoint import (

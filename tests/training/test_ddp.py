@@ -15,7 +15,8 @@ import torch.multiprocessing as mp
 from conftest import CORPUS, PairRegression
 from torch import nn
 
-from sentforge import build_encoder, distributed
+from sentforge import build_encoder
+from sentforge.support import distributed
 from sentforge.objectives import ContrastiveLoss
 from sentforge.training.trainer import Trainer, TrainingConfig
 

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from sentforge import build_encoder
-from sentforge.errors import ConfigError, TrainingDivergedError
+from sentforge.support.errors import ConfigError, TrainingDivergedError
 from sentforge.training.checkpoint import latest_checkpoint, load_checkpoint
 from sentforge.training.trainer import METRICS_FILE, Trainer, TrainingConfig
 

@@ -58,7 +58,7 @@ def test_tsdae_trains_on_cuda_under_bf16_autocast(tiny_bert_dir):
 
 
 def test_pinned_copies_arrive_intact():
-    from sentforge.device import to_device, to_device_all
+    from sentforge.support.device import to_device, to_device_all
 
     host = torch.arange(1000)
     assert torch.equal(to_device(host, CUDA).cpu(), host)

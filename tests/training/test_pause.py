@@ -15,7 +15,7 @@ import torch
 import sentforge
 from sentforge.data.nli import label_fraction, read_nli_pairs
 from sentforge.data.samplers import ProportionalBatches, proportional_order
-from sentforge.errors import ConfigError, InputFileError
+from sentforge.support.errors import ConfigError, InputFileError
 from sentforge.objectives.pause import PAUSE, annealing_weight, nn_pu_risk, pu_loss
 from sentforge.training.trainer import Trainer, TrainingConfig
 

@@ -68,7 +68,7 @@ def test_dev_alone_in_python_scores_before_and_after(tiny_bert_dir, data):
 
 
 def test_eval_every_without_an_evaluator_is_refused(tiny_bert_dir, data):
-    from sentforge.errors import ConfigError
+    from sentforge.support.errors import ConfigError
 
     with pytest.raises(ConfigError, match=r"eval_every \(--eval-every\) needs an evaluator"):
         sentforge.train("mnrl", tiny_bert_dir, data / "pairs.tsv", data / "out", steps=2, eval_every=1)

@@ -18,7 +18,7 @@ from transformers import (
 )
 
 from sentforge import build_encoder
-from sentforge.errors import ConfigError, OutputExistsError
+from sentforge.support.errors import ConfigError, OutputExistsError
 from sentforge.objectives import ContrastiveLoss, MaskedLanguageModeling, SpanCorruption
 from sentforge.objectives.masking import IGNORE_INDEX
 from sentforge.objectives.mlm import mask_tokens

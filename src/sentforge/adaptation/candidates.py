@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sentforge.errors import ConfigError
+from sentforge.support.errors import ConfigError
 
 
 @dataclass(frozen=True)
@@ -106,7 +106,7 @@ def plan_candidates(models: list[str], methods: list[str], has_positives: bool, 
 
 def model_keys(models: list[str]) -> list[str]:
     """A short, file-name-safe name per start model (its last path part), numbered when two collide."""
-    from sentforge.model_card import display_name
+    from sentforge.interface.model_card import display_name
 
     keys = ["".join(c if c.isalnum() or c in "-_" else "-" for c in display_name(str(m))) for m in models]
     return [f"{key}-{i + 1}" if keys.count(key) > 1 else key for i, key in enumerate(keys)]

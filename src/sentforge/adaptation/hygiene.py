@@ -21,9 +21,9 @@ from typing import Any
 import numpy as np
 
 from sentforge.adaptation.inputs import AdaptInputs
-from sentforge.errors import ConfigError, InputFileError
+from sentforge.support.errors import ConfigError, InputFileError
 from sentforge.harness.labelled import Labelled
-from sentforge.io import atomic_file
+from sentforge.support.io import atomic_file
 
 logger = logging.getLogger(__name__)
 

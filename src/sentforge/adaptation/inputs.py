@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sentforge.errors import ConfigError
+from sentforge.support.errors import ConfigError
 from sentforge.harness.labelled import Labelled, read_labelled
 from sentforge.recipes.data import SentenceReading, read_examples
 

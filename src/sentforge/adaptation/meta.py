@@ -53,7 +53,7 @@ def fit_sample(texts: list[str], path: Path, seed: int) -> Path:
     """Write a seeded sample of MAX_FIT_TEXTS texts (in corpus order) to `path`, once."""
     import numpy as np
 
-    from sentforge.io import atomic_file
+    from sentforge.support.io import atomic_file
 
     if not path.is_file():
         keep = np.sort(np.random.default_rng(seed).choice(len(texts), MAX_FIT_TEXTS, replace=False))

@@ -65,7 +65,7 @@ from sentforge.adaptation.result import CandidateResult
 from sentforge.adaptation.speed import MIN_PASS_TEXTS, ROUNDS, WARM_UP_TEXTS
 from sentforge.adaptation.state import AdaptState
 from sentforge.adaptation.trained import TrainSettings, recipe_settings, training_data, warmup_steps
-from sentforge.disk import CHECKPOINTS
+from sentforge.support.disk import CHECKPOINTS
 
 PROBE_STEPS = 3
 META_RESERVE_SHARE = 0.25  # the most of the budget kept for the meta-embeddings while trained candidates wait

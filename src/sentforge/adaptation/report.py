@@ -9,7 +9,7 @@ from typing import Any
 
 from sentforge.adaptation.hygiene import data_noun
 from sentforge.adaptation.racing import racing_lines
-from sentforge.disk import human_size
+from sentforge.support.disk import human_size
 from sentforge.harness.plots import place_labels, pyplot, save_figure
 from sentforge.harness.report import write_report_files
 

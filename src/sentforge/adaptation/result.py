@@ -12,7 +12,7 @@ import dataclasses
 from dataclasses import dataclass, fields
 from typing import Any
 
-from sentforge.errors import ConfigError
+from sentforge.support.errors import ConfigError
 
 DONE, SKIPPED, FAILED, NOT_APPLICABLE = "done", "skipped", "failed", "not applicable"
 

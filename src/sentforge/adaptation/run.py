@@ -33,12 +33,12 @@ from sentforge.adaptation.select import MODEL_DIR, check_rule, select, write_sel
 from sentforge.adaptation.speed import check_speed_bound, speed_sample, within_noise_of_bound
 from sentforge.adaptation.state import RUNS_DIR, AdaptState
 from sentforge.adaptation.trained import TrainSettings
-from sentforge.disk import directory_size, human_size, remove_checkpoints
-from sentforge.errors import ConfigError
+from sentforge.support.disk import directory_size, human_size, remove_checkpoints
+from sentforge.support.errors import ConfigError
 from sentforge.harness.budget import check_budget_minutes
 from sentforge.harness.inputs import input_record
 from sentforge.harness.scoring import metric_of
-from sentforge.output_guard import locked_output
+from sentforge.support.output_guard import locked_output
 
 logger = logging.getLogger(__name__)
 

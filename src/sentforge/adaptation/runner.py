@@ -27,7 +27,7 @@ from sentforge.adaptation.select import best_start, load_candidate
 from sentforge.adaptation.speed import measure
 from sentforge.adaptation.state import RUNS_DIR, AdaptState
 from sentforge.adaptation.trained import TrainSettings, needs_training, probe_run, timed, train_or_take_up
-from sentforge.errors import SentforgeError
+from sentforge.support.errors import SentforgeError
 from sentforge.harness.dev_items import items_path, load_items, save_items
 from sentforge.harness.scoring import main_score, metric_of
 from sentforge.recipes.best import BEST_FILE

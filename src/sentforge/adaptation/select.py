@@ -32,12 +32,12 @@ from typing import Any, NamedTuple
 
 from sentforge.adaptation.result import CandidateResult
 from sentforge.adaptation.speed import COST_KEYS, same_cost
-from sentforge.errors import ConfigError
+from sentforge.support.errors import ConfigError
 from sentforge.evaluation.paired import ItemScores
 from sentforge.harness.dev_items import CONFIDENCE, paired_gain
-from sentforge.io import atomic_dir
-from sentforge.model_card import display_name
-from sentforge.output_guard import MARKER
+from sentforge.support.io import atomic_dir
+from sentforge.interface.model_card import display_name
+from sentforge.support.output_guard import MARKER
 
 MODEL_DIR = "model"
 RULES = ("significant", "cross-fitted", "best")

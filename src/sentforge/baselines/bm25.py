@@ -20,8 +20,8 @@ import bm25s
 import numpy as np
 from tqdm.auto import tqdm
 
-from sentforge.errors import ConfigError
-from sentforge.top_k import top_k
+from sentforge.support.errors import ConfigError
+from sentforge.support.top_k import top_k
 
 
 def _progress_disabled(show_progress: bool | None) -> bool | None:

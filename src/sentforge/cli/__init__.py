@@ -8,7 +8,7 @@ import typer
 from typer.exceptions import TyperException
 
 from sentforge.cli.app import app
-from sentforge.errors import SentforgeError
+from sentforge.support.errors import SentforgeError
 
 # Importing a command module registers its commands on `app`.
 from sentforge.cli import encode  # noqa: F401

@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from sentforge.errors import ConfigError
+from sentforge.support.errors import ConfigError
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
                   help="Learn, combine and evaluate sentence embeddings.")
@@ -19,7 +19,7 @@ SeedOpt = Annotated[int, typer.Option(help="Random seed.")]
 
 def _check_device(spec: Optional[str]) -> Optional[str]:
     if spec is not None:
-        from sentforge.device import parse_device
+        from sentforge.support.device import parse_device
 
         parse_device(spec)
     return spec

@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 import typer
 
 from sentforge.cli.app import DEFAULT_MODEL, DeviceOpt, ModelOpt, OverwriteOpt, SeedOpt, app
-from sentforge.errors import ConfigError
+from sentforge.support.errors import ConfigError
 
 logger = logging.getLogger("sentforge.cli")
 
@@ -42,8 +42,8 @@ def encode(
 
     Killed and run again with the same arguments, it continues from the last complete chunk.
     """
-    from sentforge.seed import set_seed
-    from sentforge.streaming import encode_file
+    from sentforge.support.seed import set_seed
+    from sentforge.scale.streaming import encode_file
 
     set_seed(seed)
     logger.info("encoding %s with %s", input, model)
@@ -91,13 +91,13 @@ def search(
 
     from sentforge.data.texts import count_texts, read_texts
     from sentforge.loading import load
-    from sentforge.seed import set_seed
+    from sentforge.support.seed import set_seed
 
     set_seed(seed)
     if (corpus is None) == (index is None):
         raise ConfigError("give exactly one of --corpus (texts) and --index (a built index)")
     if index is not None:
-        from sentforge.index import VectorIndex
+        from sentforge.scale.index import VectorIndex
 
         loaded = VectorIndex.load(index)
         if model is None and loaded.identity is None:

@@ -41,8 +41,8 @@ def eval_command(
     from sentforge.evaluation.own import load_own_datasets
     from sentforge.evaluation.own.load import parse_dataset_spec
     from sentforge.evaluation.runner import EVAL, TABLE_OPTION, add_results_to_card, evaluate, markdown_path
-    from sentforge.model_card import check_card_target
-    from sentforge.output_guard import guard_output, output_lock
+    from sentforge.interface.model_card import check_card_target
+    from sentforge.support.output_guard import guard_output, output_lock
 
     if add_to_card:
         check_card_target(model)

@@ -10,7 +10,7 @@ from typing import Annotated, Optional
 import typer
 
 from sentforge.cli.app import DeviceOpt, OverwriteOpt, SeedOpt, app
-from sentforge.errors import ConfigError
+from sentforge.support.errors import ConfigError
 
 logger = logging.getLogger("sentforge.cli")
 
@@ -43,7 +43,7 @@ def explain(
     """
     from sentforge.explanation import explain as explain_pair
     from sentforge.explanation import format_table, save_html
-    from sentforge.output_guard import guard_output, output_lock
+    from sentforge.support.output_guard import guard_output, output_lock
 
     if method not in _METHODS:
         raise ConfigError(f"--method {method!r}: choose deletion, gradients or both")

@@ -19,10 +19,10 @@ def export(
     seed: SeedOpt = 0,
 ) -> None:
     """Export a model's Transformer backbone to ONNX Runtime, optionally quantized to int8."""
-    from sentforge.export import EXPORT, check_export, export_encoder
+    from sentforge.scale.export import EXPORT, check_export, export_encoder
     from sentforge.loading import load
-    from sentforge.output_guard import output_lock
-    from sentforge.seed import set_seed
+    from sentforge.support.output_guard import output_lock
+    from sentforge.support.seed import set_seed
 
     set_seed(seed)
     with output_lock(output, EXPORT):

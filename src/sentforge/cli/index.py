@@ -37,8 +37,8 @@ def build(
     seed: SeedOpt = 0,
 ) -> None:
     """Encode (or read) a corpus and write a searchable index with its texts and model identity."""
-    from sentforge.index import IndexParams, index_file
-    from sentforge.seed import set_seed
+    from sentforge.scale.index import IndexParams, index_file
+    from sentforge.support.seed import set_seed
 
     set_seed(seed)
     params = IndexParams(kind, nlist, pq_m, pq_bits, nprobe, hnsw_m, ef_construction, ef_search)

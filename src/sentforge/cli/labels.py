@@ -9,7 +9,7 @@ import typer
 
 from sentforge.cli.app import DeviceOpt, ModelOpt, SeedOpt, app
 from sentforge.cli.run_options import BudgetMinutesOpt, dev_option, output_option
-from sentforge.errors import ConfigError
+from sentforge.support.errors import ConfigError
 
 DevOpt = dev_option("scores every run")
 OutputOpt = output_option("report.md, report.json, learning-curve.png and the runs")

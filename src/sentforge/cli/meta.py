@@ -12,7 +12,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from sentforge.cli.app import DeviceOpt, OverwriteOpt, SeedOpt, app
-from sentforge.errors import ConfigError
+from sentforge.support.errors import ConfigError
 
 meta_app = typer.Typer(no_args_is_help=True, help="Combine encoders into a meta-embedding (Poerner et al., 2020).")
 app.add_typer(meta_app, name="meta")
@@ -133,10 +133,10 @@ def ablate(
     on the tasks, and print/write the table. Each member encodes the corpus and the task texts once."""
     from sentforge.evaluation.meta_ablation import ablation_markdown, leave_one_member_out
     from sentforge.evaluation.runner import TABLE_OPTION, markdown_path
-    from sentforge.io import atomic_file, save_json
+    from sentforge.support.io import atomic_file, save_json
     from sentforge.meta_fit import load_members, meta_inputs, read_fit_corpus
-    from sentforge.output_guard import guard_output, output_lock, signed_json, signed_markdown
-    from sentforge.seed import set_seed
+    from sentforge.support.output_guard import guard_output, output_lock, signed_json, signed_markdown
+    from sentforge.support.seed import set_seed
 
     set_seed(options.seed)
     params = options.method_params()

@@ -58,8 +58,8 @@ def pretrain(
 ) -> None:
     """Pre-train a model from scratch on a corpus and write a Hugging Face directory to --output."""
     from sentforge.data.corpora import SentenceFilter, load_sentences
-    from sentforge.errors import InputFileError
-    from sentforge.output_guard import output_lock
+    from sentforge.support.errors import InputFileError
+    from sentforge.support.output_guard import output_lock
     from sentforge.recipes.pretrain import PRETRAIN, PretrainConfig
     from sentforge.recipes.pretrain import pretrain as run_pretraining
     from sentforge.recipes.run_dir import RunDirectory

@@ -21,7 +21,7 @@ import typer
 
 from sentforge.cli import train as train_cli
 from sentforge.cli.app import DeviceOpt, ModelOpt, OverwriteOpt, SeedOpt
-from sentforge.errors import ConfigError
+from sentforge.support.errors import ConfigError
 from sentforge.recipes.options import parse_numbers
 
 
@@ -88,7 +88,7 @@ def st5(
 ) -> None:
     """Sentence-T5: projection + L2 norm, in-batch contrastive loss with hard negatives, QA then NLI stages."""
     from sentforge.recipes.sentence_t5 import SentenceT5Config, train_sentence_t5
-    from sentforge import distributed
+    from sentforge.support import distributed
 
     kinds = [kind.value for kind in stage or [StageKind.qa, StageKind.nli]]
     if stage_steps and stage_epochs:

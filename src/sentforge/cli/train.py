@@ -112,11 +112,11 @@ def _run(recipe: Recipe, *, output: Path, lr_boundaries: str | None, lr_factors:
          dev: Path | None, eval_every: int | None, snapshot_steps: str | None = None, field: str | None = None,
          split: bool = True,
          min_words: int = 3, max_words: int = 128, columns: str | None = None, **settings: Any) -> None:
-    from sentforge.errors import ConfigError
+    from sentforge.support.errors import ConfigError
     from sentforge.recipes.api import run_recipe
     from sentforge.recipes.data import ArgumentNames, SentenceReading, parse_columns
     from sentforge.recipes.options import parse_numbers
-    from sentforge import distributed
+    from sentforge.support import distributed
 
     option = DATA_OPTIONS[recipe.data][0]
     data = settings.pop(option)
@@ -129,7 +129,7 @@ def _run(recipe: Recipe, *, output: Path, lr_boundaries: str | None, lr_factors:
         raise ConfigError("--eval-every needs --dev: the dev set is scored every --eval-every steps")
     if dev is not None:
         from sentforge.evaluation import load_dataset
-        from sentforge.output_guard import refuse_inputs_around
+        from sentforge.support.output_guard import refuse_inputs_around
 
         refuse_inputs_around(output, [("--dev", dev)])  # run_recipe judges the other inputs
         task = load_dataset(dev)

@@ -19,7 +19,7 @@ from pathlib import Path
 from xml.etree import ElementTree
 
 from sentforge.data.texts import decoded_lines, read_texts
-from sentforge.errors import ConfigError, InputFileError
+from sentforge.support.errors import ConfigError, InputFileError
 
 logger = logging.getLogger(__name__)
 

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from sentforge.errors import InputFileError
+from sentforge.support.errors import InputFileError
 
 
 def read_text(path: Path, encoding: str) -> str:

@@ -29,7 +29,7 @@ import numpy as np
 from sentforge.data.pairs import Row, file_rows
 from sentforge.data.scored_pairs import keep_text, read_sick
 from sentforge.data.texts import decoded_lines
-from sentforge.errors import ConfigError, InputFileError
+from sentforge.support.errors import ConfigError, InputFileError
 
 logger = logging.getLogger(__name__)
 

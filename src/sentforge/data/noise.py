@@ -21,7 +21,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from sentforge.errors import ConfigError
+from sentforge.support.errors import ConfigError
 
 NOISE_KINDS = ("delete", "swap", "mask", "replace", "add")
 _WORD = re.compile(r"\S+")

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from sentforge.data.texts import decoded_lines, jsonl_objects
-from sentforge.errors import InputFileError
+from sentforge.support.errors import InputFileError
 
 logger = logging.getLogger(__name__)
 

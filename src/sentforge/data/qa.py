@@ -28,7 +28,7 @@ from sentforge.data.nli import DUPLICATE, NLIPair, read_nli_pairs, read_qqp
 from sentforge.data.pairs import PAIR_SUFFIXES, read_pairs
 from sentforge.data.ranking_queries import read_wikiqa
 from sentforge.data.texts import decoded_lines
-from sentforge.errors import InputFileError
+from sentforge.support.errors import InputFileError
 
 logger = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sentforge.data.files import read_lines
-from sentforge.errors import InputFileError
+from sentforge.support.errors import InputFileError
 
 
 @dataclass(frozen=True)

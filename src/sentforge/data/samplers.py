@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from sentforge.errors import ConfigError
+from sentforge.support.errors import ConfigError
 
 UNLABELLED = "<unlabelled>"
 

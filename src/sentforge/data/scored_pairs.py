@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from sentforge.data.texts import decoded_lines
-from sentforge.errors import InputFileError
+from sentforge.support.errors import InputFileError
 
 SICK_COLUMNS = ("sentence_A", "sentence_B", "relatedness_score", "entailment_judgment")
 

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import BinaryIO, NamedTuple
 
-from sentforge.errors import InputFileError
+from sentforge.support.errors import InputFileError
 
 TEXT_SUFFIXES = (".txt", ".jsonl", ".csv", ".tsv")
 

@@ -48,7 +48,7 @@ from sklearn.metrics import f1_score, matthews_corrcoef
 from sklearn.model_selection import StratifiedKFold, train_test_split
 from threadpoolctl import ThreadpoolController
 
-from sentforge.errors import ConfigError
+from sentforge.support.errors import ConfigError
 
 SEED = 1111
 KFOLD = 10

@@ -31,7 +31,7 @@ from xml.etree import ElementTree
 
 from sentforge.data.near_duplicates import NEAR_DUPLICATE_JACCARD, near_duplicates
 from sentforge.data.texts import decoded_lines
-from sentforge.errors import DataNotFoundError, InputFileError
+from sentforge.support.errors import DataNotFoundError, InputFileError
 from sentforge.evaluation.tasks.pair_classification import TwitterParaTask
 from sentforge.evaluation.tasks.reranking import QatarLivingCQATask, QatarLivingCQATest2016Task
 

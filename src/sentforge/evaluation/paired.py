@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 from scipy.stats import rankdata
 
-from sentforge.errors import ConfigError
+from sentforge.support.errors import ConfigError
 
 # Resamples are drawn in blocks of at most this many (resample, unit) cells: bounded memory on large sets.
 MAX_BLOCK_CELLS = 2_000_000

@@ -9,7 +9,7 @@ import difflib
 import logging
 from collections.abc import Sequence
 
-from sentforge.errors import ConfigError
+from sentforge.support.errors import ConfigError
 from sentforge.evaluation.task import FAMILIES, Task
 from sentforge.evaluation.tasks import geometry, pair_classification, reranking, retrieval, sentglue, sts, transfer
 # A table of names that imports nothing of sentforge's (read here so that MTEB's names are accepted).

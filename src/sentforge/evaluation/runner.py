@@ -18,13 +18,13 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
-from sentforge.errors import ConfigError, DataNotFoundError
+from sentforge.support.errors import ConfigError, DataNotFoundError
 from sentforge.evaluation.registry import resolve_tasks
 from sentforge.evaluation.task import CachedEncoder, Task
-from sentforge.io import atomic_file, save_json
-from sentforge.model_card import check_card_target, write_model_card
-from sentforge.output_guard import guard_output, locked_output, signed_json, signed_markdown
-from sentforge.seed import set_seed
+from sentforge.support.io import atomic_file, save_json
+from sentforge.interface.model_card import check_card_target, write_model_card
+from sentforge.support.output_guard import guard_output, locked_output, signed_json, signed_markdown
+from sentforge.support.seed import set_seed
 
 logger = logging.getLogger(__name__)
 

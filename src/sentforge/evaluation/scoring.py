@@ -10,7 +10,7 @@ import numpy as np
 from scipy.stats import pearsonr, spearmanr
 from sklearn.metrics import average_precision_score
 
-from sentforge.errors import InputFileError
+from sentforge.support.errors import InputFileError
 from sentforge.evaluation.readers.sts import STSPairs
 from sentforge.evaluation.readers.useb import DEBATABLE, LabelledPairs
 from sentforge.evaluation.similarity import is_lexical, pair_cosines, unit_embeddings

@@ -7,10 +7,10 @@ from typing import Any
 
 import numpy as np
 
-from sentforge.errors import ConfigError
+from sentforge.support.errors import ConfigError
 from sentforge.evaluation.readers.useb import RetrievalSet
 from sentforge.evaluation.similarity import is_lexical, unit_embeddings
-from sentforge.top_k import top_k
+from sentforge.support.top_k import top_k
 
 FAISS_MIN_POOL = 100_000
 QUERY_BLOCK = 512

@@ -16,8 +16,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from sentforge.encode_options import supported_keywords
-from sentforge.errors import ConfigError, DataNotFoundError
+from sentforge.interface.encode_options import supported_keywords
+from sentforge.support.errors import ConfigError, DataNotFoundError
 
 FAMILIES = ("sts", "transfer", "sentglue", "useb", "geometry", "own")  # own: a user's files (evaluation/own)
 

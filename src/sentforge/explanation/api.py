@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from sentforge.errors import ConfigError
+from sentforge.support.errors import ConfigError
 from sentforge.explanation.result import Explanation, GradientSummary, TextExplanation, WordInfluence
 from sentforge.explanation.words import TokenizedText, tokenize_words
 
@@ -78,7 +78,7 @@ def explain(model: Any, text_a: str, text_b: str, *, methods: Sequence[str] | st
     (and a logged warning).
     """
     from sentforge.encoder import Encoder
-    from sentforge.seed import set_seed
+    from sentforge.support.seed import set_seed
 
     chosen = _check_methods(methods)
     text_a, text_b = _check_text("text_a", text_a), _check_text("text_b", text_b)
@@ -92,7 +92,7 @@ def explain(model: Any, text_a: str, text_b: str, *, methods: Sequence[str] | st
 
         model = load(model, device)
     elif device is not None and isinstance(model, Encoder):
-        from sentforge.device import parse_device
+        from sentforge.support.device import parse_device
 
         model.to(parse_device(device))
     if "gradients" in chosen:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sentforge.errors import ConfigError
+from sentforge.support.errors import ConfigError
 from sentforge.explanation.words import TokenizedText
 
 

@@ -6,8 +6,8 @@ import html
 import os
 
 from sentforge.explanation.result import Explanation, TextExplanation
-from sentforge.io import atomic_file
-from sentforge.output_guard import html_signature
+from sentforge.support.io import atomic_file
+from sentforge.support.output_guard import html_signature
 
 _WORD_WIDTH = 24
 # (attribute of WordInfluence, heading)

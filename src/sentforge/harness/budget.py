@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from sentforge.errors import ConfigError
+from sentforge.support.errors import ConfigError
 
 
 def check_budget_minutes(minutes: float) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from sentforge.evaluation.paired import ItemScores, paired_bootstrap
-from sentforge.io import atomic_file
+from sentforge.support.io import atomic_file
 
 ITEMS_DIR = "dev-items"
 RESAMPLES = 5000

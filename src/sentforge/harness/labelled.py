@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-from sentforge.errors import ConfigError, InputFileError
+from sentforge.support.errors import ConfigError, InputFileError
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from sentforge.io import atomic_file
+from sentforge.support.io import atomic_file
 
 logger = logging.getLogger(__name__)
 

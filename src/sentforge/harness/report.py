@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from sentforge.io import atomic_file, save_json
+from sentforge.support.io import atomic_file, save_json
 
 REPORT_JSON, REPORT_MD = "report.json", "report.md"
 

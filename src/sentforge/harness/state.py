@@ -12,9 +12,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from sentforge.errors import ConfigError
-from sentforge.io import save_json
-from sentforge.output_guard import Inputs, check_resumable_dir, guard_output
+from sentforge.support.errors import ConfigError
+from sentforge.support.io import save_json
+from sentforge.support.output_guard import Inputs, check_resumable_dir, guard_output
 
 RUNS_DIR = "runs"
 HEARTBEAT_SECONDS = 5.0  # how often the running unit's elapsed time is saved

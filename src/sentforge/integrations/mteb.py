@@ -23,8 +23,8 @@ from typing import Any
 import numpy as np
 
 from sentforge.encoder import Encoder
-from sentforge.errors import ConfigError
-from sentforge.model_card import display_name
+from sentforge.support.errors import ConfigError
+from sentforge.interface.model_card import display_name
 
 try:
     from datasets import Dataset, DatasetDict

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sentforge.errors import ConfigError
+from sentforge.support.errors import ConfigError
 
 _SEMEVAL_NOTE = ("sentforge's main score (SentEval) is the mean of the per-subset Spearman correlations; "
                  "MTEB pools all pairs of the year into one correlation, which is sentforge's `spearman_all`")

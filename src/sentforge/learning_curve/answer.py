@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from sentforge.errors import ConfigError
+from sentforge.support.errors import ConfigError
 from sentforge.learning_curve.curve import (
     MIN_LINE_SIZES, MIN_SIZES, SATURATING, fit_curve, fit_kind, fit_log_linear, shape_test)
 

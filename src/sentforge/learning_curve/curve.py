@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from sentforge.errors import ConfigError
+from sentforge.support.errors import ConfigError
 
 MIN_SIZES = 3  # three parameters need three distinct sizes
 MIN_LINE_SIZES = 2

@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from sentforge.errors import ConfigError, InputFileError
-from sentforge.io import atomic_file
+from sentforge.support.errors import ConfigError, InputFileError
+from sentforge.support.io import atomic_file
 
 METHODS = {"mnrl": "mnrl", "pause": "pause", "sts": "sts"}  # method -> the recipe that trains it
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from sentforge.disk import human_size
-from sentforge.errors import ConfigError
+from sentforge.support.disk import human_size
+from sentforge.support.errors import ConfigError
 from sentforge.harness.plots import pyplot, save_figure
 from sentforge.harness.report import write_report_files
 from sentforge.learning_curve.answer import MIN_LEARNING_STEPS, answer, holdout, short_runs

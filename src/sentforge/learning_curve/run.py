@@ -20,8 +20,8 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from sentforge.disk import directory_size, remove_checkpoints
-from sentforge.errors import ConfigError, SentforgeError
+from sentforge.support.disk import directory_size, remove_checkpoints
+from sentforge.support.errors import ConfigError, SentforgeError
 from sentforge.harness.budget import Budget, check_budget_minutes
 from sentforge.harness.dev_items import CONFIDENCE, RESAMPLES, dev_gains, items_path, load_items, save_items
 from sentforge.harness.inputs import input_record
@@ -29,7 +29,7 @@ from sentforge.harness.scoring import metric_of
 from sentforge.learning_curve.data import LabelData, read_label_data, write_rows
 from sentforge.learning_curve.state import LabelsState
 from sentforge.learning_curve.subsets import DEFAULT_FRACTIONS, nested_subsets, sizes_of
-from sentforge.output_guard import locked_output
+from sentforge.support.output_guard import locked_output
 from sentforge.recipes.command import train_command
 from sentforge.recipes.run_dir import SUMMARY_FILE, TRAINING_DIR
 

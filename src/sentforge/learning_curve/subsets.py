@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from sentforge.errors import ConfigError
+from sentforge.support.errors import ConfigError
 
 DEFAULT_FRACTIONS = (5.0, 10.0, 25.0, 50.0, 100.0)
 MIN_SIZE = 2  # a contrastive batch needs two pairs

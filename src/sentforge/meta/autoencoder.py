@@ -12,7 +12,7 @@ import torch.nn.functional as F
 from torch import nn
 from tqdm.auto import tqdm
 
-from sentforge.errors import ConfigError, ModelFormatError
+from sentforge.support.errors import ConfigError, ModelFormatError
 from sentforge.meta.base import MetaMethod
 
 logger = logging.getLogger(__name__)

@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from sentforge.errors import ConfigError, ModelFormatError
+from sentforge.support.errors import ConfigError, ModelFormatError
 
 def l2_normalize(array: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(array, axis=1, keepdims=True)

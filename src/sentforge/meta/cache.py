@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from sentforge.errors import ConfigError
-from sentforge.io import save_npy
+from sentforge.support.errors import ConfigError
+from sentforge.support.io import save_npy
 
 logger = logging.getLogger(__name__)
 

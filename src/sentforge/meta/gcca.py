@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
-from sentforge.errors import ConfigError
+from sentforge.support.errors import ConfigError
 from sentforge.meta.base import MetaMethod, mean_and_covariance
 
 

@@ -13,16 +13,16 @@ import numpy as np
 from safetensors.numpy import load_file, save_file
 
 from sentforge import __version__
-from sentforge.encode_options import encode_options, finish_array, resolve_prompt
+from sentforge.interface.encode_options import encode_options, finish_array, resolve_prompt
 from sentforge.encoder import Encoder, check_texts
-from sentforge.encoder_specs import SHORT_NAMES, resolve_spec
-from sentforge.errors import ConfigError, ModelFormatError, ModelNotFoundError, SentforgeError
-from sentforge.io import atomic_dir, save_json
+from sentforge.specs.encoders import SHORT_NAMES, resolve_spec
+from sentforge.support.errors import ConfigError, ModelFormatError, ModelNotFoundError, SentforgeError
+from sentforge.support.io import atomic_dir, save_json
 from sentforge.meta.base import MetaMethod
 from sentforge.meta.cache import cached_member_embeddings, member_spec
 from sentforge.meta.registry import method_class, method_from_saved
 from sentforge.modules.base import read_json
-from sentforge.st_interface import SimilarityInterface
+from sentforge.interface.st_methods import SimilarityInterface
 
 logger = logging.getLogger(__name__)
 
@@ -122,7 +122,7 @@ class MetaEncoder(SimilarityInterface):
              kind: str | None = None) -> None:
         """Write the config (JSON), the fitted parameters (safetensors) and the members: by reference
         (their spec; the default) or embedded as saved Encoder directories under `members/`. `kind`: the
-        command family that writes it (its output marker; see sentforge.output_guard)."""
+        command family that writes it (its output marker; see sentforge.support.output_guard)."""
         if not self.fitted:
             raise ConfigError(f"{self.name}: fit the MetaEncoder before saving it")
         entries = []

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from sentforge.errors import ConfigError
+from sentforge.support.errors import ConfigError
 from sentforge.meta.autoencoder import AutoEncoder
 from sentforge.meta.average import Average
 from sentforge.meta.base import MetaMethod

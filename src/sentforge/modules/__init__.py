@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sentforge.errors import ModelFormatError
+from sentforge.support.errors import ModelFormatError
 from sentforge.modules.backbone import HFBackbone, T5EncoderDecoder, Transformer
 from sentforge.modules.base import InputModule, Module
 from sentforge.modules.normalize import Normalize

@@ -15,7 +15,7 @@ from safetensors import SafetensorError, safe_open
 from tokenizers import Tokenizer
 from transformers import AutoConfig, AutoModel, AutoTokenizer, PretrainedConfig, PreTrainedModel
 
-from sentforge.errors import ConfigError, ModelFormatError
+from sentforge.support.errors import ConfigError, ModelFormatError
 from sentforge.modules.base import WEIGHTS_FILE, Features, InputModule, pad_ids, read_json, write_json
 
 logger = logging.getLogger(__name__)

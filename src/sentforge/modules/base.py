@@ -14,7 +14,7 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 from torch import nn
 
-from sentforge.errors import ModelFormatError
+from sentforge.support.errors import ModelFormatError
 
 WEIGHTS_FILE = "model.safetensors"
 Features = dict[str, torch.Tensor]

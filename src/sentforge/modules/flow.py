@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 import torch
 from torch import nn
 
-from sentforge.errors import ConfigError
+from sentforge.support.errors import ConfigError
 from sentforge.modules.base import Features, Module
 
 

@@ -16,7 +16,7 @@ from torch import nn
 from transformers import AutoConfig, AutoTokenizer, PretrainedConfig
 
 from sentforge import __version__
-from sentforge.errors import ConfigError, ModelFormatError
+from sentforge.support.errors import ConfigError, ModelFormatError
 from sentforge.modules.backbone import ST_CONFIG_FILE, Transformer, _quiet_transformers
 from sentforge.modules.base import read_json, write_json
 

@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 
 import torch
 
-from sentforge.errors import ConfigError, ModelFormatError
+from sentforge.support.errors import ConfigError, ModelFormatError
 from sentforge.modules.base import Features, Module, read_json
 
 # Order of concatenation when several modes are combined, as sentence-transformers does it.

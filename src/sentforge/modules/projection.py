@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 
 from torch import nn
 
-from sentforge.errors import ModelFormatError
+from sentforge.support.errors import ModelFormatError
 from sentforge.modules.base import WEIGHTS_FILE, Features, Module, load_weights, read_json
 
 # Only plain torch.nn activations are accepted from a config: nothing is imported by name.

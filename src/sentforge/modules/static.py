@@ -12,7 +12,7 @@ from safetensors.torch import load_file, save_file
 from tokenizers import Regex, Tokenizer, models, normalizers, pre_tokenizers
 from torch import nn
 
-from sentforge.errors import ConfigError, InputFileError, ModelFormatError
+from sentforge.support.errors import ConfigError, InputFileError, ModelFormatError
 from sentforge.modules.base import WEIGHTS_FILE, Features, InputModule, Module, pad_ids, read_json
 from sentforge.modules.pooling import Pooling
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sentforge.errors import ModelFormatError
+from sentforge.support.errors import ModelFormatError
 from sentforge.modules import Module, module_class
 from sentforge.modules.base import read_json
 

@@ -17,9 +17,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from sentforge.device import to_device
+from sentforge.support.device import to_device
 from sentforge.encoder import Encoder
-from sentforge.errors import ConfigError
+from sentforge.support.errors import ConfigError
 from sentforge.modules.flow import Flow
 
 

@@ -15,8 +15,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from sentforge.distributed import gather_with_grad, rank
-from sentforge.errors import ConfigError
+from sentforge.support.distributed import gather_with_grad, rank
+from sentforge.support.errors import ConfigError
 
 SIMILARITIES = ("cosine", "dot")
 

@@ -18,8 +18,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from sentforge.distributed import rank
-from sentforge.errors import ConfigError
+from sentforge.support.distributed import rank
+from sentforge.support.errors import ConfigError
 from sentforge.objectives.host_counter import HostCounter
 
 

@@ -11,8 +11,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from sentforge.device import to_device
-from sentforge.errors import ConfigError
+from sentforge.support.device import to_device
+from sentforge.support.errors import ConfigError
 
 
 class MSEDistillation(nn.Module):

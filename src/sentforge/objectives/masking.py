@@ -11,7 +11,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from sentforge.errors import ConfigError
+from sentforge.support.errors import ConfigError
 
 IGNORE_INDEX = -100
 

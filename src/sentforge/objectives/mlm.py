@@ -15,8 +15,8 @@ import torch.nn.functional as F
 from torch import nn
 from transformers import AutoModelForMaskedLM
 
-from sentforge.device import to_device
-from sentforge.errors import ConfigError, ModelFormatError
+from sentforge.support.device import to_device
+from sentforge.support.errors import ConfigError, ModelFormatError
 from sentforge.objectives.masking import IGNORE_INDEX, MaskedTokenObjective
 
 

@@ -32,8 +32,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from sentforge.device import to_device
-from sentforge.errors import ConfigError
+from sentforge.support.device import to_device
+from sentforge.support.errors import ConfigError
 from sentforge.objectives.host_counter import HostCounter
 
 # The paper's prior is 1/3 for the 3 NLI classes (1/K here); its training settings are in recipes/pause.py.

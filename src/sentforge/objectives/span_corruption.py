@@ -12,8 +12,8 @@ import torch
 from torch import nn
 from transformers import T5ForConditionalGeneration
 
-from sentforge.device import to_device
-from sentforge.errors import ConfigError, ModelFormatError
+from sentforge.support.device import to_device
+from sentforge.support.errors import ConfigError, ModelFormatError
 from sentforge.modules.backbone import T5_FAMILY
 from sentforge.modules.base import pad_ids
 from sentforge.objectives.masking import IGNORE_INDEX, MaskedTokenObjective

@@ -31,9 +31,9 @@ from torch import nn
 from transformers import AutoModelForCausalLM
 
 from sentforge.data.noise import WordNoise
-from sentforge.device import to_device, to_device_all
-from sentforge.distributed import rank
-from sentforge.errors import ConfigError
+from sentforge.support.device import to_device, to_device_all
+from sentforge.support.distributed import rank
+from sentforge.support.errors import ConfigError
 from sentforge.modules.backbone import T5_FAMILY, _quiet_transformers
 from sentforge.objectives.host_counter import HostCounter
 from sentforge.objectives.tsdae_packed import TiedGradient, TiedLinear, packed_loss, position_start, project

@@ -26,7 +26,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from sentforge.device import to_device
+from sentforge.support.device import to_device
 from sentforge.modules.backbone import T5_FAMILY
 
 # Families whose absolute positions start at 0 ...

@@ -20,8 +20,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from sentforge.errors import ConfigError
-from sentforge.output_guard import locked_output
+from sentforge.support.errors import ConfigError
+from sentforge.support.output_guard import locked_output
 from sentforge.recipes.data import PYTHON_ARGUMENTS, ArgumentNames, SentenceReading, data_paths, read_examples
 from sentforge.recipes.options import checked
 from sentforge.recipes.registry import DATA_OPTIONS, BuildContext, Recipe, get_recipe
@@ -71,8 +71,8 @@ def run_recipe(method: str, model: str | os.PathLike | Any, data: Any, output: s
     from sentforge.loading import load
     from sentforge.recipes.best import KeepBest
     from sentforge.recipes.pooling import with_pooling
-    from sentforge.seed import set_seed
-    from sentforge import distributed
+    from sentforge.support.seed import set_seed
+    from sentforge.support import distributed
     from sentforge.training.trainer import Trainer, TrainingConfig
 
     recipe = get_recipe(method)
@@ -160,7 +160,7 @@ def _snapshot_callbacks(steps: Sequence[int], work: Path, encoder: Callable[[], 
         return []
 
     def snapshot(state: Any) -> None:
-        from sentforge import distributed
+        from sentforge.support import distributed
 
         if state.step in wanted and distributed.is_main_process():
             encoder().save(snapshot_dir(work.parent, state.step), overwrite=True)

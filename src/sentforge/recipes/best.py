@@ -8,8 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from sentforge.errors import ConfigError
-from sentforge.io import save_json
+from sentforge.support.errors import ConfigError
+from sentforge.support.io import save_json
 
 logger = logging.getLogger(__name__)
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from sentforge.data.pairs import Row, pairs_from_rows, read_pairs, renamed
-from sentforge.errors import ConfigError, InputFileError
+from sentforge.support.errors import ConfigError, InputFileError
 
 ROLES = ("sentence1", "sentence2", "negative", "score", "label")
 # sentence-transformers takes a row's label from a column of either name; every other column is a text.

@@ -72,7 +72,7 @@ def _mnrl(encoder, examples: list, options: MNRLOptions, context: BuildContext) 
 
     if options.mined_negatives:
         from sentforge.data.texts import read_texts
-        from sentforge.errors import InputFileError
+        from sentforge.support.errors import InputFileError
         from sentforge.recipes.mining import mine_hard_negatives
 
         if options.mining_corpus and not Path(options.mining_corpus).is_file():

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from sentforge.errors import ConfigError
+from sentforge.support.errors import ConfigError
 
 logger = logging.getLogger(__name__)
 

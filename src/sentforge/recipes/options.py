@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import field, fields
 from typing import Any
 
-from sentforge.errors import ConfigError
+from sentforge.support.errors import ConfigError
 
 
 def option(default: Any, help: str, *, min: float | None = None, max: float | None = None,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sentforge.errors import ConfigError
+from sentforge.support.errors import ConfigError
 from sentforge.recipes.options import option
 from sentforge.recipes.recipe import BuildContext, Plan, Recipe
 
@@ -51,7 +51,7 @@ def _build(encoder, examples: list, options: PAUSEOptions, context: BuildContext
     from sentforge.data.nli import label_fraction
     from sentforge.data.samplers import ProportionalSampler
     from sentforge.objectives.pause import PAUSE
-    from sentforge import distributed
+    from sentforge.support import distributed
 
     if options.anneal_power <= 0:
         raise ConfigError(f"--anneal-power must be positive, got {options.anneal_power}")

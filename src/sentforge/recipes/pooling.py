@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from sentforge.errors import ConfigError
+from sentforge.support.errors import ConfigError
 
 logger = logging.getLogger(__name__)
 

@@ -26,15 +26,15 @@ import numpy as np
 import torch
 from transformers import AutoTokenizer, BertConfig, BertModel, PreTrainedTokenizerFast, T5Config, T5EncoderModel
 
-from sentforge import distributed
+from sentforge.support import distributed
 from sentforge.encoder import Encoder
-from sentforge.errors import ConfigError
+from sentforge.support.errors import ConfigError
 from sentforge.modules import Pooling, Transformer
 from sentforge.objectives.mlm import MaskedLanguageModeling
 from sentforge.objectives.span_corruption import SpanCorruption
-from sentforge.output_guard import locked_output
+from sentforge.support.output_guard import locked_output
 from sentforge.recipes.run_dir import RunDirectory
-from sentforge.seed import set_seed
+from sentforge.support.seed import set_seed
 from sentforge.recipes.tokenizer import train_unigram, train_wordpiece
 from sentforge.training.trainer import Trainer, TrainingConfig
 

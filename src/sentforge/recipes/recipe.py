@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any
 
-from sentforge.errors import ConfigError
+from sentforge.support.errors import ConfigError
 
 # What a recipe's examples are; recipes/data.py reads each kind from files or takes it from memory.
 DATA_KINDS = {

@@ -5,7 +5,7 @@ Python API, the CLI, benchmark drivers) reads it. What a recipe is: recipes/reci
 
 from __future__ import annotations
 
-from sentforge.errors import ConfigError
+from sentforge.support.errors import ConfigError
 from sentforge.recipes import distillation, methods, pause
 # The recipe vocabulary is part of this module's public names.
 from sentforge.recipes.recipe import DATA_KINDS, DATA_OPTIONS, BuildContext, Plan, Recipe  # noqa: F401

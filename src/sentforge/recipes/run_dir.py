@@ -4,7 +4,7 @@ Layout: the trained model at the top (a sentence-transformers or Hugging Face di
 summary (`train.json`), and `training/` (the Trainer's metrics.jsonl and checkpoints; recipes may
 keep more entries, e.g. Sentence-T5's per-stage encoders).
 
-Safety rules (sentforge.output_guard):
+Safety rules (sentforge.support.output_guard):
 - inputs (the start model, data files) are read before anything is removed, and an output that is,
   holds or lies inside an input is refused (the start model may be the output directory itself: it is
   loaded first and replaced only by the trained one); `overwrite` replaces only an earlier run's
@@ -30,9 +30,9 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from sentforge.errors import ConfigError, OutputExistsError
-from sentforge.io import save_json
-from sentforge.output_guard import MARKER, guard_output, write_marker
+from sentforge.support.errors import ConfigError, OutputExistsError
+from sentforge.support.io import save_json
+from sentforge.support.output_guard import MARKER, guard_output, write_marker
 
 logger = logging.getLogger(__name__)
 
@@ -83,8 +83,8 @@ class RunDirectory:
         """Join the process group, set up where the run writes, seed every generator."""
         import torch
 
-        from sentforge.seed import set_seed
-        from sentforge import distributed
+        from sentforge.support.seed import set_seed
+        from sentforge.support import distributed
 
         self.check()
         distributed.init_distributed(torch.device(device) if device else None)
@@ -101,7 +101,7 @@ class RunDirectory:
     def training(self) -> Iterator[None]:
         """Create the output, marked as this command's (a killed run's directory may be overwritten later),
         for the training block; a block that fails before it wrote anything leaves no output behind."""
-        from sentforge import distributed
+        from sentforge.support import distributed
 
         created = not self.output.exists()
         if self._staging is None and distributed.is_main_process():
@@ -118,7 +118,7 @@ class RunDirectory:
     def finish(self, save_model: Callable[[Path], Any], summary: dict[str, Any]) -> None:
         """Write the model (`save_model(directory)`) and the summary, and put them in place with the
         run's kept entries, replacing the output in one step."""
-        from sentforge import distributed
+        from sentforge.support import distributed
 
         if distributed.is_main_process():
             self.output.parent.mkdir(parents=True, exist_ok=True)

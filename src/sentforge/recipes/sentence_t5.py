@@ -31,15 +31,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sentforge import distributed
+from sentforge.support import distributed
 from sentforge.encoder import Encoder
-from sentforge.errors import ConfigError
-from sentforge.io import save_json
+from sentforge.support.errors import ConfigError
+from sentforge.support.io import save_json
 from sentforge.loading import SHORT_NAMES, build_encoder, load
 from sentforge.modules import Normalize, Pooling, Projection, T5EncoderDecoder, Transformer
 from sentforge.modules.backbone import T5_FAMILY
 from sentforge.objectives.contrastive import ContrastiveLoss
-from sentforge.output_guard import locked_output
+from sentforge.support.output_guard import locked_output
 from sentforge.recipes.run_dir import TRAIN, TRAINING_DIR, RunDirectory
 from sentforge.recipes.summary import record_on_card, run_summary
 from sentforge.training.trainer import Trainer, TrainerState, TrainingConfig

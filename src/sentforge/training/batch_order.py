@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from sentforge.errors import ConfigError
+from sentforge.support.errors import ConfigError
 
 # Length grouping sorts pools of this many global batches by length, then shuffles the batches.
 _LENGTH_POOL_BATCHES = 50

@@ -32,8 +32,8 @@ import torch
 from safetensors.torch import load_file, save_file
 from torch import nn
 
-from sentforge import distributed
-from sentforge.errors import ModelFormatError
+from sentforge.support import distributed
+from sentforge.support.errors import ModelFormatError
 
 logger = logging.getLogger(__name__)
 

@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sentforge.errors import ConfigError
+from sentforge.support.errors import ConfigError
 
 MIXED_PRECISION = ("auto", "no", "bf16", "fp16")
 # Learning rates above this only ever diverge with the optimizers sentforge offers.

@@ -9,8 +9,8 @@ import math
 from pathlib import Path
 from typing import Any
 
-from sentforge.io import atomic_file
-from sentforge import distributed
+from sentforge.support.io import atomic_file
+from sentforge.support import distributed
 
 logger = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ import torch
 from torch.optim import Optimizer
 from torch.optim.lr_scheduler import LambdaLR
 
-from sentforge.errors import ConfigError
+from sentforge.support.errors import ConfigError
 
 OPTIMIZERS = ("adamw", "adam", "adafactor", "rmsprop")
 SCHEDULES = ("constant", "linear", "polynomial", "t5-constant-then-linear", "piecewise")

@@ -12,8 +12,8 @@ import logging
 import time
 from typing import Any
 
-from sentforge.errors import ConfigError
-from sentforge import distributed
+from sentforge.support.errors import ConfigError
+from sentforge.support import distributed
 
 logger = logging.getLogger(__name__)
 

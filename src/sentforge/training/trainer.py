@@ -46,10 +46,10 @@ import torch
 from torch import nn
 from tqdm.auto import tqdm
 
-from sentforge import distributed
-from sentforge.device import parse_device
-from sentforge.errors import ConfigError, OutputExistsError, TrainingDivergedError
-from sentforge.seed import set_seed
+from sentforge.support import distributed
+from sentforge.support.device import parse_device
+from sentforge.support.errors import ConfigError, OutputExistsError, TrainingDivergedError
+from sentforge.support.seed import set_seed
 from sentforge.training.batch_order import BatchOrder, BatchSampler, DataState, process_slice, text_lengths
 from sentforge.training.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
 from sentforge.training.config import TrainingConfig

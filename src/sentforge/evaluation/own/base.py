@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from sentforge.data.pairs import _records
-from sentforge.errors import InputFileError
+from sentforge.support.errors import InputFileError
 from sentforge.evaluation.task import Task, TaskMetadata
 
 FAMILY = "own"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from sentforge.errors import ConfigError, InputFileError
+from sentforge.support.errors import ConfigError, InputFileError
 from sentforge.evaluation.own.base import OwnDataTask, records
 from sentforge.evaluation.own.pairs import (
     PAIR_FIELDS,

@@ -18,7 +18,7 @@ import numpy as np
 from sklearn.metrics import average_precision_score
 
 from sentforge.data.pairs import read_pairs
-from sentforge.errors import InputFileError
+from sentforge.support.errors import InputFileError
 from sentforge.evaluation.paired import ItemScores
 from sentforge.evaluation.own.base import (
     OwnDataTask,

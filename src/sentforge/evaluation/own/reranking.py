@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from sentforge.errors import InputFileError
+from sentforge.support.errors import InputFileError
 from sentforge.evaluation.paired import ItemScores
 from sentforge.evaluation.own.base import (
     OwnDataTask,

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from sentforge.errors import InputFileError
+from sentforge.support.errors import InputFileError
 from sentforge.evaluation.paired import ItemScores
 from sentforge.evaluation.own.base import OwnDataTask, records, require_fields
 from sentforge.evaluation.ranking import MAP_CUTOFF, NDCG_CUTOFF, average_precision

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from sentforge.data.files import numbered_lines
-from sentforge.errors import InputFileError
+from sentforge.support.errors import InputFileError
 
 logger = logging.getLogger(__name__)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from sentforge.data.files import numbered_lines, read_text
-from sentforge.errors import InputFileError
+from sentforge.support.errors import InputFileError
 
 TREC_CLASSES = ("ABBR", "DESC", "ENTY", "HUM", "LOC", "NUM")  # SentEval's label order
 

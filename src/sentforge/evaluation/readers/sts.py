@@ -22,7 +22,7 @@ from sentforge.data.scored_pairs import (
     parse_score,
     read_sick,
 )
-from sentforge.errors import InputFileError
+from sentforge.support.errors import InputFileError
 
 SENTEVAL_STS = "senteval/downstream/STS"
 SENTEVAL_SICK = "senteval/downstream/SICK"

@@ -14,7 +14,7 @@ import numpy as np
 
 from sentforge.data.files import read_json, read_lines
 from sentforge.data.ranking_queries import read_wikiqa as read_wikiqa
-from sentforge.errors import InputFileError
+from sentforge.support.errors import InputFileError
 from sentforge.evaluation.ranking import RankingQuery, rank_order
 
 

@@ -17,7 +17,7 @@ import numpy as np
 from scipy.spatial.distance import pdist
 from scipy.special import logsumexp
 
-from sentforge.errors import InputFileError
+from sentforge.support.errors import InputFileError
 from sentforge.evaluation.readers.sts import STSB_RAW, STSPairs, keep_text, read_stsbenchmark
 from sentforge.evaluation.task import Task, TaskMetadata
 

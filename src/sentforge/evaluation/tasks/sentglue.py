@@ -28,7 +28,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from sentforge.errors import InputFileError
+from sentforge.support.errors import InputFileError
 from sentforge.evaluation import classifier
 from sentforge.evaluation.readers import glue
 from sentforge.evaluation.readers.glue import GlueSplit

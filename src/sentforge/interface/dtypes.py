@@ -1,0 +1,70 @@
+"""Compute precisions of inference: `encode(dtype=...)`, `sentforge encode --dtype` and
+`sentforge.load(..., model_kwargs={"torch_dtype": ...})` (the sentence-transformers spelling).
+
+The forward pass runs with the weights cast to that precision (LayerNorm included, as in
+sentence-transformers' half-precision models); the vectors are returned as float32.
+float16 and bfloat16 halve the memory traffic of the forward pass; on a GPU they run on its tensor
+cores. On the CPU only bfloat16 is offered to `encode`: CPUs compute float16 slowly (no hardware
+support on most of them) and with a narrower exponent range than bfloat16, so it would be slower
+than float32 and less accurate than bfloat16 at once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+from sentforge.support.errors import ConfigError
+
+# Accepted names -> torch dtype names (torch is imported only when a dtype is used).
+DTYPE_NAMES = {"float32": "float32", "fp32": "float32", "float": "float32",
+               "float16": "float16", "fp16": "float16", "half": "float16",
+               "bfloat16": "bfloat16", "bf16": "bfloat16"}
+CHOICES = ("float32", "float16", "bfloat16")
+
+
+def parse_dtype(value: Any, what: str = "dtype"):
+    """The torch dtype that `value` names (a torch dtype or a name such as "bfloat16"); None stays None."""
+    if value is None:
+        return None
+    import torch
+
+    if isinstance(value, torch.dtype):
+        name = str(value).removeprefix("torch.")
+    elif isinstance(value, str):
+        name = DTYPE_NAMES.get(value.strip().lower().removeprefix("torch."), "")
+    else:
+        name = ""
+    if name not in CHOICES:
+        raise ConfigError(f"{what} {value!r} is not a compute precision; use one of {', '.join(CHOICES)} "
+                          "(a name or the torch dtype)")
+    return getattr(torch, name)
+
+
+def check_device_dtype(dtype, device) -> None:
+    """Refuse float16 inference on the CPU (see the module docstring)."""
+    import torch
+
+    if dtype == torch.float16 and device.type == "cpu":
+        raise ConfigError("dtype float16 needs a GPU (--device cuda); on the CPU use bfloat16, which is "
+                          "faster there and keeps float32's range")
+
+
+@contextlib.contextmanager
+def weights_in(module, dtype, device) -> Iterator[None]:
+    """Run the block with `module`'s floating-point parameters in `dtype` (nothing to do for None or the
+    dtype they have). The cast copies are made once per call, as sentence-transformers' half-precision
+    models hold them; the original tensors are put back afterwards, untouched."""
+    if dtype is None:
+        yield
+        return
+    check_device_dtype(dtype, device)
+    originals = [(p, p.data) for p in module.parameters() if p.is_floating_point() and p.dtype != dtype]
+    try:
+        for param, data in originals:
+            param.data = data.to(dtype)
+        yield
+    finally:
+        for param, data in originals:
+            param.data = data
