@@ -120,3 +120,13 @@ def test_every_source_and_test_path_that_the_docs_name_exists():
                for path in sorted(set(REPO_PATH.findall(doc.read_text(encoding="utf-8"))))
                if not (REPO / path).exists()]
     assert not missing, "the docs name paths that do not exist:\n" + "\n".join(missing)
+
+
+def test_the_adaptation_bullet_names_the_rows_of_its_layers_contract_in_order():
+    contracts = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]
+    layers = next(c for c in contracts["contracts"] if c.get("containers") == ["sentforge.adaptation"])["layers"]
+    text = DOC.read_text(encoding="utf-8")
+    bullet = " ".join(text[text.index("- `adaptation/`"):].split("\n- ")[0].split())
+    rows = re.search(r"its rows, from the top: (.*?), then what they all read", bullet).group(1)
+    named = [token.removesuffix(".py") for token in PATH_TOKEN.findall(rows)]
+    assert len(named) >= 5 and named == layers[:len(named)]

@@ -137,7 +137,7 @@ def compare_pause(args: argparse.Namespace) -> None:
     """PAUSE with all TURL train labels for as many steps as the 10%-labels candidate of twitterpara-pause."""
     from sentforge.adaptation.inputs import READING
     from sentforge.evaluation import load_dataset
-    from sentforge.harness.scoring import main_score
+    from sentforge.harness.dev_scores import main_score
     from sentforge.recipes import get_recipe
     from sentforge.recipes.api import run_recipe
 
@@ -167,7 +167,7 @@ def compare_pause(args: argparse.Namespace) -> None:
                    checkpoint_every=settings["eval_every"], keep_last=1, resume=(output / "training").is_dir(),
                    seed=settings["seed"], pooling="keep", callbacks=[stop_with_candidate], **values)
     summary = json.loads((output / "train.json").read_text(encoding="utf-8"))
-    from sentforge.adaptation.select import load_candidate
+    from sentforge.adaptation.result import load_candidate
     from sentforge.encoder import Encoder
 
     tests = {part: load_dataset(data / f"twitterpara/test-{part}.jsonl", name=f"test-{part}")
@@ -212,7 +212,7 @@ def train_to_steps(result: dict, done: dict, name: str, target: int, output: Pat
         recipe_settings,
         training_data,
     )
-    from sentforge.harness.scoring import main_score
+    from sentforge.harness.dev_scores import main_score
     from sentforge.recipes.api import run_recipe
 
     score_file = output / "dev-score.json"
@@ -239,7 +239,7 @@ def train_to_steps(result: dict, done: dict, name: str, target: int, output: Pat
 
 def twitterpara_tests(args: argparse.Namespace) -> None:
     """PIT and TURL test AP of every finished TwitterPara candidate, and their mean."""
-    from sentforge.adaptation.select import load_candidate
+    from sentforge.adaptation.result import load_candidate
     from sentforge.evaluation import load_dataset
 
     parts = {part: load_dataset(args.domain_data / f"twitterpara/test-{part}.jsonl", name=f"test-{part}")
@@ -267,7 +267,7 @@ def twitterpara_tests(args: argparse.Namespace) -> None:
 
 def test_intervals(args: argparse.Namespace) -> None:
     """Every finished candidate's test score and its test gain over the start model, paired on the test units."""
-    from sentforge.adaptation.select import load_candidate
+    from sentforge.adaptation.result import load_candidate
     from sentforge.evaluation import load_dataset
     from sentforge.evaluation.paired import paired_bootstrap
 

@@ -11,7 +11,7 @@ CLI, evaluate) in one work directory:
   appended to a log file; after the evaluation the run keeps train.json and the metrics, and the
   weights (without their resume checkpoints) only when asked (keep_training_record);
 - reports show mean ± sample standard deviation over seeds, as Markdown (markdown_of, write_report) and
-  PNG (sentforge.harness.plots.save_figure at FIGURE_DPI).
+  PNG (sentforge.harness.report_files.save_figure at FIGURE_DPI).
 
 This layout (a directory and a result.json per run) is not sentforge.harness's RunState (one state file
 of a budgeted command): the drivers have no budget, and their work directories and reports predate it.

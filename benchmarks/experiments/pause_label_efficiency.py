@@ -233,7 +233,7 @@ def plot(work_dirs: Sequence[Path], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from sentforge.harness.plots import save_figure
+    from sentforge.harness.report_files import save_figure
 
     fig, axes = plt.subplots(1, len(work_dirs), figsize=(6 * len(work_dirs), 4.2), squeeze=False)
     for ax, work_dir in zip(axes[0], work_dirs):

@@ -361,7 +361,7 @@ def plot(work_dirs: Sequence[Path], path: Path) -> None:
     import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
 
-    from sentforge.harness.plots import save_figure
+    from sentforge.harness.report_files import save_figure
 
     fig, ax = plt.subplots(figsize=(7, 5))
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]

@@ -43,7 +43,7 @@ def test_end_to_end_selection_scores_report_and_card(tiny_bert_dir, domain, tmp_
     out = tmp_path / "adapted"
     report = run(tiny_bert_dir, domain, out, test=domain / "test.jsonl",
                  candidates=["tsdae", "mnrl", "tsdae+mnrl", "pause", "meta-concat"])
-    assert json.loads((out / "report.json").read_text()) == json.loads(json.dumps(report))
+    assert json.loads((out / "report.json").read_text()) == json.loads(json.dumps(report.to_json()))
     results = done(report)
     assert list(results) == [f"{K}.start", f"{K}.tsdae", f"{K}.mnrl", f"{K}.tsdae+mnrl",
                              "meta-concat"]
@@ -292,7 +292,7 @@ def test_without_matplotlib_the_curve_is_skipped_with_a_message(tmp_path, monkey
 
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib raises ImportError
     report = {"metric": "map", "candidates": {"m.start": {"status": "done", "kind": "start", "dev": 50.0}}}
-    with caplog.at_level("INFO", logger="sentforge.harness.plots"):
+    with caplog.at_level("INFO", logger="sentforge.harness.report_files"):
         plot_curves(tmp_path / "dev-curve.png", report)
     assert not (tmp_path / "dev-curve.png").exists()
     assert "plots" in caplog.text and "dev-curve.png not drawn" in caplog.text
@@ -306,12 +306,12 @@ def test_train_eval_every_needs_dev(tiny_bert_dir, domain, tmp_path, capsys):
 
 def test_meta_members_are_single_models_never_another_meta_embedding():
     from sentforge.adaptation.meta import member_specs
-    from sentforge.adaptation.result import CandidateResult
+    from sentforge.adaptation.result import NotRun, finished
 
-    results = {"m.start": CandidateResult("start", "start", "done", dev=80.0, model_path="start-dir"),
-               "m.tsdae": CandidateResult("train", "tsdae", "done", dev=70.0, model_path="tsdae-dir"),
-               "m.mnrl": CandidateResult("train", "mnrl", "done", dev=85.0, model_path="mnrl-dir"),
-               "m.ct": CandidateResult("train", "ct", "skipped", reason="budget"),
-               "meta-concat": CandidateResult("meta", "meta-concat", "done", dev=90.0, model_path="concat-dir")}
+    results = {"m.start": finished("start", "start", None, dev=80.0, model_path="start-dir"),
+               "m.tsdae": finished("train", "tsdae", None, dev=70.0, model_path="tsdae-dir"),
+               "m.mnrl": finished("train", "mnrl", None, dev=85.0, model_path="mnrl-dir"),
+               "m.ct": NotRun("train", "ct", "skipped", reason="budget"),
+               "meta-concat": finished("meta", "meta-concat", None, dev=90.0, model_path="concat-dir")}
     assert member_specs(results, 2, ["extra"]) == [("m.mnrl", "mnrl-dir"), ("m.start", "start-dir"),
                                                    ("member:extra", "extra")]

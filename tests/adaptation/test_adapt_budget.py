@@ -9,11 +9,12 @@ from types import SimpleNamespace
 import pytest
 
 from sentforge.adaptation.candidates import METHODS, Candidate
-from sentforge.adaptation.planning import (LOADS_AFTER_TRAINING, REPORT_S, SPEED_SHARE, TIME_LIMIT, Costs, Deadline,
-                                           Planner, to_next_evaluation)
-from sentforge.adaptation.result import CandidateResult
+from sentforge.adaptation.planning import (LOADS_AFTER_TRAINING, REPORT_S, SPEED_SHARE, Costs, Deadline, Planner,
+                                           to_next_evaluation)
+from sentforge.adaptation.result import NotRun, finished
 from sentforge.adaptation.speed import MIN_PASS_TEXTS, ROUNDS, WARM_UP_TEXTS
-from sentforge.harness.budget import Budget
+from sentforge.harness.run_state import Budget
+from sentforge.training.stopping import TIME_LIMIT
 
 COSTS = Costs(dev_s=7.0, test_s=10.0, per_text_s=0.02, load_s=1.5)
 
@@ -37,7 +38,7 @@ PLANNED = [candidate(m) for m in ("start", "tsdae", "mnrl", "meta-concat", "meta
 
 def planner(clock: FakeClock, monkeypatch, results: dict | None = None, total_s: float = 240.0,
             sample: int = 512) -> Planner:
-    monkeypatch.setattr("sentforge.harness.budget.time.monotonic", clock)
+    monkeypatch.setattr("sentforge.harness.run_state.time.monotonic", clock)
     state = SimpleNamespace(results=results or {}, measured={"dev_s": COSTS.dev_s, "test_s": COSTS.test_s,
                                                             "per_text_s": COSTS.per_text_s, "load_s": COSTS.load_s})
     return Planner(state, SimpleNamespace(texts=["text"] * 400), None, PLANNED, Budget(total_s, 0.0, clock()),
@@ -68,9 +69,9 @@ def test_the_candidates_are_planned_on_the_time_left_before_the_end(monkeypatch)
     clock.now += 60.0
     assert plan.available() == pytest.approx(240.0 - 60.0 - reserve)
     # Candidates that did not run are not measured at the end: their part of the reserve goes back to the others.
-    skipped = {"meta-concat": CandidateResult("meta", "meta-concat", "skipped", reason="no time"),
-               "meta-gcca": CandidateResult("meta", "meta-gcca", "skipped", reason="no time"),
-               "distil": CandidateResult("distil", "distil", "skipped", reason="no time")}
+    skipped = {"meta-concat": NotRun("meta", "meta-concat", "skipped", reason="no time"),
+               "meta-gcca": NotRun("meta", "meta-gcca", "skipped", reason="no time"),
+               "distil": NotRun("distil", "distil", "skipped", reason="no time")}
     fewer = planner(clock, monkeypatch, skipped)
     assert fewer.end_reserve() == pytest.approx(COSTS.speed_estimate([1], 3, 512, 240.0) + COSTS.report_estimate())
     assert fewer.available() > plan.available()
@@ -108,7 +109,7 @@ def test_a_deadline_stops_training_where_the_rest_of_the_candidate_still_fits_it
 
 
 def test_an_extension_reaches_its_next_evaluation_only_with_the_time_its_deadline_keeps():
-    cut = CandidateResult("train", "tsdae", "done", steps=4, planned_steps=500, eval_every=10)
+    cut = finished("train", "tsdae", None, steps=4, planned_steps=500, eval_every=10)
     # 6 steps to step 10, its evaluations and test, a load before it and the loads its deadline keeps after it.
     assert to_next_evaluation(cut, 2.0, COSTS) == pytest.approx(
         6 * 2.0 + COSTS.trained_minimum + (LOADS_AFTER_TRAINING + 1) * COSTS.load_s)

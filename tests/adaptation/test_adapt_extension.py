@@ -10,7 +10,7 @@ from safetensors.numpy import load_file
 
 from sentforge.adaptation.candidates import METHODS, Candidate
 from sentforge.adaptation.planning import Costs, cut_candidates, to_next_evaluation
-from sentforge.adaptation.result import CandidateResult
+from sentforge.adaptation.result import NotRun, finished
 
 from adapt_domain import domain, run  # noqa: F401 - the fixture and the fast adapt call
 
@@ -52,8 +52,8 @@ def test_only_cut_candidates_no_other_started_from_are_extended_best_first():
         return Candidate(f"m.{method}", METHODS[method], "m", "m")
 
     planned = [candidate(m) for m in ("start", "tsdae", "mnrl", "tsdae+mnrl", "simcse", "ct")]
-    cut = CandidateResult("train", "tsdae", "done", stopped="time limit", steps=10, planned_steps=100)
-    results = {"m.start": CandidateResult("start", "start", "done", dev=50.0),
+    cut = finished("train", "tsdae", None, stopped="time limit", steps=10, planned_steps=100)
+    results = {"m.start": finished("start", "start", None, dev=50.0),
                "m.tsdae": cut.update(dev=60.0),  # tsdae+mnrl started from it
                "m.mnrl": cut.update(method="mnrl", dev=55.0, steps=100),  # finished its schedule
                "m.tsdae+mnrl": cut.update(method="tsdae+mnrl", dev=52.0),
@@ -62,13 +62,13 @@ def test_only_cut_candidates_no_other_started_from_are_extended_best_first():
     assert [c.name for c in cut_candidates(planned, results)] == ["m.simcse", "m.tsdae+mnrl"]
     del results["m.tsdae+mnrl"]
     assert [c.name for c in cut_candidates(planned, results)] == ["m.tsdae", "m.simcse"]
-    results["m.tsdae+mnrl"] = CandidateResult("train", "tsdae+mnrl", "skipped", reason="budget")  # never started
+    results["m.tsdae+mnrl"] = NotRun("train", "tsdae+mnrl", "skipped", reason="budget")  # never started
     assert [c.name for c in cut_candidates(planned, results)] == ["m.tsdae", "m.simcse"]
 
 
 def test_an_extension_is_planned_only_to_reach_the_next_evaluation():
     costs = Costs(dev_s=10.0, test_s=5.0, per_text_s=0.01)  # the trained minimum: 2 × 10 + 5 = 25 s
-    cut = CandidateResult("train", "simcse", "done", stopped="time limit", steps=391, planned_steps=5710,
+    cut = finished("train", "simcse", None, stopped="time limit", steps=391, planned_steps=5710,
                           eval_every=104)
     # The next evaluation is at step 416: 25 steps at 2 s, plus the minimum.
     assert to_next_evaluation(cut, 2.0, costs) == 25 * 2.0 + 25.0

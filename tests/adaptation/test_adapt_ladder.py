@@ -4,13 +4,14 @@ tsdae+mnrl trains MNRL from each rung and keeps the best on dev; the commands re
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import pytest
 
-import sentforge.adaptation.ladder as ladder
-import sentforge.harness.state as harness_state
-from sentforge.adaptation.runner import Runner
-from sentforge.adaptation.result import CandidateResult
+import sentforge.adaptation.trained as trained
+import sentforge.harness.run_state as harness_state
+from sentforge.adaptation.runner import RecipeRun
+from sentforge.adaptation.result import finished
 from sentforge.recipes.api import snapshot_dir
 
 from adapt_domain import domain, run  # noqa: F401 - the fixture and the fast adapt call
@@ -19,35 +20,35 @@ pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def test_rungs_are_the_snapshots_reached_and_the_kept_checkpoint(tmp_path, monkeypatch):
-    monkeypatch.setattr(ladder, "LADDER_STEPS", (100, 300, 1000))
-    assert ladder.ladder_steps(1000) == [100, 300] and ladder.ladder_steps(50) == []
+    monkeypatch.setattr(trained, "LADDER_STEPS", (100, 300, 1000))
+    assert trained.ladder_steps(1000) == [100, 300] and trained.ladder_steps(50) == []
     for step in (100, 300):
         snapshot_dir(tmp_path, step).mkdir(parents=True)
-    tsdae = CandidateResult("train", "tsdae", "done", steps=450, best_step=400, model_path="best-model")
-    assert ladder.rungs(tsdae, tmp_path) == [(100, str(snapshot_dir(tmp_path, 100))),
+    tsdae = finished("train", "tsdae", None, steps=450, best_step=400, model_path="best-model")
+    assert trained.rungs(tsdae, tmp_path) == [(100, str(snapshot_dir(tmp_path, 100))),
                                              (300, str(snapshot_dir(tmp_path, 300))), (400, "best-model")]
-    tsdae.best_step = 300  # the kept checkpoint is the 300-step snapshot: one rung
-    assert [steps for steps, _ in ladder.rungs(tsdae, tmp_path)] == [100, 300]
+    tsdae = tsdae.update(best_step=300)  # the kept checkpoint is the 300-step snapshot: one rung
+    assert [steps for steps, _ in trained.rungs(tsdae, tmp_path)] == [100, 300]
 
 
 def test_tsdae_then_mnrl_keeps_the_rung_best_after_mnrl(tiny_bert_dir, domain, tmp_path, monkeypatch):  # noqa: F811
-    monkeypatch.setattr(ladder, "LADDER_STEPS", (4, 6))
+    monkeypatch.setattr(trained, "LADDER_STEPS", (4, 6))
     monkeypatch.setattr(harness_state, "HEARTBEAT_SECONDS", 0.0)  # every step saves the elapsed time
     key = tiny_bert_dir.name
     rung_seconds, before_ladder = [], []  # each MNRL rung's wall time, timed around the call
-    recipe_run = Runner._recipe_run
+    train = RecipeRun.train
 
-    def timed_rung(self, candidate, *args, **kwargs):
-        if candidate.name != f"{key}.tsdae+mnrl" or kwargs.get("probe") is not None:
-            return recipe_run(self, candidate, *args, **kwargs)
+    def timed_rung(run, context):
+        if run.candidate.name != f"{key}.tsdae+mnrl":
+            return train(run, context)
         if not rung_seconds:
-            before_ladder.append(self.state.prior_elapsed(candidate.name))  # its probe's seconds, if any
+            before_ladder.append(context.state.prior_elapsed(run.candidate.name))  # its probe's seconds, if any
         started = time.monotonic()
-        result = recipe_run(self, candidate, *args, **kwargs)
+        result = train(run, context)
         rung_seconds.append(time.monotonic() - started)
         return result
 
-    monkeypatch.setattr(Runner, "_recipe_run", timed_rung)
+    monkeypatch.setattr(RecipeRun, "train", timed_rung)
     report = run(tiny_bert_dir, domain, tmp_path / "adapted", candidates=["tsdae", "mnrl", "tsdae+mnrl"])
     tsdae, chained = report["candidates"][f"{key}.tsdae"], report["candidates"][f"{key}.tsdae+mnrl"]
     assert tsdae["planned_steps"] == 10 and "--snapshot-steps 4,6" in tsdae["commands"][0]
@@ -68,21 +69,20 @@ def test_tsdae_then_mnrl_keeps_the_rung_best_after_mnrl(tiny_bert_dir, domain, t
 
 
 def test_an_extended_tsdae_then_mnrl_keeps_its_ladder(tiny_bert_dir, domain, tmp_path, monkeypatch):  # noqa: F811
-    monkeypatch.setattr(ladder, "LADDER_STEPS", (4, 6))
+    monkeypatch.setattr(trained, "LADDER_STEPS", (4, 6))
     key = tiny_bert_dir.name
-    recipe_run = Runner._recipe_run
+    train = RecipeRun.train
 
-    def ladder_cut_at_step_1(self, candidate, *args, **kwargs):
+    def ladder_cut_at_step_1(run, context):
         """Every rung stops at step 1, as the time limit does; the extension runs uncut."""
-        cut = candidate.name == f"{key}.tsdae+mnrl" and not kwargs.get("extend") and kwargs.get("probe") is None
-        self.callbacks = [stop_at_step_1] if cut else []
-        return recipe_run(self, candidate, *args, **kwargs)
+        cut = run.candidate.name == f"{key}.tsdae+mnrl" and not run.extend
+        return train(run, replace(context, callbacks=(stop_at_step_1,) if cut else ()))
 
     def stop_at_step_1(state) -> None:
         if state.step == 1:
             state.should_stop, state.stop_reason = True, "time limit"
 
-    monkeypatch.setattr(Runner, "_recipe_run", ladder_cut_at_step_1)
+    monkeypatch.setattr(RecipeRun, "train", ladder_cut_at_step_1)
     report = run(tiny_bert_dir, domain, tmp_path / "adapted", candidates=["tsdae", "tsdae+mnrl"])
     chained = report["candidates"][f"{key}.tsdae+mnrl"]
     assert chained["extensions"] == 1 and chained["steps"] > 1

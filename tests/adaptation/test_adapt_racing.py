@@ -15,11 +15,12 @@ import pytest
 
 import sentforge
 import sentforge.evaluation as evaluation
-from sentforge.adaptation.racing import (Race, Reference, decide, encodings_kept, evaluation_cadence,
-                                        first_judged_step, racing_lines)
+from sentforge.adaptation.racing import Race, Reference, decide, encodings_kept, evaluation_cadence, first_judged_step
+from sentforge.adaptation.report import racing_lines
+from sentforge.adaptation.result import RaceDecision
 from sentforge.adaptation.intervals import evaluation_items
-from sentforge.adaptation.runner import Runner
-from sentforge.evaluation.paired import ItemScores
+from sentforge.adaptation.runner import RecipeRun
+from sentforge.evaluation.paired import ItemScores, PairedInterval
 
 import adapt_worker
 from adapt_domain import TEXTS, domain  # noqa: F401 (the fixture)
@@ -67,12 +68,12 @@ def test_a_stop_decided_before_the_first_judged_step_is_dropped():
     race = Race(None, Reference("m.start", _mean([1.0])), None, 50.0, 0, decisions.append, lambda: 6.0,
                 judged_from=13)
     for step in (3, 13):
-        race.pending = {"reason": "below the leader", "against": "m.mnrl", "dev": 40.0,
-                        "gain": {"difference": -5.0, "low": -7.0, "high": -3.0, "confidence": 0.95}}
+        race.pending = RaceDecision("below the leader", "m.mnrl", PairedInterval(-5.0, -7.0, -3.0, 1.0, 0.95, 2000, 1),
+                                    dev=40.0)
         state = State(step)
         race.after_step(state)
         assert state.should_stop == (step == 13)
-    assert [d["step"] for d in decisions] == [13]
+    assert [d.step for d in decisions] == [13]
 
 
 def test_a_racing_evaluation_encodes_the_dev_texts_once_and_returns_the_tasks_metrics(tiny_bert_dir, domain):  # noqa: F811
@@ -108,8 +109,8 @@ def test_the_rule_stops_beyond_a_point_below_the_start_and_behind_the_leader_onl
     start = Reference("m.start", _mean(rng.uniform(40, 60, size=50)))
     # Every unit 5 points lower: the whole interval is -5.
     below = decide(_mean(start.items.values - 5), start, None, new_best=False, seed=0)
-    assert below["reason"] == "below the start" and below["against"] == "m.start"
-    assert below["gain"]["difference"] == below["gain"]["low"] == below["gain"]["high"] == pytest.approx(-5)
+    assert below.reason == "below the start" and below.against == "m.start"
+    assert below.gain.difference == below.gain.low == below.gain.high == pytest.approx(-5)
     # 0.5 lower on every unit: significant, but within the margin of a candidate that has barely moved.
     assert decide(_mean(start.items.values - 0.5), start, None, new_best=False, seed=0) is None
     assert decide(_mean(start.items.values + 12.5), start, Reference("m.mnrl", _mean(start.items.values + 13)),
@@ -122,8 +123,8 @@ def test_the_rule_stops_beyond_a_point_below_the_start_and_behind_the_leader_onl
     behind = _mean(start.items.values + 3)
     assert decide(behind, start, leader, new_best=True, seed=0) is None
     stopped = decide(behind, start, leader, new_best=False, seed=0)
-    assert stopped["reason"] == "below the leader" and stopped["against"] == "m.mnrl"
-    assert stopped["gain"]["high"] == pytest.approx(-10)
+    assert stopped.reason == "below the leader" and stopped.against == "m.mnrl"
+    assert stopped.gain.high == pytest.approx(-10)
     # The leader rule needs a leader other than the start model.
     assert decide(behind, start, Reference("m.start", start.items), new_best=False, seed=0) is None
 
@@ -131,7 +132,8 @@ def test_the_rule_stops_beyond_a_point_below_the_start_and_behind_the_leader_onl
 @pytest.fixture()
 def penalised_tsdae(monkeypatch) -> None:
     """TSDAE's models score 100 points lower on dev and test (adapt_worker.penalise), in this test only."""
-    monkeypatch.setattr(Runner, "_recipe_run", Runner._recipe_run)  # restored at teardown
+    monkeypatch.setattr(RecipeRun, "train", RecipeRun.train)  # restored at teardown
+    monkeypatch.setattr(RecipeRun, "probe", RecipeRun.probe)
     monkeypatch.setattr(evaluation, "load_dataset", evaluation.load_dataset)
     adapt_worker.penalise("tsdae")
 
@@ -224,7 +226,7 @@ def test_the_report_lists_every_rung_of_the_ladder_that_racing_stopped():
 def test_the_cross_fitted_rule_weighs_every_evaluated_checkpoint_of_a_finished_run(tiny_bert_dir, domain,  # noqa: F811
                                                                                    tmp_path):
     from sentforge.adaptation.intervals import candidate_evaluations, cross_fitted
-    from sentforge.harness.dev_items import load_items, paired_gain
+    from sentforge.harness.dev_scores import load_items, paired_gain
 
     key = tiny_bert_dir.name
     output = tmp_path / "fitted"
@@ -234,7 +236,7 @@ def test_the_cross_fitted_rule_weighs_every_evaluated_checkpoint_of_a_finished_r
     checkpoints = candidate_evaluations(output, f"{key}.mnrl")
     assert len(checkpoints) == len(mnrl["evaluations"]) > 1
     expected = paired_gain(load_items(output, f"{key}.start"), cross_fitted(checkpoints, 0), 0)
-    assert mnrl["dev_gain"] == expected
+    assert mnrl["dev_gain"] == expected.to_json()
     assert report["dev_cross_fitted"][f"{key}.mnrl"] == round(cross_fitted(checkpoints, 0).score(), 4)
     assert f"{key}.mnrl {report['dev_cross_fitted'][f'{key}.mnrl']:.2f} ({mnrl['dev']:.2f})" in \
         (output / "report.md").read_text()

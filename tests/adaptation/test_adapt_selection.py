@@ -8,15 +8,17 @@ the candidates train on)."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import sentforge
-from sentforge.adaptation.hygiene import apply_hygiene
+from sentforge.adaptation.hygiene import Counted, apply_hygiene
 from sentforge.adaptation.inputs import read_inputs
-from sentforge.adaptation.front import pareto_front
+from sentforge.adaptation.select import pareto_front
+from sentforge.adaptation.speed import SpeedRecord
 from sentforge.adaptation.report import markdown, unresolved, write_report
 from sentforge.adaptation.result import CandidateResult
 from sentforge.adaptation.select import cheaper, select
@@ -36,8 +38,8 @@ def units(values) -> ItemScores:
     return ItemScores("mean", np.asarray(values, dtype=float))
 
 
-def speed(texts_per_second, parameters, dim=384, encoders=1):
-    return {"texts_per_second": texts_per_second, "parameters": parameters, "dim": dim, "encoders": encoders}
+def speed(texts_per_second, parameters, dim=384, encoders=1) -> SpeedRecord:
+    return SpeedRecord(parameters, dim, encoders, texts_per_second)
 
 
 L6, L3 = speed(300.0, 22_700_000), speed(600.0, 17_400_000)
@@ -45,7 +47,9 @@ L6, L3 = speed(300.0, 22_700_000), speed(600.0, 17_400_000)
 
 def typed(results: dict[str, dict]) -> dict[str, CandidateResult]:
     """Results from {name: their values}: a trained candidate's unless the values say otherwise."""
-    return {name: CandidateResult(**{"kind": "train", "method": name.rsplit(".", 1)[-1], **values})
+    return {name: CandidateResult.from_json({"kind": "train", "method": name.rsplit(".", 1)[-1],
+                                             **{key: value.to_json() if isinstance(value, SpeedRecord) else value
+                                                for key, value in values.items()}})
             for name, values in results.items()}
 
 
@@ -66,7 +70,7 @@ BASE = np.full(UNITS, 50.0)
 
 def test_the_best_rule_prefers_the_start_model_and_ignores_candidates_that_did_not_run():
     results = {"a.start": {"status": "done", "dev": 50.0}, "a.tsdae": {"status": "done", "dev": 49.0},
-               "a.mnrl": {"status": "done", "dev": 50.0}, "a.ct": {"status": "skipped", "dev": 99.0}}
+               "a.mnrl": {"status": "done", "dev": 50.0}, "a.ct": {"status": "skipped", "reason": "no time"}}
     assert select(typed(results), ["a.start"], "best").chosen == "a.start"  # worse and equal ones never replace it
     results["a.simcse"] = {"status": "done", "dev": 50.5}
     results["meta-gcca"] = {"status": "done", "dev": 50.5}
@@ -84,8 +88,8 @@ def test_the_start_model_wins_ties_and_near_ties():
     chosen = select(results, ["l6.start"], "significant", items)
     assert chosen.chosen == "l6.start" and chosen.leader is None
     assert "no candidate" in chosen.why and "interval" in chosen.why
-    assert chosen.gains["l6.mnrl"]["low"] < 0 < chosen.gains["l6.mnrl"]["high"]
-    assert chosen.gains["l6.mnrl"]["difference"] == pytest.approx(0.2)
+    assert chosen.gains["l6.mnrl"].low < 0 < chosen.gains["l6.mnrl"].high
+    assert chosen.gains["l6.mnrl"].difference == pytest.approx(0.2)
     # With "best", the highest dev score would have replaced it.
     assert select(results, ["l6.start"], "best", items).chosen == "meta-concat"
 
@@ -101,13 +105,13 @@ def test_a_cheaper_to_run_candidate_within_the_paired_interval_wins():
                            starts=("l3.start", "l6.start"))
     chosen = select(results, ["l3.start", "l6.start"], "significant", items, seed=3)
     assert chosen.base == "l6.start" and chosen.leader == "meta-concat"
-    compared = {c["candidate"]: c for c in chosen.comparisons}
+    compared = {c.candidate: c for c in chosen.comparisons}
     # leader − candidate, paired on the same units: the mean of the per-unit differences.
-    assert compared["l6.mnrl"]["difference"] == pytest.approx(np.mean(meta - items["l6.mnrl"].values))
-    assert compared["l6.mnrl"]["low"] < 0 < compared["l6.mnrl"]["high"]
-    assert compared["l6.mnrl"]["cheaper"] == ("1 encoder instead of 2, fewer parameters: 22.7M vs 40.1M, "
+    assert compared["l6.mnrl"].interval.difference == pytest.approx(np.mean(meta - items["l6.mnrl"].values))
+    assert compared["l6.mnrl"].interval.low < 0 < compared["l6.mnrl"].interval.high
+    assert compared["l6.mnrl"].cheaper == ("1 encoder instead of 2, fewer parameters: 22.7M vs 40.1M, "
                                               "smaller vectors: 384 vs 768 dimensions")
-    assert "fewer parameters: 17.4M vs 40.1M" in compared["l3.mnrl"]["cheaper"]
+    assert "fewer parameters: 17.4M vs 40.1M" in compared["l3.mnrl"].cheaper
     # Both single encoders are cheaper than the meta-embedding and not significantly worse; of those, L3 is
     # cheaper than L6 (fewer parameters, same vectors): it is chosen.
     assert chosen.chosen == "l3.mnrl"
@@ -132,14 +136,15 @@ def test_the_report_names_why_an_equally_cheap_candidate_lost():
 
 def test_fewer_training_steps_never_win_over_a_better_candidate_of_the_same_architecture():
     results, items = table({"l6.start": (BASE, L6, 0), "l6.mnrl": (BASE + 3.29 - 3 * SWING, L6, 32),
-                            "l6.tsdae+mnrl": (BASE + 4.46 + 3 * SWING, dict(L6, texts_per_second=280.0), 88)})
-    results["l6.tsdae+mnrl"].chain_steps = 175
+                            "l6.tsdae+mnrl": (BASE + 4.46 + 3 * SWING, replace(L6, texts_per_second=280.0), 88)})
+    results["l6.tsdae+mnrl"] = results["l6.tsdae+mnrl"].update(chain_steps=175)
     chosen = select(results, ["l6.start"], "significant", items)
     (comparison,) = chosen.comparisons
-    assert comparison["candidate"] == "l6.mnrl" and comparison["low"] < 0 < comparison["high"]
-    assert comparison["cheaper"] is None and comparison["same_cost"]  # a speed measured apart is noise
+    assert comparison.candidate == "l6.mnrl" and comparison.interval.low < 0 < comparison.interval.high
+    assert comparison.cheaper is None and comparison.same_cost  # a speed measured apart is noise
     assert chosen.chosen == "l6.tsdae+mnrl"
-    assert (f"l6.tsdae+mnrl: {comparison['difference']:+.2f} [{comparison['low']:+.2f}, {comparison['high']:+.2f}] "
+    interval = comparison.interval
+    assert (f"l6.tsdae+mnrl: {interval.difference:+.2f} [{interval.low:+.2f}, {interval.high:+.2f}] "
             "over l6.mnrl; same cost to run, higher dev score") in chosen.why
 
 
@@ -150,7 +155,7 @@ def test_a_cheaper_candidate_significantly_worse_than_the_leader_loses():
                            starts=("l6.start", "l3.start"))
     chosen = select(results, ["l6.start", "l3.start"], "significant", items)
     (comparison,) = chosen.comparisons
-    assert comparison["cheaper"] and comparison["low"] > 0
+    assert comparison.cheaper and comparison.interval.low > 0
     assert chosen.chosen == "l6.mnrl" and "but l6.mnrl is significantly better" in chosen.why
 
 
@@ -164,7 +169,7 @@ def test_min_texts_per_second_changes_the_choice():
     # The L6 models are not eligible: l3.mnrl is measured against l3.start, the fastest eligible start model.
     assert bounded.chosen == "l3.mnrl" and bounded.base == "l3.start"
     assert bounded.too_slow == {"l6.start": 300.0, "l6.mnrl": 300.0}
-    assert bounded.gains["l3.mnrl"]["difference"] == pytest.approx(4.5)
+    assert bounded.gains["l3.mnrl"].difference == pytest.approx(4.5)
     assert "fewer than 400 texts per second here: l6.start (300.0), l6.mnrl (300.0)" in bounded.why
     assert select(results, starts, "best", items, min_texts_per_second=400).chosen == "l3.mnrl"
     # No candidate that fast: the fastest start model is the reference, and kept since nothing eligible beats it.
@@ -174,10 +179,10 @@ def test_min_texts_per_second_changes_the_choice():
 
 def test_cost_to_run_compares_structure_first_then_a_clear_speed_difference():
     assert cheaper(L3, L6) == "fewer parameters: 17.4M vs 22.7M" and cheaper(L6, L3) is None
-    assert cheaper(L6, dict(L6, texts_per_second=100.0)) is None  # same architecture: the same cost
+    assert cheaper(L6, replace(L6, texts_per_second=100.0)) is None  # same architecture: the same cost
     wide = speed(500.0, 10_000_000, dim=1024)  # fewer parameters but wider vectors: the measured speed decides
     assert cheaper(wide, L6) == "encodes 1.7x faster here" and cheaper(L6, wide) is None
-    assert cheaper(dict(wide, texts_per_second=330.0), L6) is None  # within the margin of timing noise
+    assert cheaper(replace(wide, texts_per_second=330.0), L6) is None  # within the margin of timing noise
 
 
 def test_the_front_keeps_the_candidates_no_other_beats_on_speed_and_dev():
@@ -196,11 +201,11 @@ def test_a_bound_no_start_model_reaches_is_refused_before_the_run(tiny_bert_dir,
     assert not (tmp_path / "out").exists()
 
 
-def report_of(results: dict[str, CandidateResult], selection, min_texts_per_second=None) -> dict:
+def report_of(results: dict[str, CandidateResult], selection) -> dict:
     """The report adapt writes for `results` chosen by `selection`, its run details made up."""
     candidates = {name: r.update(method=r.kind, wall_s=1.0, dev_gain=selection.gains[name]).to_json()
                   for name, r in results.items()}
-    return {"selected": selection.chosen, "selection": selection.to_json("significant", min_texts_per_second),
+    return {"selected": selection.chosen, "selection": selection.to_json(),
             "front": pareto_front(results), "speed_texts": 512, "metric": "map", "dev": "dev:dev.jsonl",
             "budget_minutes": 1, "wall_s": 60.0, "hygiene": {"applied": True, "heldout_texts": 0},
             "candidates": candidates, "settings": {"race": True}, "output_bytes": 1 << 20,
@@ -213,7 +218,7 @@ def test_the_report_gives_the_costs_the_paired_comparisons_the_bound_and_the_fro
                             "meta-concat": (BASE + 3.15 + SWING, speed(200.0, 40_100_000, dim=768, encoders=2), 0)},
                            starts=("l3.start", "l6.start"))
     selection = select(results, ["l3.start", "l6.start"], "significant", items, min_texts_per_second=250)
-    report = report_of(results, selection, min_texts_per_second=250)
+    report = report_of(results, selection)
     write_report(tmp_path, report)
     text = (tmp_path / "report.md").read_text(encoding="utf-8")
     # l6.mnrl leads by 0.05 on every unit: significant, so the cheaper l3.mnrl does not replace it.
@@ -285,16 +290,16 @@ def test_hygiene_counts_and_drops_dev_and_test_texts_and_their_near_copies(overl
     inputs = read_inputs(overlapping / "unlabelled.txt", overlapping / "dev.jsonl", overlapping / "labelled.jsonl",
                          overlapping / "test.jsonl")
     # Held out: the dev and test queries, positives and negatives (others 0, 1 and 5): 3 + 3 texts match.
-    cleaned, counts = apply_hygiene(inputs, tmp_path / "out" / "data", keep_dev_texts=False)
-    assert counts["unlabelled"] == {"read": 14, "near_duplicates": 3 + 3}
-    assert counts["positives"] == {"read": 4, "near_duplicates": 2}
+    cleaned, hygiene = apply_hygiene(inputs, tmp_path / "out" / "data", keep_dev_texts=False)
+    assert hygiene.counts["unlabelled"] == Counted(read=14, near_duplicates=3 + 3)
+    assert hygiene.counts["positives"] == Counted(read=4, near_duplicates=2)
     assert "how do i renew my residence permit quickly" not in cleaned.texts
     assert "where to buy bread in the old market today" in cleaned.texts
     assert [a for a, _ in cleaned.labelled.positives] == ["best beach for a family picnic",
                                                           "is tap water safe to drink"]
     assert cleaned.unlabelled.read_text(encoding="utf-8").splitlines() == cleaned.texts
     kept, same = apply_hygiene(inputs, tmp_path / "kept" / "data", keep_dev_texts=True)
-    assert kept is inputs and same["applied"] is False and same["unlabelled"] == counts["unlabelled"]
+    assert kept is inputs and same.applied is False and same.counts["unlabelled"] == hygiene.counts["unlabelled"]
     assert not (tmp_path / "kept").exists()
 
 

@@ -8,10 +8,10 @@ from types import SimpleNamespace
 
 import pytest
 
+from sentforge.adaptation.adapt_state import AdaptState
 from sentforge.adaptation.planning import PROBE_STEPS, Costs, StepClock, after_teacher, need, step_cost
 from sentforge.adaptation.planning import plan_shares as plan
-from sentforge.adaptation.result import CandidateResult
-from sentforge.adaptation.state import AdaptState
+from sentforge.adaptation.result import finished
 
 COSTS = Costs(dev_s=2.0, test_s=3.0, per_text_s=0.0)
 
@@ -98,7 +98,7 @@ def test_the_probe_times_steps_after_the_first_leaving_out_evaluations_and_stops
 def test_probes_are_saved_counted_as_spent_and_read_back(tmp_path):
     state = AdaptState(tmp_path / "out", {"seed": 0})
     state.open()
-    state.record("m.start", CandidateResult("start", "start", "done", wall_s=1.0))
+    state.record("m.start", finished("start", "start", None, wall_s=1.0))
     state.beat("m.tsdae", 0.5, force=True)
     state.probed("m.tsdae", {"seconds_per_step": 0.25, "steps": 3, "wall_s": 2.0})
     assert state.running is None and state.spent() == 1.0 + 2.0
@@ -107,5 +107,5 @@ def test_probes_are_saved_counted_as_spent_and_read_back(tmp_path):
     assert again.open() and again.probes == {"m.tsdae": {"seconds_per_step": 0.25, "steps": 3, "wall_s": 2.0}}
     again.beat("m.tsdae", 2.5, force=True)  # its run, interrupted: the probe's time is in its elapsed time
     assert again.spent() == 1.0 + 2.5
-    again.record("m.tsdae", CandidateResult("train", "tsdae", "done", wall_s=4.0))
+    again.record("m.tsdae", finished("train", "tsdae", None, wall_s=4.0))
     assert again.spent() == 1.0 + 4.0 and again.prior_elapsed("m.tsdae") == 0.0

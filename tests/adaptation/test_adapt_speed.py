@@ -3,12 +3,15 @@ do not tell two speeds apart, and front.png's names placed clear of each other. 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
-from sentforge.adaptation.front import off_front_within_noise, pareto_front
+from sentforge.adaptation.select import off_front_within_noise, pareto_front
 from sentforge.adaptation.result import CandidateResult
-from sentforge.adaptation.speed import (MIN_PASS_TEXTS, MIN_ROUNDS, ROUNDS, WARM_UP_TEXTS, interleaved_rates, measure,
-                                        pass_size, summary, told_apart, within_noise_of_bound)
+from sentforge.adaptation.speed import (MIN_PASS_TEXTS, MIN_ROUNDS, ROUNDS, WARM_UP_TEXTS, ModelCost, SpeedRecord,
+                                        interleaved_rates, measure, pass_size, summary, told_apart,
+                                        within_noise_of_bound)
 
 TEXTS = [f"text {i}" for i in range(512)]
 
@@ -47,7 +50,7 @@ def test_models_are_timed_in_interleaved_rounds_and_the_median_resists_a_busy_mo
     a, b = summary(rates["a"]), summary(rates["b"])
     assert a["texts_per_second"] == b["texts_per_second"] == 100.0  # the same model: the same median
     assert b["texts_per_second_range"] == [pytest.approx(33.3), 100.0] and b["rounds"] == ROUNDS
-    assert told_apart(a, b) == 0  # the same computation is never ranked by the busy moment
+    assert told_apart(SpeedRecord(1, 4, 1, **a), SpeedRecord(1, 4, 1, **b)) == 0  # never ranked by the busy moment
 
 
 def test_the_passes_and_rounds_fit_the_time_given():
@@ -74,23 +77,23 @@ def test_one_model_of_each_architecture_is_timed_and_its_twins_take_its_speed():
 
     records = measure(loaded.__getitem__, list(loaded), TEXTS, 1000.0, clock=machine.clock)
     assert set(machine.calls) == {"start", "distil"}  # the trained twin is loaded, never timed
-    assert records["start.mnrl"]["same_as"] == "start"
-    assert {k: v for k, v in records["start.mnrl"].items() if k != "same_as"} == records["start"]
-    assert records["distil"]["texts_per_second"] == pytest.approx(90.9, abs=0.1)
-    assert records["start"]["rounds"] == ROUNDS and records["start"]["texts"] == len(TEXTS)
+    assert records["start.mnrl"].same_as == "start"
+    assert replace(records["start.mnrl"], same_as=None) == records["start"]
+    assert records["distil"].texts_per_second == pytest.approx(90.9, abs=0.1)
+    assert records["start"].rounds == ROUNDS and records["start"].texts == len(TEXTS)
     assert told_apart(records["start"], records["distil"]) == 1  # a steady machine tells them apart
 
 
 @pytest.fixture(autouse=True)
 def fake_costs(monkeypatch):
     """The fake models' parameters, dimension and encoders as speed.cost_record reads them."""
-    monkeypatch.setattr("sentforge.adaptation.speed.cost_record", lambda model: dict(model.cost))
+    monkeypatch.setattr("sentforge.adaptation.speed.cost_record", lambda model: ModelCost(**model.cost))
 
 
 def result(dev: float, median: float, low: float, high: float) -> CandidateResult:
     speed = {"texts_per_second": median, "texts_per_second_iqr": [low, high], "parameters": 1, "dim": 4,
              "encoders": 1}
-    return CandidateResult("train", "m", "done", dev=dev, speed=speed)
+    return CandidateResult.from_json({"kind": "train", "method": "m", "status": "done", "dev": dev, "speed": speed})
 
 
 def test_the_front_counts_speeds_within_the_noise_as_equal_and_says_which():
@@ -118,7 +121,7 @@ def test_front_png_names_do_not_overlap():
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from sentforge.harness.plots import name_box, place_labels
+    from sentforge.harness.report_files import name_box, place_labels
 
     # Six candidates within a hair of each other, as a start model and its trained candidates lie.
     points = [(110.0, 87.2), (110.0, 87.3), (111.0, 87.25), (109.5, 87.1), (40.0, 88.0), (41.0, 88.02)]

@@ -44,16 +44,16 @@ def test_distil_without_a_teacher_is_refused(tiny_bert_dir, tmp_path):
 
 
 def test_distil_plan_takes_the_leading_meta_embedding_and_its_best_member():
-    from sentforge.adaptation.distil import distil_plan
-    from sentforge.adaptation.result import CandidateResult
+    from sentforge.adaptation.kinds import distil_plan
+    from sentforge.adaptation.result import NotRun, finished
 
-    results = {"m.start": CandidateResult("start", "start", "done", dev=50.0),
-               "m.tsdae": CandidateResult("train", "tsdae", "done", dev=52.0),
-               "m.mnrl": CandidateResult("train", "mnrl", "done", dev=55.0),
-               "m.ct": CandidateResult("train", "ct", "skipped"),
-               "meta-concat": CandidateResult("meta", "meta-concat", "done", dev=56.0, members=["m.tsdae", "m.mnrl"])}
+    results = {"m.start": finished("start", "start", None, dev=50.0),
+               "m.tsdae": finished("train", "tsdae", None, dev=52.0),
+               "m.mnrl": finished("train", "mnrl", None, dev=55.0),
+               "m.ct": NotRun("train", "ct", "skipped"),
+               "meta-concat": finished("meta", "meta-concat", None, dev=56.0, members=["m.tsdae", "m.mnrl"])}
     assert distil_plan(results) == ("meta-concat", "m.mnrl", "")
-    results["m.mnrl"].dev = 57.0
+    results["m.mnrl"] = results["m.mnrl"].update(dev=57.0)
     meta, member, why = distil_plan(results)
     assert meta is None and member is None and why == "m.mnrl, not a meta-embedding, leads on dev"
 

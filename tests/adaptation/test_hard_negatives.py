@@ -12,7 +12,7 @@ import logging
 import pytest
 
 import sentforge
-from sentforge.adaptation.hygiene import apply_hygiene
+from sentforge.adaptation.hygiene import Counted, apply_hygiene
 from sentforge.adaptation.inputs import read_inputs, read_labelled
 from sentforge.data.pairs import with_hard_negatives
 from sentforge.support.errors import InputFileError
@@ -126,9 +126,9 @@ def test_hygiene_drops_a_negative_that_is_a_dev_text_and_keeps_its_positive(tmp_
     (tmp_path / "unlabelled.txt").write_text("the park is open every day\nmy tea went cold again\n",
                                              encoding="utf-8")
     inputs = read_inputs(tmp_path / "unlabelled.txt", tmp_path / "dev.jsonl", tmp_path / "labelled.jsonl")
-    cleaned, counts = apply_hygiene(inputs, tmp_path / "out" / "data", keep_dev_texts=False)
-    assert counts["positives"] == {"read": 6, "near_duplicates": 0}
-    assert counts["negatives"] == {"read": 6, "near_duplicates": 1}
+    cleaned, hygiene = apply_hygiene(inputs, tmp_path / "out" / "data", keep_dev_texts=False)
+    assert hygiene.counts["positives"] == Counted(read=6, near_duplicates=0)
+    assert hygiene.counts["negatives"] == Counted(read=6, near_duplicates=1)
     reset = [example for example in cleaned.labelled.positives if example[0] == "how do i reset my password"]
     assert reset == [("how do i reset my password", "where can i change my password", "the app crashes on start"),
                      ("how do i reset my password", "i forgot my password, what now", "my phone screen is broken")]

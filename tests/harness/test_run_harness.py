@@ -10,12 +10,13 @@ from types import SimpleNamespace
 
 import pytest
 
-from sentforge.adaptation.result import CandidateResult
-from sentforge.adaptation.state import AdaptState
+from sentforge.adaptation.adapt_state import AdaptState
+from sentforge.adaptation.result import CandidateResult, RaceDecision
 from sentforge.support.errors import ConfigError, OutputExistsError
-from sentforge.harness.inputs import input_record
-from sentforge.harness.plots import pyplot
-from sentforge.learning_curve.state import LabelsState
+from sentforge.evaluation.paired import PairedInterval
+from sentforge.harness.run_state import input_record
+from sentforge.harness.report_files import pyplot
+from sentforge.learning_curve.run import LabelsState
 from sentforge.recipes.command import train_command
 
 
@@ -57,12 +58,13 @@ def test_adapt_sections_are_saved_after_the_results_and_resumed(tmp_path):
     assert (tmp_path / "out" / "runs").is_dir()
     state.measured["dev_s"] = 1.5
     state.probed("m.tsdae", {"seconds_per_step": 0.5, "steps": 4, "wall_s": 3.0})
-    state.raced("m.tsdae", {"step": 4})
+    decision = RaceDecision("below the start", "m.start", PairedInterval(-5.0, -7.0, -3.0, 1.0, 0.95, 2000, 8), step=4)
+    state.raced("m.tsdae", decision)
     assert list(json.loads(state.path.read_text())) == ["settings", "results", "running", "measured", "probes",
                                                         "races"]
     again = AdaptState(tmp_path / "out", {"seed": 0})
     again.open()
-    assert (again.measured, again.races) == ({"dev_s": 1.5}, {"m.tsdae": {"step": 4}})
+    assert (again.measured, again.races) == ({"dev_s": 1.5}, {"m.tsdae": decision})
     # The probe's seconds count as the candidate's until it is recorded.
     assert again.spent() == 3.0 and again.prior_elapsed("m.tsdae") == 3.0
     again.record("m.tsdae", CandidateResult.from_json({"kind": "start", "method": "start", "model": "m",
@@ -118,6 +120,6 @@ def test_input_record_names_the_file_and_its_sha256(tmp_path):
 
 def test_without_matplotlib_a_figure_says_why_it_is_not_drawn(tmp_path, monkeypatch, caplog):
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib raises ImportError
-    with caplog.at_level("INFO", logger="sentforge.harness.plots"):
+    with caplog.at_level("INFO", logger="sentforge.harness.report_files"):
         assert pyplot(tmp_path / "learning-curve.png") is None
     assert "the `plots` extra" in caplog.text and "learning-curve.png not drawn" in caplog.text

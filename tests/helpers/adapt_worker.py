@@ -38,16 +38,18 @@ PENALTY = 100.0
 def penalise(method: str) -> None:
     """Take PENALTY points off every dev and test score (the main metric and each unit's) of the models of
     `method`'s candidate: those scored while it trains or is recorded. Patches the dev/test loader and the
-    runner of this process."""
+    recipe runs of this process."""
     import sentforge.evaluation as evaluation
-    from sentforge.adaptation.runner import Runner
+    from sentforge.adaptation.runner import RecipeRun
 
     current = {"method": None}
-    train_run, load_dataset = Runner._recipe_run, evaluation.load_dataset
+    load_dataset = evaluation.load_dataset
 
-    def tracked(self, candidate, *args, **kwargs):
-        current["method"] = candidate.method.name
-        return train_run(self, candidate, *args, **kwargs)
+    def tracked(run_recipe):
+        def run(self, *args, **kwargs):
+            current["method"] = self.candidate.method.name
+            return run_recipe(self, *args, **kwargs)
+        return run
 
     def penalised(*args, **kwargs):
         task = load_dataset(*args, **kwargs)
@@ -68,7 +70,8 @@ def penalise(method: str) -> None:
         task.evaluate, task.item_scores = lower, lower_items
         return task
 
-    Runner._recipe_run, evaluation.load_dataset = tracked, penalised
+    RecipeRun.train, RecipeRun.probe = tracked(RecipeRun.train), tracked(RecipeRun.probe)
+    evaluation.load_dataset = penalised
 
 
 def main() -> None:

@@ -96,16 +96,16 @@ def lay_out(work: Path) -> Path:
 def record(model: Path, data: Path, work: Path) -> None:
     """Run the recorded run anew in `work` and keep it as the fixture (replacing the one there)."""
     import sentforge.evaluation as evaluation
-    from sentforge.adaptation.runner import Runner
+    from sentforge.adaptation.runner import RecipeRun
 
-    patched = Runner._recipe_run, evaluation.load_dataset  # what penalise replaces, restored after the run
+    patched = RecipeRun.train, RecipeRun.probe, evaluation.load_dataset  # what penalise replaces, restored after
     adapt_worker.penalise("mnrl")
     with in_work(work, model, data):
         try:
             with no_figures():
                 call()
         finally:
-            Runner._recipe_run, evaluation.load_dataset = patched
+            RecipeRun.train, RecipeRun.probe, evaluation.load_dataset = patched
         reports = []
         for _ in range(2):  # the second rerun finds the files the first one wrote: its report is the fixed point
             rerun()

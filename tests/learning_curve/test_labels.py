@@ -358,7 +358,7 @@ def test_end_to_end_report_and_resume_without_retraining(tiny_bert_dir, domain, 
         assert set(small) < set((out / "subsets" / f"n12-r{repeat}.jsonl").read_text().splitlines())
     # Each run's dev score is the trained model's own evaluation; the interval is the paired bootstrap.
     from sentforge.evaluation import load_dataset
-    from sentforge.harness.dev_items import load_items
+    from sentforge.harness.dev_scores import load_items
 
     task = load_dataset(domain / "dev.jsonl")
     for name in ("n6-r0", "n12-r1"):

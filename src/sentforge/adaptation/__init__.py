@@ -2,6 +2,7 @@
 budget, score each on the user's dev set, keep the best model (never one below the start model)."""
 
 from sentforge.adaptation.candidates import METHODS
+from sentforge.adaptation.report import AdaptReport
 from sentforge.adaptation.run import adapt
 
-__all__ = ["METHODS", "adapt"]
+__all__ = ["METHODS", "AdaptReport", "adapt"]

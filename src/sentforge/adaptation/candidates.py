@@ -9,8 +9,11 @@ SimCSE, CT, then the meta-embeddings of the best candidates, and the distillatio
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from sentforge.support.errors import ConfigError
+
+Kind = Literal["start", "train", "meta", "distil"]
 
 
 @dataclass(frozen=True)
@@ -25,7 +28,7 @@ class Method:
     """
 
     name: str
-    kind: str
+    kind: Kind
     help: str
     recipe: str | None = None
     data: str | None = None

@@ -14,9 +14,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -28,7 +28,39 @@ from sentforge.support.io import atomic_file
 logger = logging.getLogger(__name__)
 
 UNLABELLED_FILE, POSITIVES_FILE, PARTIAL_FILE = "unlabelled.txt", "positives.jsonl", "partial.jsonl"
+DataKind = Literal["unlabelled", "positives", "negatives", "partial"]
 PAIR_KINDS = {"positives": "positive", "negatives": "label-0 (hard negative)", "partial": "partially labelled"}
+
+
+@dataclass(frozen=True)
+class Counted:
+    """Of one kind of training data: how many were read, how many are dev or test texts or near copies."""
+
+    read: int
+    near_duplicates: int
+
+    @property
+    def left(self) -> int:
+        return self.read - self.near_duplicates
+
+
+@dataclass(frozen=True)
+class Hygiene:
+    """What dev hygiene found and did (report.json "hygiene"): whether it dropped the overlap (`applied`; not
+    with --keep-dev-texts), the held-out texts, the counts of each kind of training data given, and the
+    warnings of a kind mostly dropped."""
+
+    applied: bool
+    heldout_texts: int
+    counts: dict[DataKind, Counted]  # unlabelled always; the labelled kinds given
+    warnings: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"applied": self.applied, "heldout_texts": self.heldout_texts,
+                **{kind: vars(counted) for kind, counted in self.counts.items()}, "warnings": self.warnings}
+
+    def pair_counts(self) -> dict[DataKind, Counted]:
+        return {kind: counted for kind, counted in self.counts.items() if kind in PAIR_KINDS}
 
 
 def heldout_texts(inputs: AdaptInputs) -> list[str]:
@@ -45,10 +77,10 @@ MOST_DROPPED = 0.5
 
 @dataclass(frozen=True)
 class Overlap:
-    """What dev hygiene finds, before anything is written: the counts for the report (with `warnings`),
-    and which unlabelled texts and which pairs of each kind touch a held-out text."""
+    """What dev hygiene finds, before anything is written: the counts for the report, and which unlabelled
+    texts and which pairs of each kind touch a held-out text."""
 
-    counts: dict[str, Any]
+    hygiene: Hygiene
     unlabelled_hits: np.ndarray
     pair_hits: dict[str, np.ndarray]
 
@@ -65,8 +97,7 @@ def find_overlap(inputs: AdaptInputs, keep_dev_texts: bool) -> Overlap:
 
     heldout = heldout_texts(inputs)
     unlabelled_hits = near_duplicates(inputs.texts, heldout)
-    counts: dict[str, Any] = {"applied": not keep_dev_texts, "heldout_texts": len(heldout),
-                              "unlabelled": {"read": len(inputs.texts), "near_duplicates": int(unlabelled_hits.sum())}}
+    counts: dict[DataKind, Counted] = {"unlabelled": Counted(len(inputs.texts), int(unlabelled_hits.sum()))}
     labelled = inputs.labelled
     pair_hits: dict[str, np.ndarray] = {}
     if labelled is not None:
@@ -74,20 +105,20 @@ def find_overlap(inputs: AdaptInputs, keep_dev_texts: bool) -> Overlap:
                             ("partial", labelled.partial or [])):
             if pairs:
                 pair_hits[kind] = _pairs_touching(pairs, heldout)
-                counts[kind] = {"read": len(pairs), "near_duplicates": int(pair_hits[kind].sum())}
+                counts[kind] = Counted(len(pairs), int(pair_hits[kind].sum()))
     if not keep_dev_texts and unlabelled_hits.all():
         raise InputFileError(f"--unlabelled {inputs.unlabelled}: every text is a dev or test text or a near copy of "
                              "one; give other domain texts, or --keep-dev-texts")
-    counts["warnings"] = [] if keep_dev_texts else _dropped_most(counts)
-    return Overlap(counts, unlabelled_hits, pair_hits)
+    warnings = [] if keep_dev_texts else _dropped_most(counts)
+    return Overlap(Hygiene(not keep_dev_texts, len(heldout), counts, warnings), unlabelled_hits, pair_hits)
 
 
-def _dropped_most(counts: dict[str, Any]) -> list[str]:
+def _dropped_most(counts: dict[DataKind, Counted]) -> list[str]:
     warnings = []
     for kind, c in counts.items():
-        if kind in ("unlabelled", *PAIR_KINDS) and c["near_duplicates"] > MOST_DROPPED * c["read"]:
-            warnings.append(f"dev hygiene dropped {c['near_duplicates']} of {c['read']} {data_noun(kind)} as dev or "
-                            f"test texts or near copies of one, leaving {c['read'] - c['near_duplicates']} to train "
+        if c.near_duplicates > MOST_DROPPED * c.read:
+            warnings.append(f"dev hygiene dropped {c.near_duplicates} of {c.read} {data_noun(kind)} as dev or "
+                            f"test texts or near copies of one, leaving {c.left} to train "
                             "on: do they and the dev or test set come from the same texts? Give training data apart "
                             "from the dev and test texts (--keep-dev-texts trains on them, with optimistic dev "
                             "scores)")
@@ -99,18 +130,18 @@ def check_data_left(inputs: AdaptInputs, overlap: Overlap, methods: list[str]) -
     unlabelled texts, of which hygiene leaves some): nothing beside the start model would run."""
     from sentforge.adaptation.candidates import METHODS
 
-    counts = overlap.counts
-    if not counts["applied"] or inputs.labelled is None:
+    hygiene = overlap.hygiene
+    if not hygiene.applied or inputs.labelled is None:
         return
     trained = [name for name in methods if METHODS[name].kind == "train"]
     needed = {METHODS[name].data for name in trained}
-    left = {kind: c["read"] - c["near_duplicates"] for kind, c in counts.items() if kind in PAIR_KINDS}
+    left = {kind: c.left for kind, c in hygiene.pair_counts().items()}
     if not trained or "unlabelled" in needed or any(left.get(kind) for kind in needed):
         return
     emptied = [kind for kind in ("positives", "partial") if kind in needed and left.get(kind) == 0]
     if not emptied:  # the labelled file never had what they need: plan_candidates says so
         return
-    dropped = " and ".join(f"all {counts[kind]['read']} {data_noun(kind)}" for kind in emptied)
+    dropped = " and ".join(f"all {hygiene.counts[kind].read} {data_noun(kind)}" for kind in emptied)
     raise ConfigError(f"--labelled {inputs.labelled.path}: dev hygiene drops {dropped} (each has a text that is a dev "
                       f"or test text or a near copy of one), so the chosen candidates ({', '.join(trained)}) have "
                       "nothing to train on; give labelled pairs apart from the dev and test texts, add an "
@@ -118,13 +149,13 @@ def check_data_left(inputs: AdaptInputs, overlap: Overlap, methods: list[str]) -
 
 
 def apply_hygiene(inputs: AdaptInputs, data_dir: Path, keep_dev_texts: bool,
-                  overlap: Overlap | None = None) -> tuple[AdaptInputs, dict[str, Any]]:
+                  overlap: Overlap | None = None) -> tuple[AdaptInputs, Hygiene]:
     """(the inputs the candidates train on, the counts for the report). With `keep_dev_texts` the inputs
     are unchanged and the counts say how many texts overlap. `overlap`: find_overlap's, when already found."""
     overlap = overlap or find_overlap(inputs, keep_dev_texts)
-    counts = overlap.counts
+    hygiene = overlap.hygiene
     if keep_dev_texts:
-        return inputs, counts
+        return inputs, hygiene
     texts = [text for text, hit in zip(inputs.texts, overlap.unlabelled_hits) if not hit]
     data_dir.mkdir(parents=True, exist_ok=True)
     unlabelled = _write_lines(data_dir / UNLABELLED_FILE, texts)
@@ -132,12 +163,12 @@ def apply_hygiene(inputs: AdaptInputs, data_dir: Path, keep_dev_texts: bool,
     if labelled is not None:
         labelled = _clean_labelled(labelled, overlap.pair_hits, data_dir)
     logger.info("dev hygiene: %d of %d unlabelled texts dropped (a dev or test text or a near copy)%s",
-                counts["unlabelled"]["near_duplicates"], len(inputs.texts),
-                "".join(f"; {c['near_duplicates']} of {c['read']} {data_noun(kind)} dropped"
-                        for kind, c in counts.items() if kind in PAIR_KINDS))
-    for warning in counts["warnings"]:
+                hygiene.counts["unlabelled"].near_duplicates, len(inputs.texts),
+                "".join(f"; {c.near_duplicates} of {c.read} {data_noun(kind)} dropped"
+                        for kind, c in hygiene.pair_counts().items()))
+    for warning in hygiene.warnings:
         logger.warning("%s", warning)
-    return dataclasses.replace(inputs, unlabelled=unlabelled, texts=texts, labelled=labelled), counts
+    return dataclasses.replace(inputs, unlabelled=unlabelled, texts=texts, labelled=labelled), hygiene
 
 
 def _pairs_touching(pairs: list[tuple], heldout: list[str]) -> np.ndarray:

@@ -2,7 +2,7 @@
 "keep the best evaluated checkpoint".
 
 At every dev evaluation of a candidate's training, its per-unit dev scores are saved
-(OUTPUT/dev-items/evaluations/RUN/step-N.npz, beside each finished run's own: `harness/dev_items.py`), so
+(OUTPUT/dev-items/evaluations/RUN/step-N.npz, beside each finished run's own: `harness/dev_scores.py`), so
 that a selection rule that weighs the checkpoints (how much of a dev score is the luck of choosing the best
 of many) can be applied to a finished run.
 """
@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from sentforge.evaluation.paired import ItemScores
-from sentforge.harness.dev_items import ITEMS_DIR, load_items, save_items
+from sentforge.harness.dev_scores import ITEMS_DIR, load_items, save_items
 
 CROSS_FIT_SPLITS = 10  # random halvings averaged: one split alone adds its own luck
 

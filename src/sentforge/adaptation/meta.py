@@ -8,7 +8,7 @@ from typing import Any
 
 from sentforge.adaptation.inputs import DATA_DIR
 from sentforge.adaptation.result import CandidateResult
-from sentforge.harness.scoring import main_score
+from sentforge.harness.dev_scores import main_score
 
 GCCA_DIM = 1024  # the meta-embedding paper's d; lowered to the members' total dimension when that is smaller
 # The fit needs covariances of at most a few thousand dimensions: a seeded sample of a larger corpus suffices.

@@ -42,7 +42,8 @@ most META_RESERVE_SHARE of the budget, and not before a trained candidate finish
    evaluation and its per-unit dev scores (Costs.after_step_s) would no longer fit in its share; distil's share
    holds its teacher's encoding too.
 
-Everything here computes; runner.py trains the probes and the candidates, and the state records them.
+Everything here computes; the candidate kinds (kinds.py, runner.py) train the probes and the candidates, and the
+state records them.
 """
 
 from __future__ import annotations
@@ -55,21 +56,21 @@ from pathlib import Path
 from statistics import fmean
 from typing import Any
 
-from sentforge.harness.budget import Budget
+from sentforge.adaptation.adapt_state import AdaptState
 from sentforge.adaptation.candidates import Candidate
 from sentforge.adaptation.inputs import AdaptInputs
-from sentforge.adaptation.ladder import ladder_steps, rungs
 from sentforge.adaptation.meta import MAX_FIT_TEXTS
 from sentforge.adaptation.racing import evaluation_cadence, first_judged_step
 from sentforge.adaptation.result import CandidateResult
 from sentforge.adaptation.speed import MIN_PASS_TEXTS, ROUNDS, WARM_UP_TEXTS
-from sentforge.adaptation.state import AdaptState
-from sentforge.adaptation.trained import TrainSettings, recipe_settings, training_data, warmup_steps
+from sentforge.adaptation.trained import (TrainSettings, ladder_steps, recipe_settings, rungs, training_data,
+                                          warmup_steps)
 from sentforge.support.disk import CHECKPOINTS
+from sentforge.harness.run_state import Budget
+from sentforge.training.stopping import TIME_LIMIT
 
 PROBE_STEPS = 3
 META_RESERVE_SHARE = 0.25  # the most of the budget kept for the meta-embeddings while trained candidates wait
-TIME_LIMIT = "time limit"  # the trainer's stop reason when a candidate's time limit stopped it
 SPEED_SHARE = 0.05  # of the budget, the most the speed measurement's passes are planned to take (past its minimum)
 REPORT_S = 5.0  # the selection and the report's files, besides loading and saving the selected model
 LOADS_AFTER_TRAINING = 5  # a checkpoint, the kept model loaded and saved, loaded for the test and the dev units

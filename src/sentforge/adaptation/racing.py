@@ -34,14 +34,16 @@ import logging
 import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from sentforge.adaptation.result import RaceDecision
 from sentforge.evaluation.paired import ItemScores, paired_bootstrap
+from sentforge.harness.dev_scores import rounded
 
 logger = logging.getLogger(__name__)
 
-STOP_REASON = "racing"  # the trainer's stop reason (train.json "stopped") of a raced candidate
+RACING = "racing"  # the trainer's stop reason (train.json "stopped") of a raced candidate
 EVALUATION_SECONDS = 150.0  # the default dev evaluation cadence: about every 2.5 minutes of a candidate's training
 MIN_EVALUATIONS = 4  # at least this many evaluations over a planned schedule, however fast its steps
 RESAMPLES = 2000  # paired bootstrap resamples of one racing decision (the final intervals use intervals.RESAMPLES)
@@ -79,16 +81,16 @@ class Reference:
 
 
 def decide(items: ItemScores, start: Reference, leader: Reference | None, new_best: bool, seed: int,
-           resamples: int = RESAMPLES) -> dict[str, Any] | None:
+           resamples: int = RESAMPLES) -> RaceDecision | None:
     """The reason to stop a candidate whose evaluated model scored `items` (with the interval that decided it),
     or None to let it run on."""
     gain = paired_bootstrap(start.items, items, resamples, CONFIDENCE, seed)
     if gain.high < -MARGIN:
-        return {"reason": "below the start", "against": start.name, "gain": gain.to_json()}
+        return RaceDecision("below the start", start.name, rounded(gain))
     if leader is not None and leader.name != start.name and not new_best:
         behind = paired_bootstrap(leader.items, items, resamples, CONFIDENCE, seed)
         if behind.high < -MARGIN:
-            return {"reason": "below the leader", "against": leader.name, "gain": behind.to_json()}
+            return RaceDecision("below the leader", leader.name, rounded(behind))
     return None
 
 
@@ -103,15 +105,15 @@ class Race:
     the per-unit dev scores of every evaluation."""
 
     def __init__(self, task: Any, start: Reference, leader: Reference | None, start_score: float, seed: int,
-                 record: Callable[[dict[str, Any]], None], elapsed: Callable[[], float],
-                 stopped: dict[str, Any] | None = None, judged_from: int = 1,
+                 record: Callable[[RaceDecision], None], elapsed: Callable[[], float],
+                 stopped: RaceDecision | None = None, judged_from: int = 1,
                  keep: Callable[[int, ItemScores], None] | None = None) -> None:
         self.task, self.start, self.leader, self.seed = task, start, leader, seed
         self.record, self.elapsed, self.stopped = record, elapsed, stopped
         self.judged_from, self.keep = judged_from, keep
         self.evaluated: ItemScores | None = None
         self.best = start_score  # the candidate's step 0 is its start model
-        self.pending: dict[str, Any] | None = None
+        self.pending: RaceDecision | None = None
 
     def evaluate(self, encoder: Any) -> dict[str, Any]:
         with encodings_kept(encoder):
@@ -122,7 +124,7 @@ class Race:
         if items is not None:
             self.evaluated = items
             decision = decide(items, self.start, self.leader, new_best, self.seed)
-            self.pending = None if decision is None else {**decision, "dev": score}
+            self.pending = None if decision is None else replace(decision, dev=score)
         return metrics
 
     def after_step(self, state: Any) -> None:
@@ -131,19 +133,17 @@ class Race:
         self.evaluated = None
         if self.pending is not None and state.step < self.judged_from:
             logger.info("racing: step %d is before step %d, from which this candidate is judged: it runs on (%s)",
-                        state.step, self.judged_from, self.pending["reason"])
+                        state.step, self.judged_from, self.pending.reason)
             self.pending = None
         if self.pending is not None:
-            self.stopped = {"step": state.step, **self.pending,
-                            "candidate_minutes": round(self.elapsed() / 60, 2)}
+            self.stopped = replace(self.pending, step=state.step, candidate_minutes=round(self.elapsed() / 60, 2))
             self.pending = None
             self.record(self.stopped)
-            gain = self.stopped["gain"]
+            gain = self.stopped.gain
             logger.info("racing: stopped at step %d: %s (%+.2f [%+.2f, %+.2f] against %s)", state.step,
-                        self.stopped["reason"], gain["difference"], gain["low"], gain["high"],
-                        self.stopped["against"])
-        if self.stopped is not None and state.step >= self.stopped["step"]:
-            state.should_stop, state.stop_reason = True, STOP_REASON
+                        self.stopped.reason, gain.difference, gain.low, gain.high, self.stopped.against)
+        if self.stopped is not None and state.step >= self.stopped.step:
+            state.should_stop, state.stop_reason = True, RACING
 
 
 @contextmanager
@@ -169,34 +169,3 @@ def encodings_kept(encoder: Any) -> Iterator[None]:
             encoder.encode = encode
         else:
             del encoder.encode  # the class's method again
-
-
-def racing_lines(report: dict[str, Any]) -> list[str]:
-    """report.md's lines on racing: which candidates it stopped, when and why, and the time each trained
-    candidate was given and used."""
-    candidates = report["candidates"]
-    stopped = []
-    for name, result in candidates.items():
-        races = [(f"{name} (MNRL after {rung['after_steps']} TSDAE steps)", rung.get("race"))
-                 for rung in result.get("ladder") or []] or [(name, result.get("race"))]
-        for label, race in races:
-            if race:
-                gain = race["gain"]
-                stopped.append(f"- {label}: stopped at step {race['step']} (minute {race['candidate_minutes']:.1f} "
-                               f"of its training, {race['adapt_minutes']:.1f} of the run), {race['reason']} "
-                               f"{race['against']}: {gain['difference']:+.2f} [{gain['low']:+.2f}, "
-                               f"{gain['high']:+.2f}] ({100 * gain['confidence']:g} % paired interval)")
-    if not report["settings"].get("race", True):
-        lines = ["Racing: off (--no-race)."]
-    elif stopped:
-        lines = ["Racing stopped these candidates at a dev evaluation (more than a point below the start model, or "
-                 "below the leader by more than a point and no longer improving); their time went to the others:",
-                 "", *stopped]
-    else:
-        lines = ["Racing stopped no candidate."]
-    given = [f"{name} {result['share_s'] / 60:.1f} given, {result['wall_s'] / 60:.1f} used"
-             for name, result in candidates.items() if "share_s" in result]
-    if given:
-        lines += ["", "Minutes of the trained candidates (share of the budget given, wall time used): "
-                  + ", ".join(given) + "."]
-    return lines

@@ -4,19 +4,73 @@ figures are skipped with a logged message when matplotlib, the `plots` extra, is
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from sentforge.adaptation.hygiene import data_noun
-from sentforge.adaptation.racing import racing_lines
+from sentforge.adaptation.hygiene import Hygiene, data_noun
+from sentforge.adaptation.result import CandidateResult
+from sentforge.adaptation.select import Selection
 from sentforge.support.disk import human_size
-from sentforge.harness.plots import place_labels, pyplot, save_figure
-from sentforge.harness.report import write_report_files
+from sentforge.harness.report_files import place_labels, pyplot, save_figure, write_report_files
 
 CURVE_PNG, FRONT_PNG = "dev-curve.png", "front.png"
 
 
-def write_report(output: Path, report: dict[str, Any]) -> None:
+@dataclass(frozen=True, eq=False)  # compared as a mapping: equal to report.json's dict
+class AdaptReport(Mapping):
+    """What `sentforge.adapt` returns and report.json holds: the selected candidate and why (`selection`), the
+    speed–quality front, dev hygiene, the data and metrics, the settings, every candidate's result, the
+    test regret, the cross-fitted dev scores, the output's size and the run's wall time. It reads as
+    report.json's mapping too (`report["selected"]`)."""
+
+    selected: str
+    selection: Selection
+    front: list[str]
+    off_front_within_noise: dict[str, list[str]]
+    speed_bound_within_noise: dict[str, list[float]]
+    speed_texts: int
+    hygiene: Hygiene
+    model: str
+    metric: str
+    test_metric: str | None
+    dev: str
+    test: str | None
+    budget_minutes: float
+    settings: dict[str, Any]
+    candidates: dict[str, CandidateResult]
+    keep_checkpoints: bool
+    keep: str
+    test_regret: dict[str, Any] | None
+    dev_cross_fitted: dict[str, float]
+    output_bytes_all: int
+    output_bytes: int
+    wall_s: float
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self._json)
+
+    @cached_property
+    def _json(self) -> dict[str, Any]:
+        values = {name: getattr(self, name) for name in self.__dataclass_fields__}
+        return {**values, "selection": self.selection.to_json(), "hygiene": self.hygiene.to_json(),
+                "candidates": {name: r.to_json() for name, r in self.candidates.items()}}
+
+    def __getitem__(self, key: str) -> Any:
+        return self._json[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._json)
+
+    def __len__(self) -> int:
+        return len(self._json)
+
+
+def write_report(output: Path, report: Mapping[str, Any]) -> None:
+    """report.json, report.md and the figures of a report (an AdaptReport, or report.json's mapping)."""
+    report = dict(report)
     write_report_files(output, report, markdown(report))
     plot_curves(output / CURVE_PNG, report)
     plot_front(output / FRONT_PNG, report)
@@ -94,6 +148,37 @@ def _comparison_lines(selection: dict[str, Any]) -> list[str]:
     for c in selection["comparisons"]:
         cost = c["cheaper"] or ("no: the same architecture" if c["same_cost"] else "no")
         lines.append(f"| {c['candidate']} | {_gain(c)} | {cost} |")
+    return lines
+
+
+def racing_lines(report: dict[str, Any]) -> list[str]:
+    """report.md's lines on racing: which candidates it stopped, when and why, and the time each trained
+    candidate was given and used."""
+    candidates = report["candidates"]
+    stopped = []
+    for name, result in candidates.items():
+        races = [(f"{name} (MNRL after {rung['after_steps']} TSDAE steps)", rung.get("race"))
+                 for rung in result.get("ladder") or []] or [(name, result.get("race"))]
+        for label, race in races:
+            if race:
+                gain = race["gain"]
+                stopped.append(f"- {label}: stopped at step {race['step']} (minute {race['candidate_minutes']:.1f} "
+                               f"of its training, {race['adapt_minutes']:.1f} of the run), {race['reason']} "
+                               f"{race['against']}: {gain['difference']:+.2f} [{gain['low']:+.2f}, "
+                               f"{gain['high']:+.2f}] ({100 * gain['confidence']:g} % paired interval)")
+    if not report["settings"].get("race", True):
+        lines = ["Racing: off (--no-race)."]
+    elif stopped:
+        lines = ["Racing stopped these candidates at a dev evaluation (more than a point below the start model, or "
+                 "below the leader by more than a point and no longer improving); their time went to the others:",
+                 "", *stopped]
+    else:
+        lines = ["Racing stopped no candidate."]
+    given = [f"{name} {result['share_s'] / 60:.1f} given, {result['wall_s'] / 60:.1f} used"
+             for name, result in candidates.items() if "share_s" in result]
+    if given:
+        lines += ["", "Minutes of the trained candidates (share of the budget given, wall time used): "
+                  + ", ".join(given) + "."]
     return lines
 
 

@@ -1,80 +1,94 @@
 """A candidate's result: what adapt records for it in OUTPUT/adapt.json as it finishes, and reports in
-report.json.
+report.json, one type per outcome: `NotRun` (skipped, failed or not applicable, with the reason),
+`StartResult`, `TrainedResult` (a recipe run, the distillation's included) and `MetaResult`; racing's
+`RaceDecision` and the TSDAE ladder's `LadderRung` inside a trained one.
 
-Every module reads a result through these fields. The JSON keeps the layout earlier versions wrote (the
-same keys, in the same order for each kind), so that an output directory written by an earlier version
-resumes, and its report.json reads, unchanged.
+Every module reads a result through these fields; a field that its kind does not have cannot be set. The JSON
+keeps the layout earlier versions wrote (the same keys, in the same order for each kind), so that an output
+directory written by an earlier version resumes, and its report.json reads, unchanged.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, ClassVar, Literal
 
+from sentforge.adaptation.candidates import Kind
+from sentforge.adaptation.speed import SpeedRecord
 from sentforge.support.errors import ConfigError
+from sentforge.evaluation.paired import PairedInterval
 
+Status = Literal["done", "skipped", "failed", "not applicable"]
 DONE, SKIPPED, FAILED, NOT_APPLICABLE = "done", "skipped", "failed", "not applicable"
 
-_IDENTITY = ("kind", "method", "model", "status")
-_TRAINED = (*_IDENTITY, "model_path", "start", "dev", "best_step", "steps", "planned_steps", "stopped", "examples",
-            "evaluations", "commands", "time_limit_s", "eval_every", "wall_s", "race", "after_steps", "ladder",
-            "chain_steps", "share_s", "extensions", "teacher", "member", "seconds_per_step", "test", "test_metric",
-            "speed", "dev_gain")
-# The key order of each layout: by status, and for a finished candidate by kind.
-_LAYOUTS = {
-    NOT_APPLICABLE: ("kind", "status", "reason", "method"),
-    SKIPPED: (*_IDENTITY, "reason"),
-    FAILED: (*_IDENTITY, "reason", "wall_s"),
-    "start": (*_IDENTITY, "dev", "model_path", "evaluations", "test", "test_metric", "wall_s", "speed", "dev_gain"),
-    "meta": (*_IDENTITY, "model_path", "dev", "members", "dim", "examples", "commands", "evaluations", "wall_s", "test",
-             "test_metric", "speed", "dev_gain"),
-    "train": _TRAINED,
-    "distil": _TRAINED,
-}
+
+@dataclass(frozen=True)
+class RaceDecision:
+    """Racing's decision to stop a candidate: why, against which model, the interval that decided it (rounded
+    as report.json writes it) and the evaluated dev score; once taken, at which step, after how many minutes of
+    the candidate's training and of the whole run (OUTPUT/adapt.json and report.json, in this key order)."""
+
+    reason: Literal["below the start", "below the leader"]
+    against: str
+    gain: PairedInterval
+    dev: float | None = None
+    step: int | None = None
+    candidate_minutes: float | None = None
+    adapt_minutes: float | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        values = {"step": self.step, "reason": self.reason, "against": self.against, "gain": self.gain.to_json(),
+                  "dev": self.dev, "candidate_minutes": self.candidate_minutes, "adapt_minutes": self.adapt_minutes}
+        return {key: value for key, value in values.items() if value is not None}
+
+    @classmethod
+    def from_json(cls, saved: dict[str, Any]) -> RaceDecision:
+        return cls(**{**saved, "gain": PairedInterval(**saved["gain"])})
+
+
+@dataclass(frozen=True)
+class LadderRung:
+    """tsdae+mnrl: MNRL from one rung of the TSDAE ladder, its dev score and steps, and racing's decision."""
+
+    after_steps: int
+    dev: float
+    steps: int
+    race: RaceDecision | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"after_steps": self.after_steps, "dev": self.dev, "steps": self.steps,
+                **({"race": self.race.to_json()} if self.race else {})}
+
+    @classmethod
+    def from_json(cls, saved: dict[str, Any]) -> LadderRung:
+        race = saved.get("race")
+        return cls(**{**saved, "race": None if race is None else RaceDecision.from_json(race)})
+
+
+# What a field holds in JSON when it is not a plain value: read back with these.
+_READERS = {"race": RaceDecision.from_json, "speed": SpeedRecord.from_json, "dev_gain": lambda d: PairedInterval(**d),
+            "ladder": lambda rungs: [LadderRung.from_json(r) for r in rungs]}
 _NULLABLE = {"model", "stopped"}  # written as null rather than left out (a meta-embedding has no start model)
 
 
-@dataclass
-class CandidateResult:
-    """kind, method (candidates.py), the start model's spec (None for a meta-embedding) and the status: done,
-    skipped, failed or not applicable (with the `reason`). A finished candidate has its model (`model_path`),
-    dev score, evaluations, wall seconds and, when there is test data, its test score; a trained one its steps,
-    time limit and the commands that reproduce it (trained.py); a meta-embedding its members (meta.py)."""
+def _json_value(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_json_value(v) for v in value]
+    return value.to_json() if hasattr(value, "to_json") else value
 
-    kind: str
+
+@dataclass(frozen=True)
+class CandidateResult:
+    """kind, method (candidates.py), the start model's spec (None for a meta-embedding) and the status; each
+    outcome's own fields are its subclass's. `LAYOUT`: the keys of its JSON, in their order."""
+
+    kind: Kind
     method: str
-    status: str
+    status: Status
     model: str | None = None
-    reason: str | None = None
-    model_path: str | None = None
-    start: str | None = None  # the model a trained candidate started from
-    dev: float | None = None
-    best_step: int | None = None
-    steps: int | None = None
-    planned_steps: int | None = None
-    stopped: str | None = None  # the trainer's stop reason (the time limit, racing)
-    examples: int | None = None
-    evaluations: list[dict[str, Any]] | None = None  # [{"step", "score"}]
-    commands: list[str] | None = None
-    time_limit_s: float | None = None
-    eval_every: int | None = None
-    wall_s: float | None = None
-    race: dict[str, Any] | None = None  # racing's decision to stop it (racing.py)
-    after_steps: int | None = None  # tsdae+mnrl: the TSDAE steps of the rung it kept (ladder.py)
-    ladder: list[dict[str, Any]] | None = None
-    chain_steps: int | None = None
-    share_s: float | None = None  # the seconds of the budget it was given
-    extensions: int | None = None  # how often the time left extended it (planning.py)
-    teacher: str | None = None  # distil: the meta-embedding distilled, and its member trained
-    member: str | None = None
-    members: list[str] | None = None  # a meta-embedding's members
-    dim: int | None = None
-    seconds_per_step: float | None = None
-    test: float | None = None
-    test_metric: str | None = None
-    speed: dict[str, Any] | None = None  # speed.measure's record
-    dev_gain: dict[str, Any] | None = None  # over the reference start model, with its interval
+    LAYOUT: ClassVar[tuple[str, ...]] = ()
 
     @property
     def done(self) -> bool:
@@ -89,17 +103,126 @@ class CandidateResult:
         """A copy with `changes`."""
         return dataclasses.replace(self, **changes)
 
-    def to_json(self) -> dict[str, Any]:
-        layout = _LAYOUTS[self.status if self.status != DONE else self.kind]
-        outside = [f.name for f in fields(self) if getattr(self, f.name) is not None and f.name not in layout]
-        if outside:
-            raise ValueError(f"a {self.status} {self.kind} result has no {', '.join(outside)}")
-        return {key: getattr(self, key) for key in layout if getattr(self, key) is not None or key in _NULLABLE}
+    def layout(self) -> tuple[str, ...]:
+        return self.LAYOUT
 
-    @classmethod
-    def from_json(cls, saved: dict[str, Any]) -> CandidateResult:
-        unknown = set(saved) - {f.name for f in fields(cls)}
+    def to_json(self) -> dict[str, Any]:
+        return {key: _json_value(getattr(self, key)) for key in self.layout()
+                if getattr(self, key) is not None or key in _NULLABLE}
+
+    @staticmethod
+    def from_json(saved: Mapping[str, Any]) -> CandidateResult:
+        """The result of its status and kind, from its JSON (adapt.json, report.json)."""
+        kind = saved.get("kind")
+        cls = _FINISHED.get(kind, StartResult) if saved.get("status") == DONE else NotRun
+        names = {f.name for f in fields(cls)}
+        unknown = set(saved) - names
         if unknown:
-            raise ConfigError(f"a candidate result holds unknown entries {', '.join(sorted(unknown))}; was it written "
-                              "by a newer sentforge?")
-        return cls(**saved)
+            raise ConfigError(f"a {saved.get('status')} {kind} result holds unknown entries "
+                              f"{', '.join(sorted(unknown))}; was it written by a newer sentforge?")
+        return cls(**{key: _READERS[key](value) if key in _READERS and value is not None else value
+                      for key, value in saved.items()})
+
+
+_IDENTITY = ("kind", "method", "model", "status")
+
+
+@dataclass(frozen=True)
+class NotRun(CandidateResult):
+    """Skipped (the budget, or what it builds on did not run), failed (with the seconds it ran) or not
+    applicable (no data for it)."""
+
+    reason: str | None = None
+    wall_s: float | None = None
+
+    def layout(self) -> tuple[str, ...]:
+        if self.status == NOT_APPLICABLE:
+            return "kind", "status", "reason", "method"
+        return (*_IDENTITY, "reason", *(("wall_s",) if self.status == FAILED else ()))
+
+
+@dataclass(frozen=True)
+class Finished(CandidateResult):
+    """What every finished candidate has: its model, dev score, evaluations, wall seconds, test score (with
+    test data), its cost to run (speed.py) and its dev gain over the reference start model (select.py)."""
+
+    model_path: str | None = None
+    dev: float | None = None
+    evaluations: list[dict[str, Any]] | None = None  # [{"step", "score"}]
+    wall_s: float | None = None
+    test: float | None = None
+    test_metric: str | None = None
+    speed: SpeedRecord | None = None
+    dev_gain: PairedInterval | None = None
+
+
+@dataclass(frozen=True)
+class StartResult(Finished):
+    LAYOUT = (*_IDENTITY, "dev", "model_path", "evaluations", "test", "test_metric", "wall_s", "speed", "dev_gain")
+
+
+@dataclass(frozen=True)
+class TrainedResult(Finished):
+    """A recipe run (trained.py): the model it started from, its steps, time limit, the commands that reproduce
+    it; tsdae+mnrl its ladder; distil its teacher and member."""
+
+    start: str | None = None
+    best_step: int | None = None
+    steps: int | None = None
+    planned_steps: int | None = None
+    stopped: str | None = None  # the trainer's stop reason (the time limit, racing)
+    examples: int | None = None
+    commands: list[str] | None = None
+    time_limit_s: float | None = None
+    eval_every: int | None = None
+    race: RaceDecision | None = None  # racing's decision to stop it (racing.py)
+    after_steps: int | None = None  # tsdae+mnrl: the TSDAE steps of the rung it kept
+    ladder: list[LadderRung] | None = None
+    chain_steps: int | None = None
+    share_s: float | None = None  # the seconds of the budget it was given
+    extensions: int | None = None  # how often the time left extended it (planning.py)
+    teacher: str | None = None  # distil: the meta-embedding distilled, and its member trained
+    member: str | None = None
+    seconds_per_step: float | None = None
+    LAYOUT = (*_IDENTITY, "model_path", "start", "dev", "best_step", "steps", "planned_steps", "stopped", "examples",
+              "evaluations", "commands", "time_limit_s", "eval_every", "wall_s", "race", "after_steps", "ladder",
+              "chain_steps", "share_s", "extensions", "teacher", "member", "seconds_per_step", "test", "test_metric",
+              "speed", "dev_gain")
+
+
+@dataclass(frozen=True)
+class MetaResult(Finished):
+    """A meta-embedding (meta.py): its members, dimension, the texts of its fit and its `meta fit` line."""
+
+    members: list[str] | None = None
+    dim: int | None = None
+    examples: int | None = None
+    commands: list[str] | None = None
+    LAYOUT = (*_IDENTITY, "model_path", "dev", "members", "dim", "examples", "commands", "evaluations", "wall_s",
+              "test", "test_metric", "speed", "dev_gain")
+
+
+_FINISHED: dict[str, type[Finished]] = {"start": StartResult, "train": TrainedResult, "distil": TrainedResult,
+                                        "meta": MetaResult}
+
+
+def finished(kind: Kind, method: str, model: str | None, **values: Any) -> Finished:
+    """A finished candidate's result of its kind."""
+    return _FINISHED[kind](kind, method, DONE, model, **values)
+
+
+def best_start(results: Mapping[str, CandidateResult], starts: list[str]) -> str:
+    """The start model with the highest dev score (the first on a tie)."""
+    return max(starts, key=lambda name: results[name].dev)
+
+
+def load_candidate(result: CandidateResult | Mapping[str, Any], device: str | None = None) -> Any:
+    """The model of a finished candidate: its result, or its entry in report.json."""
+    from sentforge.loading import load
+    from sentforge.meta import MetaEncoder
+
+    if isinstance(result, Mapping):
+        result = CandidateResult.from_json(result)
+    if result.kind == "meta":
+        return MetaEncoder.load(result.model_path, device=device)
+    return load(result.model_path, device=device)

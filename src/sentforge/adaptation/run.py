@@ -3,7 +3,7 @@
     import sentforge
     result = sentforge.adapt("all-MiniLM-L6-v2", "domain-texts.txt", "dev.jsonl", "adapted",
                              labelled="pairs.jsonl", test="test.jsonl", budget_minutes=60)
-    result["selected"], result["candidates"][result["selected"]]["dev"]
+    result.selected, result.candidates[result.selected].dev  # or report.json's keys: result["selected"]
 
 See docs/adapt.md for the candidates and the budget, resume and selection rules.
 """
@@ -18,26 +18,24 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from tqdm.auto import tqdm
-
+from sentforge.adaptation.adapt_state import RUNS_DIR, AdaptState
 from sentforge.adaptation.candidates import METHODS, check_methods, plan_candidates
-from sentforge.adaptation.front import off_front_within_noise, pareto_front
-from sentforge.adaptation.hygiene import apply_hygiene, check_data_left, find_overlap
+from sentforge.adaptation.hygiene import Hygiene, apply_hygiene, check_data_left, find_overlap
 from sentforge.adaptation.inputs import DATA_DIR, AdaptInputs, read_inputs
 from sentforge.adaptation.intervals import selection_items
-from sentforge.adaptation.planning import Budget, Planner
-from sentforge.adaptation.report import test_regret, unresolved, write_report
-from sentforge.adaptation.result import NOT_APPLICABLE, CandidateResult
-from sentforge.adaptation.runner import Runner
-from sentforge.adaptation.select import MODEL_DIR, check_rule, select, write_selected
+from sentforge.adaptation.kinds import run_candidates
+from sentforge.adaptation.planning import Planner
+from sentforge.adaptation.report import AdaptReport, test_regret, unresolved, write_report
+from sentforge.adaptation.result import NOT_APPLICABLE, CandidateResult, NotRun
+from sentforge.adaptation.runner import RunContext, measure_speeds
+from sentforge.adaptation.select import (MODEL_DIR, check_rule, off_front_within_noise, pareto_front, select,
+                                         write_selected)
 from sentforge.adaptation.speed import check_speed_bound, speed_sample, within_noise_of_bound
-from sentforge.adaptation.state import RUNS_DIR, AdaptState
 from sentforge.adaptation.trained import TrainSettings
 from sentforge.support.disk import directory_size, human_size, remove_checkpoints
 from sentforge.support.errors import ConfigError
-from sentforge.harness.budget import check_budget_minutes
-from sentforge.harness.inputs import input_record
-from sentforge.harness.scoring import metric_of
+from sentforge.harness.dev_scores import metric_of
+from sentforge.harness.run_state import Budget, check_budget_minutes, input_record
 from sentforge.support.output_guard import locked_output
 
 logger = logging.getLogger(__name__)
@@ -58,9 +56,9 @@ def adapt(model: str | Sequence[str], unlabelled: str | os.PathLike, dev: str | 
           overrides: dict[str, dict[str, Any]] | None = None, select_rule: str = "significant",
           keep_dev_texts: bool = False, race: bool = True, keep_checkpoints: bool = False,
           min_texts_per_second: float | None = None, keep: str = "all",
-          callbacks: Sequence[Callable[[Any], None]] = (), started: float | None = None) -> dict[str, Any]:
+          callbacks: Sequence[Callable[[Any], None]] = (), started: float | None = None) -> AdaptReport:
     """Run the candidates within the budget, write OUTPUT (model/, report.md, report.json, dev-curve.png,
-    runs/, adapt.json) and return the report (what report.json holds).
+    runs/, adapt.json) and return the report (AdaptReport: what report.json holds).
 
     model: one start model spec or several. unlabelled: domain texts (one per line, or a corpus file).
     labelled: positive pairs (sentence1, sentence2[, negative]), or pairs with a `label` column, some
@@ -90,7 +88,7 @@ def adapt(model: str | Sequence[str], unlabelled: str | os.PathLike, dev: str | 
     A rerun of the same call resumes; a different call on the same output is refused.
     """
     started = time.monotonic() if started is None else started  # the budget counts from here
-    # 1. Inputs: read and checked before any model loads (inputs.py); the state resumes a rerun (state.py).
+    # 1. Inputs: read and checked before any model loads (inputs.py); the state resumes a rerun (adapt_state.py).
     models = [model] if isinstance(model, (str, os.PathLike)) else list(model)
     # What is already in `output` is the state's to judge: a rerun of the same call resumes there.
     output = AdaptState.check_output(output, [
@@ -126,50 +124,39 @@ def adapt(model: str | Sequence[str], unlabelled: str | os.PathLike, dev: str | 
         [str(m) for m in models], methods, bool(inputs.labelled and inputs.labelled.positives),
         bool(inputs.labelled and inputs.labelled.partial))
     for name, reason in left_out.items():
-        if hygiene["applied"] and labelled is not None:
+        if hygiene.applied and labelled is not None:
             reason += " left after dev hygiene"
-        state.results.setdefault(name, CandidateResult("train", name.rsplit(".", 1)[-1], NOT_APPLICABLE,
-                                                       reason=reason))
+        state.results.setdefault(name, NotRun("train", name.rsplit(".", 1)[-1], NOT_APPLICABLE, reason=reason))
     budget = Budget(budget_minutes * 60.0, state.spent(), started)
     train = TrainSettings(eval_every, max_epochs, seed, device, show_progress, settings["overrides"], race)
     plan = Planner(state, inputs, train, planned, budget, meta_members + len(members), speed_texts)
-    runner = Runner(state, inputs, plan, train, list(members), meta_members, list(callbacks))
+    context = RunContext(state, inputs, plan, train, tuple(members), meta_members, tuple(callbacks))
     if not resumed:
         _log_disk_need(output, plan, model_bytes[str(models[0])], keep)
 
-    # 4. For each candidate: probe, run, record (runner.py); 5. extend the candidates the time limit cut.
-    progress = tqdm(planned, desc="adapt", unit="candidate", disable=show_progress is False, dynamic_ncols=True)
-    for candidate in progress:
-        if candidate.method.kind == "meta":  # the meta-embeddings combine the trained candidates as extended
-            runner.extend_cut()
-        progress.set_postfix_str(candidate.name, refresh=True)
-        if candidate.name in state.results:
-            logger.info("%s: %s earlier, reused", candidate.name, state.results[candidate.name].status)
-            continue
-        # A trained candidate first probes those still to run, then runs within its planned share.
-        runner.record(candidate, runner.run(candidate))
-    runner.extend_cut()
-    progress.close()
+    # 4. Each candidate by its kind (kinds.py): a trained one probes those still to run, then runs within its
+    # planned share; 5. the candidates the time limit cut are extended.
+    run_candidates(context, planned, show_progress)
 
     # 6. Select (speed.py, select.py) and 7. report (report.py).
     order = [c.name for c in planned] + list(left_out)
     # The measurement takes the time left but the report's (planning.py, step 5).
-    runner.measure_speeds([name for name in order if state.results[name].done], speed_texts,
-                          budget.remaining() - plan.costs().report_estimate())
+    measure_speeds(context, [name for name in order if state.results[name].done], speed_texts,
+                   budget.remaining() - plan.costs().report_estimate())
     return _select_and_report(state, inputs, order, budget_minutes, budget, hygiene, keep_checkpoints,
                               len(speed_texts), min_texts_per_second, keep)
 
 
 def _select_and_report(state: AdaptState, inputs: AdaptInputs, order: list[str], budget_minutes: float, budget: Budget,
-                       hygiene: dict[str, Any], keep_checkpoints: bool, speed_texts: int,
-                       min_texts_per_second: float | None, keep: str = "all") -> dict[str, Any]:
+                       hygiene: Hygiene, keep_checkpoints: bool, speed_texts: int,
+                       min_texts_per_second: float | None, keep: str = "all") -> AdaptReport:
     """Choose the model (select.py), save it as OUTPUT/model and write the report (report.py)."""
     results = {name: state.results[name] for name in order}
     starts = [name for name in order if results[name].kind == "start"]
     done = [name for name in order if results[name].done]
-    items = selection_items(state.output, {name: results[name] for name in done}, state.settings["select"],
-                            state.settings["seed"])
-    selection = select(results, starts, state.settings["select"], items, state.settings["seed"], min_texts_per_second)
+    rule, seed = state.settings["select"], state.settings["seed"]
+    items = selection_items(state.output, {name: results[name] for name in done}, rule, seed)
+    selection = select(results, starts, rule, items, seed, min_texts_per_second)
     chosen = selection.chosen
     results = {name: r.update(dev_gain=selection.gains[name]) if r.done else r for name, r in results.items()}
     start_of = results[chosen].model or results[starts[0]].model
@@ -181,30 +168,28 @@ def _select_and_report(state: AdaptState, inputs: AdaptInputs, order: list[str],
         write_selected(state.output, chosen, results[chosen], results[start_name], metric, inputs.dev.name,
                        None if inputs.test is None else inputs.test.name, len(done))
     speeds = {name: r.speed for name, r in results.items() if r.done and r.speed}
-    measured = [s for s in speeds.values() if "texts" in s]
-    report = {"selected": chosen, "selection": selection.to_json(state.settings["select"], min_texts_per_second),
-              "front": pareto_front(results), "off_front_within_noise": off_front_within_noise(results),
-              "speed_bound_within_noise": within_noise_of_bound(speeds, min_texts_per_second),
-              "speed_texts": measured[0]["texts"] if measured else speed_texts,
-              "hygiene": hygiene, "model": str(state.output / MODEL_DIR), "metric": metric,
-              "test_metric": None if inputs.test is None else metric_of(inputs.test),
-              "dev": inputs.dev.name, "test": None if inputs.test is None else inputs.test.name,
-              "budget_minutes": budget_minutes,
-              "settings": state.settings, "candidates": {name: r.to_json() for name, r in results.items()},
-              "keep_checkpoints": keep_checkpoints, "keep": keep}
-    report["test_regret"] = test_regret(report["candidates"], chosen)
+    measured = [s.texts for s in speeds.values() if s.texts is not None]
     trained = {name: results[name] for name in done if results[name].trained}
-    fitted = ({name: items[name] for name in trained} if state.settings["select"] == "cross-fitted"  # computed above
-              else selection_items(state.output, trained, "cross-fitted", state.settings["seed"]))
-    report["dev_cross_fitted"] = {name: round(scores.score(), 4) for name, scores in fitted.items()}
+    fitted = ({name: items[name] for name in trained} if rule == "cross-fitted"  # computed above
+              else selection_items(state.output, trained, "cross-fitted", seed))
     if not keep_checkpoints:  # every candidate is done: resuming needs them no more
         remove_checkpoints(state.output / RUNS_DIR)
-    report["output_bytes_all"] = directory_size(state.output)
+    output_bytes_all = directory_size(state.output)
     if keep == "selected":  # model/ holds the chosen one
         for folder in (RUNS_DIR, CACHE_DIR):
             shutil.rmtree(state.output / folder, ignore_errors=True)
-    report["output_bytes"] = directory_size(state.output)
-    report["wall_s"] = round(budget.total_s - budget.remaining(), 2)  # all but writing the report's files
+    report = AdaptReport(
+        selected=chosen, selection=selection, front=pareto_front(results),
+        off_front_within_noise=off_front_within_noise(results),
+        speed_bound_within_noise=within_noise_of_bound(speeds, min_texts_per_second),
+        speed_texts=measured[0] if measured else speed_texts, hygiene=hygiene, model=str(state.output / MODEL_DIR),
+        metric=metric, test_metric=None if inputs.test is None else metric_of(inputs.test), dev=inputs.dev.name,
+        test=None if inputs.test is None else inputs.test.name, budget_minutes=budget_minutes,
+        settings=state.settings, candidates=results, keep_checkpoints=keep_checkpoints, keep=keep,
+        test_regret=test_regret({name: r.to_json() for name, r in results.items()}, chosen),
+        dev_cross_fitted={name: round(scores.score(), 4) for name, scores in fitted.items()},
+        output_bytes_all=output_bytes_all, output_bytes=directory_size(state.output),
+        wall_s=round(budget.total_s - budget.remaining(), 2))  # all but writing the report's files
     write_report(state.output, report)
     logger.info("selected %s: dev %s %.2f", chosen, metric, results[chosen].dev)
     if rivals := unresolved(report):
@@ -254,8 +239,7 @@ def disk_need(model_bytes: int, runs: int, snapshots: int, metas: int, members: 
 def _log_disk_need(output: os.PathLike, plan: Planner, model_bytes: int, keep: str) -> None:
     """Say before a run that may need much disk what it may hold and keep (DISK_NOTE_BYTES; a warning past the
     free space)."""
-    from sentforge.adaptation.ladder import ladder_steps
-    from sentforge.adaptation.trained import recipe_settings
+    from sentforge.adaptation.trained import ladder_steps, recipe_settings
 
     trained = [c for c in plan.planned if c.method.kind in ("train", "distil")]
     runs = snapshots = 0

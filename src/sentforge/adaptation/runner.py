@@ -1,324 +1,229 @@
-"""Running the candidates of an adapt run, one at a time, each result recorded in the state as it finishes.
-
-A start model is scored; a trained candidate is probed and given its share of the time (planning.py), then
-trained by its recipe (trained.py, tsdae+mnrl over the TSDAE ladder, ladder.py), raced at its dev evaluations
-(racing.py); a meta-embedding is fitted (meta.py); the leading meta-embedding is distilled (distil.py).
-"""
+"""The pieces of work of an adapt run's candidates: the context every candidate kind runs in (`RunContext`), one
+recipe run of a trained candidate, probed or trained (`RecipeRun`), the probes of the trained candidates still to
+run, the record of a finished candidate (its test score and per-unit dev scores), and the speed measurement of
+the finished ones (speed.py). The kinds that use them are kinds.py's."""
 
 from __future__ import annotations
 
 import json
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from sentforge.adaptation.adapt_state import RUNS_DIR, AdaptState
 from sentforge.adaptation.candidates import Candidate
-from sentforge.adaptation.distil import distil_plan
 from sentforge.adaptation.inputs import AdaptInputs
 from sentforge.adaptation.intervals import save_evaluation_items
-from sentforge.adaptation.ladder import rung_name, rungs
-from sentforge.adaptation.meta import MAX_FIT_TEXTS, member_specs, run_meta
-from sentforge.adaptation.planning import Deadline, Planner, StepClock, after_teacher
+from sentforge.adaptation.planning import Deadline, Planner, StepClock
 from sentforge.adaptation.racing import Race, Reference
-from sentforge.adaptation.result import DONE, FAILED, SKIPPED, CandidateResult
-from sentforge.adaptation.select import best_start, load_candidate
+from sentforge.adaptation.result import (DONE, FAILED, CandidateResult, NotRun, RaceDecision, Status, TrainedResult,
+                                         best_start, finished, load_candidate)
 from sentforge.adaptation.speed import measure
-from sentforge.adaptation.state import RUNS_DIR, AdaptState
-from sentforge.adaptation.trained import TrainSettings, needs_training, probe_run, timed, train_or_take_up
+from sentforge.adaptation.trained import RecipeCall, TrainSettings, needs_training, probe_run, timed, train_or_take_up
 from sentforge.support.errors import SentforgeError
-from sentforge.harness.dev_items import items_path, load_items, save_items
-from sentforge.harness.scoring import main_score, metric_of
+from sentforge.harness.dev_scores import items_path, load_items, main_score, metric_of, save_items
+from sentforge.harness.run_state import Heartbeat
 from sentforge.recipes.best import BEST_FILE
 from sentforge.recipes.run_dir import TRAINING_DIR
 
 logger = logging.getLogger(__name__)
 
 
-class Runner:
-    """`run(candidate)` its result, `record(candidate, result)`, `extend_cut()` the candidates the time limit
-    cut; `callbacks` are called after every training step of every trained candidate."""
+@dataclass(frozen=True)
+class RunContext:
+    """What every candidate kind runs with: the state (results, probes, races, measured costs), the inputs, the
+    time plan, the training settings, the --member encoders, the members of each meta-embedding, and the
+    callbacks called after every training step of every trained candidate."""
 
-    def __init__(self, state: AdaptState, inputs: AdaptInputs, plan: Planner, train: TrainSettings,
-                 members: list[str], meta_members: int, callbacks: list) -> None:
-        self.state, self.inputs, self.plan, self.train = state, inputs, plan, train
-        self.members, self.meta_members, self.callbacks = members, meta_members, callbacks
+    state: AdaptState
+    inputs: AdaptInputs
+    plan: Planner
+    train: TrainSettings
+    members: tuple[str, ...] = ()
+    meta_members: int = 2
+    callbacks: tuple[Callable[[Any], None], ...] = ()
 
-    def run(self, candidate: Candidate) -> CandidateResult:
-        kind = candidate.method.kind
-        run = {"start": self._start_model, "train": self._trained_candidate, "meta": self._meta_embedding,
-               "distil": self._distillation}[kind]
-        try:  # the start model's errors (a bad --model) stop the run: every choice is measured against it
-            return run(candidate)
-        except SentforgeError as err:  # e.g. a recipe that cannot train on this data: the others still run
-            if kind == "start":
-                raise
-            logger.warning("%s failed: %s", candidate.name, err)
-            return _outcome(candidate, FAILED, reason=str(err), wall_s=self.state.prior_elapsed(candidate.name))
 
-    def record(self, candidate: Candidate, result: CandidateResult) -> None:
-        """Test and per-unit dev scores of a finished candidate, then its result in the state."""
-        if result.done and result.kind == "train":
-            result = result.update(seconds_per_step=self.plan.step_cost(candidate))
-        if result.done and self.inputs.test is not None and result.test is None:
-            result = self._tested(result)
-        if result.done and not items_path(self.state.output, candidate.name).is_file():
-            started = time.monotonic()
-            model = load_candidate(result, self.train.device)
-            if result.kind != "start":  # a model read from its run directory: the loads planned take its time
-                measured = self.state.measured
-                measured["load_s"] = max(measured.get("load_s", 0.0), round(time.monotonic() - started, 3))
-            save_items(self.state.output, candidate.name, self.inputs.dev.item_scores(model))
-        self.state.record(candidate.name, result)
-        if result.done:
-            logger.info("%s: dev %s %.2f (%.0f s)", candidate.name, metric_of(self.inputs.dev), result.dev,
-                        result.wall_s)
-        else:
-            logger.info("%s: %s (%s)", candidate.name, result.status, result.reason)
+@dataclass(frozen=True)
+class RecipeRun:
+    """One recipe run of a trained candidate, from `start` into `run_dir`, within `share` seconds of its wall time
+    (and `stop_at` steps at most, the planned schedule unchanged), raced at its dev evaluations (racing.py).
+    extend: continue a run that a time limit stopped; options: the recipe's own (distil's teacher); snapshots:
+    the steps at which TSDAE saves its encoder (the ladder); before_s: the recipe's time before its first step
+    (distil's teacher encoding). `probe` runs its first steps, `train` runs it to its end."""
 
-    def probe_pending(self, equal_s: float, reserve_s: float = 0.0) -> None:
-        """Probe every trained candidate still to run and not yet probed, each within `equal_s` seconds
-        (planning.py): the state keeps its seconds per step, its steps and wall seconds; a probe that fails
-        records that candidate as failed. A probe after the first starts only while the time left (less
-        `reserve_s`) still holds `equal_s`: on a slow machine the first steps may take more than their share."""
-        for index, probed in enumerate(self.plan.to_probe()):
-            left = self.plan.available() - reserve_s
-            if index and left < equal_s:
-                logger.info("%s not probed: %.0f s of the budget left, less than a probe's %.0f s", probed.name,
-                            max(left, 0), equal_s)
-                break
-            clock = StepClock(self.plan.probe_cadence())
-            try:
-                steps, wall_s = self._recipe_run(probed, equal_s, probed.model, self.state.run_dir(probed.name),
-                                                 snapshots=self.plan.snapshots(probed), probe=clock)
-            except SentforgeError as err:  # the probed candidate's failure, not the one about to run
-                logger.warning("%s failed: %s", probed.name, err)
-                self.record(probed, _outcome(probed, FAILED, reason=str(err),
-                                             wall_s=self.state.prior_elapsed(probed.name)))
-                continue
-            self.state.probed(probed.name, {"seconds_per_step": clock.seconds_per_step() or wall_s / steps,
-                                            "steps": steps, "wall_s": wall_s})
+    candidate: Candidate
+    start: str
+    run_dir: Path
+    share: float
+    extend: bool = False
+    options: Mapping[str, Any] | None = None
+    snapshots: tuple[int, ...] = ()
+    stop_at: int | None = None
+    before_s: float = 0.0
 
-    def extend_cut(self) -> None:
-        """Resume the candidates the time limit cut with the time left (planning.py)."""
-        while (extension := self.plan.extension()) is not None:
-            candidate, share = extension
-            earlier = self.state.results[candidate.name]
-            logger.info("%s: extended with %.0f s of the budget left (stopped at step %d of %d)", candidate.name,
-                        share, earlier.steps, earlier.planned_steps)
-            result = self._trained_within(candidate, share, extend=True)
-            items_path(self.state.output, candidate.name).unlink(missing_ok=True)
-            self.record(candidate, result.update(
-                commands=earlier.commands + result.commands[-1:], wall_s=round(earlier.wall_s + result.wall_s, 2),
-                share_s=round((earlier.share_s or 0.0) + result.share_s, 1), extensions=(earlier.extensions or 0) + 1))
-            if result.steps == earlier.steps:  # no step fitted: give up rather than loop
-                return
+    def probe(self, context: RunContext, clock: StepClock) -> tuple[int, float]:
+        """The run's first steps, until `clock` stops it: (steps, wall seconds)."""
+        costs = context.plan.costs()
+        prior = context.state.prior_elapsed(self.candidate.name)
+        # Room for the evaluation at a step that crosses the limit and for a test; its checkpoint follows.
+        time_limit = max(self.share - prior - costs.dev_s - costs.test_s, costs.dev_s, 1.0)
+        heartbeat, race, callbacks = self._callbacks(context, prior, time_limit, costs.load_s, clock)
+        call = RecipeCall(self.candidate, self.start, self.run_dir, time_limit, context.plan.probe_cadence(), callbacks,
+                          snapshots=self.snapshots, evaluator=race)
+        steps = probe_run(call, context.inputs, context.train)
+        return steps, round(heartbeat.elapsed(), 2)
 
-    def measure_speeds(self, names: list[str], texts: list[str], seconds: float) -> None:
-        """The finished candidates' encode speeds, parameters and dimensions (speed.py), timed together within
-        about `seconds` and kept in the state: a rerun measures again only when a candidate finished since
-        (then all of them, so that every speed comes from the same interleaved rounds)."""
-        if all(self.state.results[name].speed is not None for name in names):
-            return
-        speeds = measure(lambda name: load_candidate(self.state.results[name], self.train.device), names, texts,
-                         seconds)
-        for name in names:
-            self.state.results[name] = self.state.results[name].update(speed=speeds[name])
-            speed = speeds[name]
-            low, high = speed["texts_per_second_iqr"]
-            logger.info("%s: %.1f texts/s (median of %d interleaved passes over %d texts; interquartile range "
-                        "%.1f-%.1f)%s", name, speed["texts_per_second"], speed["rounds"], speed["texts"], low, high,
-                        f", as {speed['same_as']}" if "same_as" in speed else "")
-        self.state.save()
-
-    def _start_model(self, candidate: Candidate) -> CandidateResult:
-        from sentforge.loading import load
-
-        started = time.monotonic()
-        encoder = load(candidate.model, device=self.train.device)
-        load_s = time.monotonic() - started
-        value, dev_s = main_score(self.inputs.dev, encoder)
-        texts = len(set(self.inputs.dev.texts())) or 1
-        result = _outcome(candidate, DONE, dev=value, model_path=str(candidate.model), evaluations=[])
-        test_s = 0.0
-        if self.inputs.test is not None:
-            test, test_s = main_score(self.inputs.test, encoder)
-            result = result.update(test=test, test_metric=metric_of(self.inputs.test))
-        measured = self.state.measured
-        measured.setdefault("dev_s", dev_s)
-        measured.setdefault("test_s", test_s)
-        measured.setdefault("per_text_s", dev_s / texts)
-        measured.setdefault("load_s", load_s)
-        return result.update(wall_s=round(time.monotonic() - started, 2))
-
-    def _trained_candidate(self, candidate: Candidate) -> CandidateResult:
-        """Probe the pending candidates, plan this one's share of the time left, train it within it."""
-        room = self.plan.room()
-        if room.equal_s is None:
-            return _outcome(candidate, SKIPPED, reason=room.why)
-        self.probe_pending(room.equal_s, room.reserve_s)
-        if candidate.name in self.state.results:  # it failed in its probe
-            return self.state.results[candidate.name]
-        share, why = self.plan.share(candidate, room.reserve_s)
-        if share is None:
-            return _outcome(candidate, SKIPPED, reason=why)
-        return self._trained_within(candidate, share)
-
-    def _trained_within(self, candidate: Candidate, share: float, extend: bool = False, start: str | None = None,
-                        options: dict[str, Any] | None = None, before_s: float = 0.0) -> CandidateResult:
-        """The candidate trained within `share` seconds: one recipe run, or for tsdae+mnrl the ladder (or the
-        extension of the rung it kept). `before_s`: what the recipe takes before its first step (distil's
-        teacher encoding)."""
-        if candidate.after is None:
-            result = self._recipe_run(candidate, share, start or candidate.model, self.state.run_dir(candidate.name),
-                                      extend, options, self.plan.snapshots(candidate), before_s=before_s)
-        else:
-            before = self.state.results.get(candidate.after)
-            if before is None or not before.done:
-                return _outcome(candidate, SKIPPED, reason=f"it starts from {candidate.after}, which did not run")
-            if extend:
-                earlier = self.state.results[candidate.name]
-                result = self._recipe_run(candidate, share, earlier.start, Path(earlier.model_path), extend=True)
-                result = result.update(chain_steps=earlier.after_steps + result.steps, after_steps=earlier.after_steps,
-                                       ladder=earlier.ladder)
-            else:
-                result = self._ladder(candidate, before, share)
-        return result.update(share_s=round(share, 1))
-
-    def _ladder(self, candidate: Candidate, before: CandidateResult, share: float) -> CandidateResult:
-        """MNRL from each TSDAE rung (ladder.py), sharing `share`; the rungs are compared at the MNRL steps the
-        first one reached, and the best on dev among those that reached them is the candidate."""
-        started, prior = time.monotonic(), self.state.prior_elapsed(candidate.name)
-        steps = rungs(before, self.state.run_dir(candidate.after))
-        tried: list[CandidateResult] = []
-        for index, (after_steps, start) in enumerate(steps):
-            left = share - (time.monotonic() - started)
-            # _recipe_run takes the candidate's time so far off its share: the earlier rungs' time is in it.
-            rung_share = self.state.prior_elapsed(candidate.name) + left / (len(steps) - index)
-            result = self._recipe_run(candidate, rung_share, start,
-                                      self.state.run_dir(candidate.name) / rung_name(after_steps),
-                                      stop_at=tried[0].steps if tried else None)
-            tried.append(result.update(after_steps=after_steps))
-        compared = [r for r in tried if r.steps == tried[0].steps]  # a rung cut short is not compared
-        best = max(compared, key=lambda r: r.dev)  # the first, fewest TSDAE steps, on a tie
-        ladder = [{"after_steps": r.after_steps, "dev": r.dev, "steps": r.steps, **({"race": r.race} if r.race else {})}
-                  for r in tried]
-        # Each rung's wall_s holds the earlier rungs' time too (its prior): the ladder's time is measured here.
-        return best.update(ladder=ladder, chain_steps=best.after_steps + best.steps,
-                           wall_s=round(prior + time.monotonic() - started, 2),
-                           commands=before.commands + best.commands)
-
-    def _cadence(self, candidate: Candidate, time_limit: float) -> int:
-        """The candidate's evaluation cadence, fixed at its first run and kept with its probe, so that a
-        resumed run evaluates at the same steps whatever time it has left."""
-        probe = self.state.probes.get(candidate.name)
-        if probe is not None and "eval_every" in probe:
-            return int(probe["eval_every"])
-        cadence = self.plan.cadence(candidate, time_limit)
-        if probe is not None:
-            probe["eval_every"] = cadence
-            self.state.save()
-        return cadence
-
-    def _recipe_run(self, candidate: Candidate, share: float, start: str, run_dir: Path, extend: bool = False,
-                    options: dict[str, Any] | None = None, snapshots: list[int] = (),
-                    stop_at: int | None = None, probe: StepClock | None = None, before_s: float = 0.0
-                    ) -> CandidateResult | tuple[int, float]:
-        """One recipe run of `candidate` from `start` into `run_dir` within `share` seconds of its wall time
-        (and `stop_at` steps at most, the planned schedule unchanged), raced at its dev evaluations (racing.py):
-        its result; with `probe`, only its first steps: (steps, wall seconds). `before_s`: the recipe's time
-        before its first step."""
-        costs = self.plan.costs()
-        key = run_dir.relative_to(self.state.output / RUNS_DIR).as_posix()
-        raced = self.state.races.get(key)
+    def train(self, context: RunContext) -> TrainedResult:
+        """The run to its end (or taken up when it is finished): the candidate's result."""
+        costs, name = context.plan.costs(), self.candidate.name
         # A run that racing stopped is finished, its probe's included: it is taken up, never continued.
-        probed = None if raced else self.state.probes.get(candidate.name, {}).get("steps")
-        prior = self.state.prior_elapsed(candidate.name) if probe or needs_training(run_dir, extend, probed) else 0.0
-        if probe is not None:  # room for the evaluation at a step that crosses the limit and for a test
-            after_s = costs.load_s  # its checkpoint
-            time_limit = max(share - prior - costs.dev_s - costs.test_s, costs.dev_s, 1.0)
-        else:  # the deadline holds the candidate's whole wall time, its loading and what follows its last step
-            after_s = costs.after_step_s(self.plan.step_cost(candidate))
-            # the trainer's own limit, counted from its first step (the reproducing command's --time-limit)
-            time_limit = max(share - prior - before_s - after_s, costs.dev_s, 1.0)
-        heartbeat = self.state.heartbeat(candidate.name, prior, stop_at)
-        elapsed = heartbeat.elapsed
-        race = self._race(candidate, run_dir, key, elapsed, self.plan.first_judged_step(candidate, time_limit))
-        deadline = Deadline(share, after_s, elapsed)
-        callbacks = [heartbeat, *([race.after_step] if race else []), deadline, *([probe] if probe else []),
-                     *self.callbacks]
-        if probe is not None:
-            steps = probe_run(candidate, start, self.inputs, run_dir, self.train, time_limit,
-                              self.plan.probe_cadence(), callbacks, snapshots, race)
-            return steps, round(elapsed(), 2)
-        cadence = self._cadence(candidate, time_limit)
-        result = timed(lambda: train_or_take_up(candidate, start, self.inputs, run_dir, self.train, time_limit,
-                                                cadence, callbacks, extend, options, snapshots, probed, race), prior)
-        return result.update(race=self.state.races.get(key))
+        probed = None if context.state.races.get(self._key(context)) else \
+            context.state.probes.get(name, {}).get("steps")
+        prior = context.state.prior_elapsed(name) if needs_training(self.run_dir, self.extend, probed) else 0.0
+        # The deadline holds the candidate's whole wall time, its loading and what follows its last step.
+        after_s = costs.after_step_s(context.plan.step_cost(self.candidate))
+        # The trainer's own limit, counted from its first step (the reproducing command's --time-limit).
+        time_limit = max(self.share - prior - self.before_s - after_s, costs.dev_s, 1.0)
+        _, race, callbacks = self._callbacks(context, prior, time_limit, after_s)
+        cadence = _cadence(context, self.candidate, time_limit)
+        call = RecipeCall(self.candidate, self.start, self.run_dir, time_limit, cadence, callbacks, self.extend,
+                          self.options, self.snapshots, race)
+        result = timed(lambda: train_or_take_up(call, context.inputs, context.train, probed), prior)
+        return result.update(race=context.state.races.get(self._key(context)))
 
-    def _race(self, candidate: Candidate, run_dir: Path, key: str, elapsed: Callable[[], float],
-              judged_from: int) -> Race | None:
-        """The racing evaluator of this run: against the best start model and the leader (the other finished
-        candidate with the highest dev score) on the dev units; None when racing is off."""
-        if not self.train.race:
-            return None
-        done = {name: r for name, r in self.state.results.items()
-                if r.done and name != candidate.name and items_path(self.state.output, name).is_file()}
-        starts = [name for name, r in done.items() if r.kind == "start"]
-        if not starts:
-            return None
-        start = best_start(done, starts)
-        leader = max(done, key=lambda name: done[name].dev)
-        # The candidate's best so far: its start model's score, or what this run reached before it was resumed.
-        saved = run_dir / TRAINING_DIR / BEST_FILE
-        best = max(done[start].dev, json.loads(saved.read_text(encoding="utf-8"))["value"]) \
-            if saved.is_file() else done[start].dev
+    def _key(self, context: RunContext) -> str:
+        """The run's name in the state's races: its path under OUTPUT/runs."""
+        return self.run_dir.relative_to(context.state.output / RUNS_DIR).as_posix()
 
-        def record(decision: dict[str, Any]) -> None:
-            budget = self.plan.budget
-            self.state.raced(key, {**decision, "adapt_minutes": round((budget.total_s - budget.remaining()) / 60, 2)})
-
-        return Race(self.inputs.dev, Reference(start, load_items(self.state.output, start)),
-                    Reference(leader, load_items(self.state.output, leader)), best, self.train.seed, record, elapsed,
-                    self.state.races.get(key), judged_from,
-                    lambda step, items: save_evaluation_items(self.state.output, key, step, items))
-
-    def _distillation(self, candidate: Candidate) -> CandidateResult:
-        meta, member, why = distil_plan(self.state.results)
-        if meta is None:
-            return _outcome(candidate, SKIPPED, reason=why)
-        costs, texts = self.plan.costs(), len(self.inputs.texts)
-        teacher_s = costs.encode_estimate(len(self.state.results[meta].members or []), texts)
-        available = self.plan.available(costs)
-        share, why = after_teacher(available, teacher_s, costs.trained_minimum, texts)
-        if share is None:
-            return _outcome(candidate, SKIPPED, reason=why)
-        # Its share holds the teacher's encoding: the deadline counts it, whatever it takes.
-        result = self._trained_within(candidate, available, start=self.state.results[member].model_path,
-                                      options={"teacher": self.state.results[meta].model_path}, before_s=teacher_s)
-        return result.update(teacher=meta, member=member) if result.done else result
-
-    def _meta_embedding(self, candidate: Candidate) -> CandidateResult:
-        members = member_specs(self.state.results, self.meta_members, self.members)
-        if len(members) < 2:
-            return _outcome(candidate, SKIPPED, reason=f"a meta-embedding needs at least 2 members; {len(members)} "
-                                                       "candidate(s) and --member encoder(s) available")
-        estimate = self.plan.costs().meta_estimate(len(members), min(len(self.inputs.texts), MAX_FIT_TEXTS))
-        remaining = self.plan.available()
-        if remaining < estimate:
-            return _outcome(candidate, SKIPPED, reason=f"{max(remaining, 0):.0f} s of the budget left; it needs "
-                                                       f"about {estimate:.0f} s")
-        run_dir = self.state.run_dir(candidate.name)
-        return timed(lambda: _outcome(candidate, DONE, model_path=str(run_dir), **run_meta(
-            candidate.method.meta, members, self.inputs.unlabelled, self.inputs.dev, run_dir,
-            self.state.output / "cache", self.train.device, self.train.seed)), self.state.prior_elapsed(candidate.name))
-
-    def _tested(self, result: CandidateResult) -> CandidateResult:
-        value, seconds = main_score(self.inputs.test, load_candidate(result, self.train.device))
-        return result.update(test=value, test_metric=metric_of(self.inputs.test),
-                             wall_s=round(result.wall_s + seconds, 2))
+    def _callbacks(self, context: RunContext, prior: float, time_limit: float, after_s: float,
+                   *own: Callable[[Any], None]) -> tuple[Heartbeat, Race | None, list[Callable[[Any], None]]]:
+        """The heartbeat (the candidate's elapsed time), the racing evaluator, and the trainer callbacks: the
+        heartbeat, racing's, the deadline (planning.py), `own`, and the context's."""
+        heartbeat = context.state.heartbeat(self.candidate.name, prior, self.stop_at)
+        race = _race(context, self.candidate, self.run_dir, self._key(context), heartbeat.elapsed,
+                     context.plan.first_judged_step(self.candidate, time_limit))
+        deadline = Deadline(self.share, after_s, heartbeat.elapsed)
+        return heartbeat, race, [heartbeat, *([race.after_step] if race else []), deadline, *own,
+                                 *context.callbacks]
 
 
-def _outcome(candidate: Candidate, status: str, **values: Any) -> CandidateResult:
-    return CandidateResult(candidate.method.kind, candidate.method.name, status, candidate.model, **values)
+def _cadence(context: RunContext, candidate: Candidate, time_limit: float) -> int:
+    """The candidate's evaluation cadence, fixed at its first run and kept with its probe, so that a resumed run
+    evaluates at the same steps whatever time it has left."""
+    probe = context.state.probes.get(candidate.name)
+    if probe is not None and "eval_every" in probe:
+        return int(probe["eval_every"])
+    cadence = context.plan.cadence(candidate, time_limit)
+    if probe is not None:
+        probe["eval_every"] = cadence
+        context.state.save()
+    return cadence
+
+
+def _race(context: RunContext, candidate: Candidate, run_dir: Path, key: str, elapsed: Callable[[], float],
+          judged_from: int) -> Race | None:
+    """The racing evaluator of this run: against the best start model and the leader (the other finished
+    candidate with the highest dev score) on the dev units; None when racing is off."""
+    state = context.state
+    if not context.train.race:
+        return None
+    done = {name: r for name, r in state.results.items()
+            if r.done and name != candidate.name and items_path(state.output, name).is_file()}
+    starts = [name for name, r in done.items() if r.kind == "start"]
+    if not starts:
+        return None
+    start = best_start(done, starts)
+    leader = max(done, key=lambda name: done[name].dev)
+    # The candidate's best so far: its start model's score, or what this run reached before it was resumed.
+    saved = run_dir / TRAINING_DIR / BEST_FILE
+    best = max(done[start].dev, json.loads(saved.read_text(encoding="utf-8"))["value"]) \
+        if saved.is_file() else done[start].dev
+
+    def record(decision: RaceDecision) -> None:
+        budget = context.plan.budget
+        state.raced(key, replace(decision, adapt_minutes=round((budget.total_s - budget.remaining()) / 60, 2)))
+
+    return Race(context.inputs.dev, Reference(start, load_items(state.output, start)),
+                Reference(leader, load_items(state.output, leader)), best, context.train.seed, record, elapsed,
+                state.races.get(key), judged_from,
+                lambda step, items: save_evaluation_items(state.output, key, step, items))
+
+
+def probe_pending(context: RunContext, equal_s: float, reserve_s: float = 0.0) -> None:
+    """Probe every trained candidate still to run and not yet probed, each within `equal_s` seconds
+    (planning.py): the state keeps its seconds per step, its steps and wall seconds; a probe that fails
+    records that candidate as failed. A probe after the first starts only while the time left (less
+    `reserve_s`) still holds `equal_s`: on a slow machine the first steps may take more than their share."""
+    plan, state = context.plan, context.state
+    for index, probed in enumerate(plan.to_probe()):
+        left = plan.available() - reserve_s
+        if index and left < equal_s:
+            logger.info("%s not probed: %.0f s of the budget left, less than a probe's %.0f s", probed.name,
+                        max(left, 0), equal_s)
+            break
+        clock = StepClock(plan.probe_cadence())
+        run = RecipeRun(probed, probed.model, state.run_dir(probed.name), equal_s,
+                        snapshots=tuple(plan.snapshots(probed)))
+        try:
+            steps, wall_s = run.probe(context, clock)
+        except SentforgeError as err:  # the probed candidate's failure, not the one about to run
+            record(context, probed, failed(context, probed, err))
+            continue
+        state.probed(probed.name, {"seconds_per_step": clock.seconds_per_step() or wall_s / steps,
+                                   "steps": steps, "wall_s": wall_s})
+
+
+def record(context: RunContext, candidate: Candidate, result: CandidateResult) -> None:
+    """Test and per-unit dev scores of a finished candidate, then its result in the state."""
+    state, inputs = context.state, context.inputs
+    if result.done and result.kind == "train":
+        result = result.update(seconds_per_step=context.plan.step_cost(candidate))
+    if result.done and inputs.test is not None and result.test is None:
+        value, seconds = main_score(inputs.test, load_candidate(result, context.train.device))
+        result = result.update(test=value, test_metric=metric_of(inputs.test), wall_s=round(result.wall_s + seconds, 2))
+    if result.done and not items_path(state.output, candidate.name).is_file():
+        started = time.monotonic()
+        model = load_candidate(result, context.train.device)
+        if result.kind != "start":  # a model read from its run directory: the loads planned take its time
+            state.measured_load(time.monotonic() - started)
+        save_items(state.output, candidate.name, inputs.dev.item_scores(model))
+    state.record(candidate.name, result)
+    if result.done:
+        logger.info("%s: dev %s %.2f (%.0f s)", candidate.name, metric_of(inputs.dev), result.dev, result.wall_s)
+    else:
+        logger.info("%s: %s (%s)", candidate.name, result.status, result.reason)
+
+
+def measure_speeds(context: RunContext, names: list[str], texts: list[str], seconds: float) -> None:
+    """The finished candidates' encode speeds, parameters and dimensions (speed.py), timed together within
+    about `seconds` and kept in the state: a rerun measures again only when a candidate finished since
+    (then all of them, so that every speed comes from the same interleaved rounds)."""
+    state = context.state
+    if all(state.results[name].speed is not None for name in names):
+        return
+    speeds = measure(lambda name: load_candidate(state.results[name], context.train.device), names, texts, seconds)
+    for name in names:
+        state.results[name] = state.results[name].update(speed=speeds[name])
+        speed = speeds[name]
+        low, high = speed.texts_per_second_iqr
+        logger.info("%s: %.1f texts/s (median of %d interleaved passes over %d texts; interquartile range "
+                    "%.1f-%.1f)%s", name, speed.texts_per_second, speed.rounds, speed.texts, low, high,
+                    f", as {speed.same_as}" if speed.same_as else "")
+    state.save()
+
+
+def outcome(candidate: Candidate, status: Status, **values: Any) -> CandidateResult:
+    """The candidate's result of that status (finished: of its kind)."""
+    if status == DONE:
+        return finished(candidate.method.kind, candidate.method.name, candidate.model, **values)
+    return NotRun(candidate.method.kind, candidate.method.name, status, candidate.model, **values)
+
+
+def failed(context: RunContext, candidate: Candidate, err: SentforgeError) -> CandidateResult:
+    """A candidate that failed (logged), with the seconds it ran."""
+    logger.warning("%s failed: %s", candidate.name, err)
+    return outcome(candidate, FAILED, reason=str(err), wall_s=context.state.prior_elapsed(candidate.name))

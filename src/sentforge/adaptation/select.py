@@ -21,48 +21,76 @@ new data; cross-fitted, every unit is scored by a checkpoint chosen on the other
 a candidate gains nothing from the number of checkpoints it was chosen among.
 
 "best": the highest dev score, never below the reference start model's (a start model wins ties).
+
+The speed–quality front (report.json "front"): the candidates that no other candidate beats on dev score and
+encode speed at once (Pareto-optimal), the fastest first. Speeds are compared as the measurement tells them apart
+(speed.told_apart: the interquartile ranges of their interleaved rounds apart): two candidates whose speeds
+overlap count as equally fast, so that of the two only the one with the higher dev score is on the front, not
+both by a difference of speed within the noise.
 """
 
 from __future__ import annotations
 
 import shutil
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, Literal
 
-from sentforge.adaptation.result import CandidateResult
-from sentforge.adaptation.speed import COST_KEYS, same_cost
+from sentforge.adaptation.result import CandidateResult, best_start, load_candidate
+from sentforge.adaptation.speed import COST_KEYS, SpeedRecord, same_cost, told_apart
 from sentforge.support.errors import ConfigError
-from sentforge.evaluation.paired import ItemScores
-from sentforge.harness.dev_items import CONFIDENCE, paired_gain
+from sentforge.evaluation.paired import ItemScores, PairedInterval
+from sentforge.harness.dev_scores import CONFIDENCE, paired_gain
 from sentforge.support.io import atomic_dir
 from sentforge.interface.model_card import display_name
 from sentforge.support.output_guard import MARKER
 
 MODEL_DIR = "model"
-RULES = ("significant", "cross-fitted", "best")
+Rule = Literal["significant", "cross-fitted", "best"]
+RULES: tuple[Rule, ...] = ("significant", "cross-fitted", "best")
 # Timings on a shared machine move by some per cent between passes: between models that differ in more
 # than one way (more parameters but smaller vectors), a faster encode counts only from this ratio on.
 SPEED_MARGIN = 1.2
 
 
-class Selection(NamedTuple):
+@dataclass(frozen=True)
+class Comparison:
+    """The leader's paired dev advantage over a gated candidate (leader − candidate), and why that candidate
+    costs less to run (None when it does not) or whether the two cost the same."""
+
+    candidate: str
+    interval: PairedInterval
+    cheaper: str | None
+    same_cost: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {"candidate": self.candidate, "difference": self.interval.difference, "low": self.interval.low,
+                "high": self.interval.high, "cheaper": self.cheaper, "same_cost": self.same_cost}
+
+
+@dataclass(frozen=True)
+class Selection:
     """The chosen candidate, the sentence that says why, the reference start model (`base`), every finished
-    candidate's dev gain over it, the leader and its paired comparisons with the other gated candidates
-    (leader − candidate), and the candidates too slow for the bound (name: texts per second)."""
+    candidate's dev gain over it, the leader and its paired comparisons with the other gated candidates,
+    and the candidates too slow for the bound (name: texts per second); with the rule and the bound, as
+    report.json's "selection" holds them."""
 
     chosen: str
     why: str
     base: str
-    gains: dict[str, dict[str, Any]]
+    gains: dict[str, PairedInterval]
     leader: str | None = None
-    comparisons: list[dict[str, Any]] = []
-    too_slow: dict[str, float] = {}
+    comparisons: list[Comparison] = field(default_factory=list)
+    too_slow: dict[str, float] = field(default_factory=dict)
+    rule: Rule = "best"
+    min_texts_per_second: float | None = None
 
-    def to_json(self, rule: str, min_texts_per_second: float | None) -> dict[str, Any]:
-        return {"rule": rule, "why": self.why, "base": self.base, "leader": self.leader,
-                "comparisons": self.comparisons, "min_texts_per_second": min_texts_per_second,
-                "too_slow": self.too_slow}
+    def to_json(self) -> dict[str, Any]:
+        return {"rule": self.rule, "why": self.why, "base": self.base, "leader": self.leader,
+                "comparisons": [c.to_json() for c in self.comparisons],
+                "min_texts_per_second": self.min_texts_per_second, "too_slow": self.too_slow}
+
 
 
 def check_rule(rule: str) -> str:
@@ -71,25 +99,20 @@ def check_rule(rule: str) -> str:
     return rule
 
 
-def best_start(results: Mapping[str, CandidateResult], starts: list[str]) -> str:
-    """The start model with the highest dev score (the first on a tie)."""
-    return max(starts, key=lambda name: results[name].dev)
-
-
-def select(results: Mapping[str, CandidateResult], start: list[str], rule: str = "best",
+def select(results: Mapping[str, CandidateResult], start: list[str], rule: Rule = "best",
            items: Mapping[str, ItemScores] | None = None, seed: int = 0,
            min_texts_per_second: float | None = None) -> Selection:
     """Choose among the finished candidates of `results` (in run order) by `rule`; `items` holds each one's
     per-unit dev scores (for the intervals; without them, "best" alone applies and no gains are given),
     and each result its "speed" (speed.measure) when `min_texts_per_second` is set."""
     done = {name: r for name, r in results.items() if r.done}
-    too_slow = {name: r.speed["texts_per_second"] for name, r in done.items()
-                if min_texts_per_second is not None and r.speed["texts_per_second"] < min_texts_per_second}
+    too_slow = {name: r.speed.texts_per_second for name, r in done.items()
+                if min_texts_per_second is not None and r.speed.texts_per_second < min_texts_per_second}
     eligible = [name for name in done if name not in too_slow]
     starts = [name for name in start if name in done]
     fast_starts = [name for name in starts if name in eligible]
     base = (best_start(done, fast_starts) if fast_starts
-            else max(starts, key=lambda name: done[name].speed["texts_per_second"]))
+            else max(starts, key=lambda name: done[name].speed.texts_per_second))
     bound = _bound_sentence(too_slow, min_texts_per_second, base, bool(fast_starts))
     gains = {name: paired_gain(items[base], items[name], seed) for name in done} if items is not None else {}
     if rule == "best":
@@ -98,70 +121,70 @@ def select(results: Mapping[str, CandidateResult], start: list[str], rule: str =
             if done[name].dev > done[chosen].dev:
                 chosen = name
         return Selection(chosen, bound + ("the highest dev score" if chosen != base else
-                                          f"no candidate scored above {base} on dev"), base, gains, too_slow=too_slow)
+                                          f"no candidate scored above {base} on dev"), base, gains, too_slow=too_slow,
+                         rule=rule, min_texts_per_second=min_texts_per_second)
     # The dev score that ranks: the kept checkpoint's, or cross-fitted, the score of the items given.
     dev = {name: items[name].score() if rule == "cross-fitted" else r.dev for name, r in done.items()}
-    gated = [name for name in eligible if name != base and gains[name]["low"] > 0]
+    gated = [name for name in eligible if name != base and gains[name].above_zero]
     if not gated:
         return Selection(base, bound + f"no candidate's {100 * CONFIDENCE:g} % interval of its dev gain over {base} "
-                                       "lies above 0: the start model is kept", base, gains, too_slow=too_slow)
+                                       "lies above 0: the start model is kept", base, gains, too_slow=too_slow,
+                         rule=rule, min_texts_per_second=min_texts_per_second)
     leader = max(gated, key=lambda name: dev[name])  # the first in run order on a tie
     comparisons = [_compare(leader, name, done, items, seed) for name in gated if name != leader]
-    close = [c for c in comparisons if c["cheaper"] and c["low"] <= 0]
+    close = [c for c in comparisons if c.cheaper and not c.interval.above_zero]
     chosen = leader
     if close:
         # The ones no other close candidate undercuts (all of them should measured speeds make that circular).
-        cheapest = [c for c in close if not any(cheaper(done[o["candidate"]].speed, done[c["candidate"]].speed)
+        cheapest = [c for c in close if not any(cheaper(done[o.candidate].speed, done[c.candidate].speed)
                                                 for o in close)] or close
-        chosen = max(cheapest, key=lambda c: dev[c["candidate"]])["candidate"]
+        chosen = max(cheapest, key=lambda c: dev[c.candidate]).candidate
     score = "cross-fitted dev score" if rule == "cross-fitted" else "dev score"
     why = (f"{bound}{len(gated)} candidate(s) gain significantly over {base} (the lower bound of the "
            f"{100 * CONFIDENCE:g} % interval above 0); the highest {score} among them is {leader}'s "
            f"({dev[leader]:.2f})")
     if comparisons:
         why += "; paired with the others: " + "; ".join(_verdict(leader, c, chosen, done, score) for c in comparisons)
-    return Selection(chosen, why, base, gains, leader, comparisons, too_slow)
+    return Selection(chosen, why, base, gains, leader, comparisons, too_slow, rule, min_texts_per_second)
 
 
 def _compare(leader: str, name: str, done: dict[str, CandidateResult], items: Mapping[str, ItemScores],
-             seed: int) -> dict[str, Any]:
+             seed: int) -> Comparison:
     """The leader's paired dev advantage over `name` and how their costs to run compare."""
-    interval = paired_gain(items[name], items[leader], seed)
     speeds = done[name].speed, done[leader].speed
-    return {"candidate": name, "difference": interval["difference"], "low": interval["low"],
-            "high": interval["high"], "cheaper": cheaper(*speeds), "same_cost": same_cost(*speeds)}
+    return Comparison(name, paired_gain(items[name], items[leader], seed), cheaper(*speeds), same_cost(*speeds))
 
 
-def _verdict(leader: str, comparison: dict[str, Any], chosen: str, done: dict[str, CandidateResult],
+def _verdict(leader: str, comparison: Comparison, chosen: str, done: dict[str, CandidateResult],
              score: str = "dev score") -> str:
-    name = comparison["candidate"]
-    text = (f"{leader}: {comparison['difference']:+.2f} [{comparison['low']:+.2f}, {comparison['high']:+.2f}] "
-            f"over {name}; ")
-    if comparison["cheaper"]:
-        cost = f"{name} costs less to run ({comparison['cheaper']})"
-        if comparison["low"] > 0:
+    name, interval = comparison.candidate, comparison.interval
+    text = f"{leader}: {interval.difference:+.2f} [{interval.low:+.2f}, {interval.high:+.2f}] over {name}; "
+    if comparison.cheaper:
+        cost = f"{name} costs less to run ({comparison.cheaper})"
+        if interval.above_zero:
             return text + cost + f", but {leader} is significantly better"
         if name == chosen:
             return text + cost + " and the difference is within the interval: it is chosen"
         why_not = (f"{chosen} costs less still" if cheaper(done[chosen].speed, done[name].speed)
                    else f"{chosen}, as cheap, has the higher {score}")
         return text + cost + f" and the difference is within the interval, but {why_not}"
-    if comparison["same_cost"]:
+    if comparison.same_cost:
         return text + f"same cost to run, higher {score}"
     return text + f"{name} does not cost less to run, lower {score}"
 
 
-def cheaper(a: dict[str, Any] | None, b: dict[str, Any] | None) -> str | None:
+def cheaper(a: SpeedRecord | None, b: SpeedRecord | None) -> str | None:
     """Why model `a` costs less to run than model `b` (speed.measure's records), or None when it does not."""
     if a is None or b is None or same_cost(a, b):
         return None
-    known = [key for key in COST_KEYS if a[key] is not None and b[key] is not None]
+    mine, theirs = ({key: getattr(record, key) for key in COST_KEYS} for record in (a, b))
+    known = [key for key in COST_KEYS if mine[key] is not None and theirs[key] is not None]
     if len(known) == len(COST_KEYS):
-        if all(a[key] <= b[key] for key in known):
-            return ", ".join(_fewer(key, a[key], b[key]) for key in known if a[key] < b[key])
-        if all(a[key] >= b[key] for key in known):
+        if all(mine[key] <= theirs[key] for key in known):
+            return ", ".join(_fewer(key, mine[key], theirs[key]) for key in known if mine[key] < theirs[key])
+        if all(mine[key] >= theirs[key] for key in known):
             return None
-    ratio = a["texts_per_second"] / b["texts_per_second"]
+    ratio = a.texts_per_second / b.texts_per_second
     return f"encodes {ratio:.1f}x faster here" if ratio >= SPEED_MARGIN else None
 
 
@@ -181,18 +204,6 @@ def _bound_sentence(too_slow: dict[str, float], bound: float | None, base: str, 
     if not fast_start:
         text += f"no start model is that fast: {base}, the fastest, is the reference and kept if nothing beats it; "
     return text
-
-
-def load_candidate(result: CandidateResult | Mapping[str, Any], device: str | None = None) -> Any:
-    """The model of a finished candidate: its result, or its entry in report.json."""
-    from sentforge.loading import load
-    from sentforge.meta import MetaEncoder
-
-    if isinstance(result, Mapping):
-        result = CandidateResult.from_json(result)
-    if result.kind == "meta":
-        return MetaEncoder.load(result.model_path, device=device)
-    return load(result.model_path, device=device)
 
 
 def write_selected(output: Path, name: str, result: CandidateResult, start_result: CandidateResult, metric: str,
@@ -219,3 +230,39 @@ def write_selected(output: Path, name: str, result: CandidateResult, start_resul
     card.add_evaluation({"tasks": tasks})
     encoder.save(target, overwrite=True)
     return target
+
+
+def _beats(a: tuple[SpeedRecord, float], b: tuple[SpeedRecord, float], noise: bool = True) -> bool:
+    """Whether candidate `a` (speed record, dev score) is at least as fast and as good on dev as `b`, and
+    better on one; speeds within the noise of the rounds are equal unless `noise` is False."""
+    if noise:
+        faster = told_apart(a[0], b[0])
+    else:
+        faster = (a[0].texts_per_second > b[0].texts_per_second) - (a[0].texts_per_second < b[0].texts_per_second)
+    return faster >= 0 and a[1] >= b[1] and (faster > 0 or a[1] > b[1])
+
+
+def _points(candidates: dict[str, CandidateResult]) -> dict[str, tuple[SpeedRecord, float]]:
+    return {name: (r.speed, r.dev) for name, r in candidates.items() if r.done and r.speed}
+
+
+def pareto_front(candidates: dict[str, CandidateResult]) -> list[str]:
+    """The finished candidates with a measured speed that no other one matches or beats on both dev score and
+    texts per second (beating it on at least one), ordered from the fastest."""
+    points = _points(candidates)
+    front = [name for name, point in points.items()
+             if not any(_beats(other, point) for o, other in points.items() if o != name)]
+    return sorted(front, key=lambda n: -points[n][0].texts_per_second)
+
+
+def off_front_within_noise(candidates: dict[str, CandidateResult]) -> dict[str, list[str]]:
+    """{candidate: the candidates that keep it off the front only through speeds the measurement does not tell
+    apart}: those that the medians alone would put on the front."""
+    points = _points(candidates)
+    front = set(pareto_front(candidates))
+    noisy = {}
+    for name, point in points.items():
+        if name in front or any(_beats(other, point, noise=False) for o, other in points.items() if o != name):
+            continue
+        noisy[name] = [o for o, other in points.items() if o != name and _beats(other, point)]
+    return noisy

@@ -22,6 +22,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
@@ -37,6 +38,43 @@ MIN_PASS_TEXTS = 8  # the fewest texts of a timed pass, so that a starved machin
 TIMED_PASSES = 2  # check_speed_bound: the faster of two passes
 WARM_UP_TEXTS = 16
 COST_KEYS = ("encoders", "parameters", "dim")
+
+
+@dataclass(frozen=True)
+class ModelCost:
+    """What a model runs to encode a text: its parameters (None when a member does not expose them), its vector
+    dimension and its encoders."""
+
+    parameters: int | None
+    dim: int
+    encoders: int
+
+
+@dataclass(frozen=True)
+class SpeedRecord(ModelCost):
+    """A candidate's cost to run (`measure`): texts per second (the median of its rounds, with their
+    interquartile range and range, and how many), the texts of a pass, and `same_as`, the candidate of the same
+    architecture whose timing it takes. An earlier version recorded the speed and the cost alone."""
+
+    texts_per_second: float
+    texts_per_second_iqr: list[float] | None = None
+    texts_per_second_range: list[float] | None = None
+    rounds: int | None = None
+    texts: int | None = None
+    same_as: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        values = {key: getattr(self, key) for key in _SPEED_JSON}
+        return {key: value for key, value in values.items() if value is not None or key == "parameters"}
+
+    @classmethod
+    def from_json(cls, saved: dict[str, Any]) -> SpeedRecord:
+        return cls(**saved)
+
+
+# report.json's key order of a speed record.
+_SPEED_JSON = ("texts_per_second", "texts_per_second_iqr", "texts_per_second_range", "rounds", "texts",
+               *(f.name for f in fields(ModelCost)), "same_as")
 
 
 def speed_sample(dev_texts: Sequence[str], unlabelled: Sequence[str], seed: int) -> list[str]:
@@ -134,52 +172,48 @@ def encoders(model: Any) -> int:
     return sum(encoders(member) for member in model.members) if isinstance(model, MetaEncoder) else 1
 
 
-def cost_record(model: Any) -> dict[str, Any]:
-    """{parameters, dim, encoders} of a loaded model."""
-    return {"parameters": parameters(model), "dim": int(model.dim), "encoders": encoders(model)}
+def cost_record(model: Any) -> ModelCost:
+    """The cost to run of a loaded model."""
+    return ModelCost(parameters(model), int(model.dim), encoders(model))
 
 
 def measure(load: Callable[[str], Any], names: Sequence[str], texts: Sequence[str], seconds: float,
-                clock: Callable[[], float] = time.perf_counter) -> dict[str, dict[str, Any]]:
+            clock: Callable[[], float] = time.perf_counter) -> dict[str, SpeedRecord]:
     """{name: speed record} of the candidates `names`, `load(name)` giving each model: one model of each
     architecture timed (interleaved_rates, within about `seconds` from now, the loading included), the others
-    taking its speed (`same_as`). A record: the summary's keys, `texts` (of a pass), parameters, dim, encoders."""
+    taking its speed (`same_as`)."""
     deadline = clock() + seconds
-    records: dict[str, dict[str, Any]] = {}
+    costs: dict[str, ModelCost] = {}
+    twins: dict[str, str] = {}
     timed: dict[str, Any] = {}
     for name in names:
         model = load(name)
-        record = cost_record(model)
-        twin = next((other for other in timed if same_cost(record, records[other])), None)
+        costs[name] = cost_record(model)
+        twin = next((other for other in timed if same_cost(costs[name], costs[other])), None)
         if twin is None:
             timed[name] = model
         else:
-            record["same_as"] = twin
-        records[name] = record
+            twins[name] = twin
         del model
     rates, size = interleaved_rates(timed, texts, deadline - clock(), clock)
-    for name in timed:
-        records[name] = {**summary(rates[name]), "texts": size, **records[name]}
-    for name, record in records.items():
-        if "same_as" in record:
-            twin = records[record["same_as"]]
-            records[name] = {**{key: twin[key] for key in twin if key not in (*COST_KEYS, "same_as")}, **record}
-    return records
+    measured = {name: {**summary(rates[name]), "texts": size} for name in timed}
+    return {name: SpeedRecord(**vars(costs[name]), **measured[twins.get(name, name)], same_as=twins.get(name))
+            for name in names}
 
 
-def same_cost(a: dict[str, Any] | None, b: dict[str, Any] | None) -> bool:
+def same_cost(a: ModelCost | None, b: ModelCost | None) -> bool:
     """The same encoders, parameters and dimension: the same architecture, the same cost to run."""
-    return (a is not None and b is not None and a["parameters"] is not None
-            and all(a[key] == b[key] for key in COST_KEYS))
+    return (a is not None and b is not None and a.parameters is not None
+            and all(getattr(a, key) == getattr(b, key) for key in COST_KEYS))
 
 
-def spread(speed: dict[str, Any]) -> tuple[float, float]:
+def spread(speed: SpeedRecord) -> tuple[float, float]:
     """The interquartile range of a speed record's rounds (a record without rounds: its one value)."""
-    low, high = speed.get("texts_per_second_iqr") or (speed["texts_per_second"],) * 2
+    low, high = speed.texts_per_second_iqr or (speed.texts_per_second,) * 2
     return float(low), float(high)
 
 
-def told_apart(a: dict[str, Any], b: dict[str, Any]) -> int:
+def told_apart(a: SpeedRecord, b: SpeedRecord) -> int:
     """1 when speed `a` is above `b` beyond the noise of the rounds (their interquartile ranges apart), -1 when
     below, 0 when they overlap: the measurement does not tell the two apart."""
     (a_low, a_high), (b_low, b_high) = spread(a), spread(b)
@@ -190,7 +224,7 @@ def told_apart(a: dict[str, Any], b: dict[str, Any]) -> int:
     return 0
 
 
-def within_noise_of_bound(speeds: dict[str, dict[str, Any]], bound: float | None) -> dict[str, list[float]]:
+def within_noise_of_bound(speeds: dict[str, SpeedRecord], bound: float | None) -> dict[str, list[float]]:
     """{name: interquartile range} of the candidates whose rounds put them on both sides of the speed bound:
     eligible or not by their median, which the noise of the measurement could have turned."""
     if bound is None:

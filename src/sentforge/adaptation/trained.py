@@ -1,22 +1,31 @@
 """A trained candidate: one library recipe run with dev evaluation every K steps (its own cadence, see
 racing.py), its best checkpoint kept, resumable from its checkpoints; and the `sentforge train` line that
-reproduces it."""
+reproduces it.
+
+TSDAE before MNRL: TSDAE's own dev score says little about how good a start it is for supervised training. The
+`tsdae` candidate saves its encoder at a few step counts (the ladder, LADDER_STEPS) when `tsdae+mnrl` is
+planned; `tsdae+mnrl` then runs MNRL from each rung reached and from TSDAE's kept checkpoint (`rungs`; the runs
+are kinds.TsdaeLadder's).
+"""
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from sentforge.adaptation.candidates import Candidate
 from sentforge.adaptation.inputs import READING, AdaptInputs
-from sentforge.adaptation.result import DONE, CandidateResult
-from sentforge.harness.scoring import main_score, metric_of
+from sentforge.adaptation.result import CandidateResult, TrainedResult, finished
+from sentforge.harness.dev_scores import main_score, metric_of
+from sentforge.recipes.api import snapshot_dir
 from sentforge.recipes.command import train_command
 from sentforge.recipes.run_dir import METRICS_LOG, SUMMARY_FILE, TRAINING_DIR, read_summary
+
+LADDER_STEPS = (100, 300, 1000)
 
 
 @dataclass(frozen=True)
@@ -63,24 +72,38 @@ def warmup_steps(candidate: Candidate, steps: int, settings: TrainSettings) -> i
     return int(values.get("warmup_steps") or round(values.get("warmup_ratio", 0.0) * steps))
 
 
-def train_or_take_up(candidate: Candidate, start: str, inputs: AdaptInputs, run_dir: Path,
-                     settings: TrainSettings, time_limit: float, eval_every: int,
-                     callbacks: Sequence[Callable[[Any], None]] = (), extend: bool = False,
-                     options: dict[str, Any] | None = None, snapshots: Sequence[int] = (), probed: int | None = None,
-                     evaluator: Any = None) -> CandidateResult:
-    """Train (or resume, or take up the finished run in `run_dir`) and return the candidate's result:
+@dataclass(frozen=True)
+class RecipeCall:
+    """One call of a candidate's recipe, from `start` into `run_dir`: the trainer's `time_limit`, a dev evaluation
+    (and a checkpoint) every `eval_every` steps, `callbacks` after every step, the dev `evaluator` (a racing.Race;
+    the dev task when None). `extend`: continue a run that a time limit stopped, from its last checkpoint, for
+    `time_limit` more seconds (the same weights as a run never stopped); `options`: the recipe's own (distil's
+    teacher); `snapshots`: steps at which the encoder is saved too (the TSDAE ladder)."""
+
+    candidate: Candidate
+    start: str
+    run_dir: Path
+    time_limit: float
+    eval_every: int
+    callbacks: Sequence[Callable[[Any], None]] = ()
+    extend: bool = False
+    options: Mapping[str, Any] | None = None
+    snapshots: Sequence[int] = ()
+    evaluator: Any = None
+
+
+def train_or_take_up(call: RecipeCall, inputs: AdaptInputs, settings: TrainSettings,
+                     probed: int | None = None) -> TrainedResult:
+    """Train (or resume, or take up the finished run in its run directory) and return the candidate's result:
     its dev score (the best evaluated checkpoint's), every evaluation, steps, the reproducing command.
-    `extend`: continue a run that a time limit stopped, from its last checkpoint, for `time_limit` more
-    seconds (the same weights as a run never stopped). `options`: the recipe's own options (distil's teacher).
-    `snapshots`: steps at which the encoder is saved too (the TSDAE ladder). `probed`: the steps of the
-    candidate's probe (planning.py) in `run_dir`, a run to continue rather than to take up as finished.
-    `evaluator`: the dev evaluator (a racing.Race), the dev task when None."""
+    `probed`: the steps of the candidate's probe (planning.py) in the run directory, a run to continue rather
+    than to take up as finished."""
+    candidate, run_dir = call.candidate, call.run_dir
     data, examples = training_data(candidate, inputs)
-    values = {**recipe_settings(candidate, examples, settings), **(options or {})}
+    values = {**recipe_settings(candidate, examples, settings), **(call.options or {})}
     metric = metric_of(inputs.dev)
-    if needs_training(run_dir, extend, probed):
-        _call_recipe(candidate, start, data, values, inputs, run_dir, settings, time_limit, eval_every, callbacks,
-                     extend, snapshots, evaluator)
+    if needs_training(run_dir, call.extend, probed):
+        _call_recipe(call, data, values, inputs, settings)
     summary = read_summary(run_dir)
     evaluations = read_evaluations(run_dir / METRICS_LOG, metric)
     best = summary.get("best")
@@ -90,13 +113,14 @@ def train_or_take_up(candidate: Candidate, start: str, inputs: AdaptInputs, run_
         value, _ = main_score(inputs.dev, Encoder.load(run_dir))
         best = {"step": summary["steps"], "value": value}
         evaluations.append({"step": summary["steps"], "score": value})
-    command = reproducing_command(candidate.method.recipe, start, data, run_dir, inputs.dev_path, values, settings,
-                                  time_limit, eval_every, resume=extend, snapshots=snapshots)
-    return CandidateResult(candidate.method.kind, candidate.method.name, DONE, candidate.model,
-                           model_path=str(run_dir), start=str(start), dev=best["value"], best_step=best["step"],
-                           steps=summary["steps"], planned_steps=values["steps"], stopped=summary.get("stopped"),
-                           examples=examples, evaluations=evaluations, commands=[command],
-                           time_limit_s=round(time_limit, 1), eval_every=eval_every)
+    command = reproducing_command(candidate.method.recipe, call.start, data, run_dir, inputs.dev_path, values,
+                                  settings, call.time_limit, call.eval_every, resume=call.extend,
+                                  snapshots=call.snapshots)
+    return finished(candidate.method.kind, candidate.method.name, candidate.model,
+                    model_path=str(run_dir), start=str(call.start), dev=best["value"], best_step=best["step"],
+                    steps=summary["steps"], planned_steps=values["steps"], stopped=summary.get("stopped"),
+                    examples=examples, evaluations=evaluations, commands=[command],
+                    time_limit_s=round(call.time_limit, 1), eval_every=call.eval_every)
 
 
 def needs_training(run_dir: Path, extend: bool = False, probed: int | None = None) -> bool:
@@ -104,29 +128,25 @@ def needs_training(run_dir: Path, extend: bool = False, probed: int | None = Non
     return extend or not (run_dir / SUMMARY_FILE).is_file() or (probed is not None and _steps(run_dir) <= probed)
 
 
-def probe_run(candidate: Candidate, start: str, inputs: AdaptInputs, run_dir: Path, settings: TrainSettings,
-              time_limit: float, eval_every: int, callbacks: Sequence[Callable[[Any], None]],
-              snapshots: Sequence[int] = (), evaluator: Any = None) -> int:
+def probe_run(call: RecipeCall, inputs: AdaptInputs, settings: TrainSettings) -> int:
     """Start (or restart) the candidate's run until a callback stops it (planning.StepClock); the steps it
     reached."""
-    data, examples = training_data(candidate, inputs)
-    _call_recipe(candidate, start, data, recipe_settings(candidate, examples, settings), inputs, run_dir, settings,
-                 time_limit, eval_every, callbacks, False, snapshots, evaluator)
-    return _steps(run_dir)
+    data, examples = training_data(call.candidate, inputs)
+    _call_recipe(call, data, recipe_settings(call.candidate, examples, settings), inputs, settings)
+    return _steps(call.run_dir)
 
 
-def _call_recipe(candidate: Candidate, start: str, data: Path, values: dict[str, Any], inputs: AdaptInputs,
-                 run_dir: Path, settings: TrainSettings, time_limit: float, eval_every: int,
-                 callbacks: Sequence[Callable[[Any], None]], extend: bool, snapshots: Sequence[int],
-                 evaluator: Any = None) -> None:
+def _call_recipe(call: RecipeCall, data: Path, values: dict[str, Any], inputs: AdaptInputs,
+                 settings: TrainSettings) -> None:
     """The recipe run, resumed from its last checkpoint when one is there."""
     from sentforge.recipes.api import run_recipe
 
-    run_recipe(candidate.method.recipe, start, data, run_dir, reading=READING, evaluator=evaluator or inputs.dev,
-               eval_every=eval_every, select=metric_of(inputs.dev), checkpoint_every=eval_every,
-               keep_last=1, resume=extend or (run_dir / TRAINING_DIR).is_dir(), device=settings.device,
-               seed=settings.seed, time_limit=time_limit, show_progress=settings.show_progress, callbacks=callbacks,
-               snapshots=snapshots, **values)
+    run_recipe(call.candidate.method.recipe, call.start, data, call.run_dir, reading=READING,
+               evaluator=call.evaluator or inputs.dev, eval_every=call.eval_every, select=metric_of(inputs.dev),
+               checkpoint_every=call.eval_every, keep_last=1,
+               resume=call.extend or (call.run_dir / TRAINING_DIR).is_dir(), device=settings.device,
+               seed=settings.seed, time_limit=call.time_limit, show_progress=settings.show_progress,
+               callbacks=call.callbacks, snapshots=call.snapshots, **values)
 
 
 def _steps(run_dir: Path) -> int:
@@ -159,3 +179,21 @@ def timed(run: Callable[[], CandidateResult], prior_s: float) -> CandidateResult
     started = time.monotonic()
     result = run()
     return result.update(wall_s=round(prior_s + time.monotonic() - started, 2))
+
+
+def ladder_steps(planned_steps: int) -> list[int]:
+    """The ladder's step counts below a TSDAE schedule of `planned_steps` (its end is the kept checkpoint)."""
+    return [step for step in LADDER_STEPS if step < planned_steps]
+
+
+def rungs(tsdae: TrainedResult, tsdae_dir: Path) -> list[tuple[int, str]]:
+    """(TSDAE steps, the encoder to start MNRL from) for each snapshot reached and TSDAE's kept checkpoint,
+    fewest steps first."""
+    found = {step: str(snapshot_dir(tsdae_dir, step)) for step in LADDER_STEPS
+             if step <= tsdae.steps and snapshot_dir(tsdae_dir, step).is_dir()}
+    found.setdefault(tsdae.best_step, tsdae.model_path)  # a snapshot of the same step is the same encoder
+    return sorted(found.items())
+
+
+def rung_name(steps: int) -> str:
+    return f"after-tsdae-{steps}"

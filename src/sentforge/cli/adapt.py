@@ -79,6 +79,6 @@ def adapt(
                        meta_members=meta_members, device=device, select_rule=select,
                        keep_dev_texts=keep_dev_texts, race=race, keep_checkpoints=keep_checkpoints,
                        min_texts_per_second=min_texts_per_second, keep=keep, started=started)
-    chosen = report["candidates"][report["selected"]]
-    typer.echo(f"selected {report['selected']}: dev {report['metric']} {chosen['dev']:.2f}; wrote {output}/model, "
+    chosen = report.candidates[report.selected]
+    typer.echo(f"selected {report.selected}: dev {report.metric} {chosen.dev:.2f}; wrote {output}/model, "
                f"{output}/report.md, {output}/report.json")

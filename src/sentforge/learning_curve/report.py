@@ -11,8 +11,7 @@ import numpy as np
 
 from sentforge.support.disk import human_size
 from sentforge.support.errors import ConfigError
-from sentforge.harness.plots import pyplot, save_figure
-from sentforge.harness.report import write_report_files
+from sentforge.harness.report_files import pyplot, save_figure, write_report_files
 from sentforge.learning_curve.answer import MIN_LEARNING_STEPS, answer, holdout, short_runs
 from sentforge.learning_curve.curve import curve_values, formula
 

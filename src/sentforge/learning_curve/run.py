@@ -22,18 +22,24 @@ from tqdm.auto import tqdm
 
 from sentforge.support.disk import directory_size, remove_checkpoints
 from sentforge.support.errors import ConfigError, SentforgeError
-from sentforge.harness.budget import Budget, check_budget_minutes
-from sentforge.harness.dev_items import CONFIDENCE, RESAMPLES, dev_gains, items_path, load_items, save_items
-from sentforge.harness.inputs import input_record
-from sentforge.harness.scoring import metric_of
+from sentforge.harness.dev_scores import CONFIDENCE, RESAMPLES, dev_gains, items_path, load_items, metric_of, save_items
+from sentforge.harness.run_state import Budget, RunState, check_budget_minutes, input_record
 from sentforge.learning_curve.data import LabelData, read_label_data, write_rows
-from sentforge.learning_curve.state import LabelsState
 from sentforge.learning_curve.subsets import DEFAULT_FRACTIONS, nested_subsets, sizes_of
 from sentforge.support.output_guard import locked_output
 from sentforge.recipes.command import train_command
 from sentforge.recipes.run_dir import SUMMARY_FILE, TRAINING_DIR
 
 logger = logging.getLogger(__name__)
+
+
+class LabelsState(RunState):
+    """OUTPUT/labels.json, the run harness's state: the settings of the command, and each finished or skipped run.
+    A rerun of the same command takes up where it stopped (finished runs are not retrained, the interrupted one
+    resumes from its checkpoint); a rerun of a different command on the same output is refused."""
+
+    kind = "labels"
+    state_file = "labels.json"
 
 START = "start"
 SUBSETS_DIR = "subsets"

@@ -17,6 +17,9 @@ from sentforge.support import distributed
 
 logger = logging.getLogger(__name__)
 
+# The stop reasons the rules give (train.json "stopped"); a caller's own callbacks may give others.
+TIME_LIMIT, EARLY_STOPPING = "time limit", "early stopping"
+
 
 class TimeLimit:
     """Stops after the step that crosses `seconds` of wall-clock time since `start()`."""
@@ -32,7 +35,7 @@ class TimeLimit:
         if distributed.is_main_process() and time.monotonic() - self.started >= self.seconds \
                 and state.step < state.total_steps:
             logger.info("time limit of %.0f s reached at step %d: stopping", self.seconds, state.step)
-            state.should_stop, state.stop_reason = True, "time limit"
+            state.should_stop, state.stop_reason = True, TIME_LIMIT
 
 
 class EarlyStopping:
@@ -61,7 +64,7 @@ class EarlyStopping:
             self._exhausted = False
             logger.info("early stopping at step %d: %s has not improved for %d evaluations",
                         state.step, self.metric, state.evals_without_improvement)
-            state.should_stop, state.stop_reason = True, "early stopping"
+            state.should_stop, state.stop_reason = True, EARLY_STOPPING
 
 
 def early_stopping_metric(metric: str | None, evaluator: Any) -> str:

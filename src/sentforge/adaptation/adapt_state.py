@@ -1,4 +1,4 @@
-"""The adapt output directory and its state file (the run harness's, `harness/state.py`), which makes a
+"""The adapt output directory and its state file (the run harness's, `harness/run_state.py`), which makes a
 rerun of the same command resume.
 
 OUTPUT/adapt.json holds the settings of the run (model specs, input files with their sha256, budget,
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from sentforge.adaptation.result import CandidateResult
-from sentforge.harness.state import RUNS_DIR, RunState
+from sentforge.adaptation.result import CandidateResult, RaceDecision
+from sentforge.harness.run_state import RUNS_DIR, RunState
 
 __all__ = ["RUNS_DIR", "STATE_FILE", "AdaptState"]  # RUNS_DIR: run.py reads it here
 
@@ -20,7 +20,8 @@ STATE_FILE = "adapt.json"
 
 
 class AdaptState(RunState):
-    """The harness's `results` and `running`, and `measured` (timings of the start model's evaluations),
+    """The harness's `results` and `running`, and `measured` (timings of the start model's evaluations and of the
+    slowest candidate load: `measured_start`, `measured_load`),
     `probes` (each probed trained candidate's seconds per step, probe steps and wall seconds: a rerun does
     not probe it again), `races` (racing's decision to stop a candidate, saved as it is taken: a rerun keeps
     it stopped)."""
@@ -30,7 +31,7 @@ class AdaptState(RunState):
     SECTIONS = ("measured", "probes", "races")
     measured: dict[str, float]
     probes: dict[str, dict[str, Any]]
-    races: dict[str, dict[str, Any]]
+    races: dict[str, RaceDecision]
 
     def open(self) -> bool:
         resumed = super().open()
@@ -43,6 +44,16 @@ class AdaptState(RunState):
     def result_to_json(self, result: CandidateResult) -> dict[str, Any]:
         return result.to_json()
 
+    def section_from_json(self, section: str, saved: dict[str, Any]) -> dict[str, Any]:
+        if section == "races":
+            return {name: RaceDecision.from_json(decision) for name, decision in saved.items()}
+        return saved
+
+    def section_to_json(self, section: str, values: dict[str, Any]) -> dict[str, Any]:
+        if section == "races":
+            return {name: decision.to_json() for name, decision in values.items()}
+        return values
+
     def spent(self) -> float:
         """The harness's, and the probes of the candidates still to run."""
         running = (self.running or {}).get("name")
@@ -54,10 +65,20 @@ class AdaptState(RunState):
         self.probes[name] = probe
         self._done_running(name)
 
-    def raced(self, name: str, decision: dict[str, Any]) -> None:
+    def raced(self, name: str, decision: RaceDecision) -> None:
         """Record racing's decision to stop the candidate (racing.py), before its run stops."""
         self.races[name] = decision
         self.save()
+
+    def measured_start(self, timings: dict[str, float]) -> None:
+        """The first start model's timings (dev_s, test_s, per_text_s, load_s): the costs the time plan is
+        measured on (planning.Costs); a later start model's do not replace them."""
+        for key, seconds in timings.items():
+            self.measured.setdefault(key, seconds)
+
+    def measured_load(self, seconds: float) -> None:
+        """A candidate model loaded from its run directory: the loads planned take the slowest."""
+        self.measured["load_s"] = max(self.measured.get("load_s", 0.0), round(seconds, 3))
 
     def prior_elapsed(self, name: str) -> float:
         """Seconds the candidate ran before: before an interruption, or in its probe."""

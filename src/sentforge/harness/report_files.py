@@ -1,5 +1,7 @@
-"""The report's figures are optional: matplotlib is the `plots` extra. Without it a figure is skipped
-with a logged message that says why."""
+"""A run's report files: report.json (everything the run returns), report.md (the same for reading) and its
+figures. The figures are optional: matplotlib is the `plots` extra; without it a figure is skipped with a logged
+message that says why.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +9,18 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from sentforge.support.io import atomic_file
+from sentforge.support.io import atomic_file, save_json
 
 logger = logging.getLogger(__name__)
+
+REPORT_JSON, REPORT_MD = "report.json", "report.md"
+
+
+def write_report_files(output: Path, report: dict[str, Any], markdown: str) -> None:
+    """Write both atomically: an interrupted write leaves the earlier files whole."""
+    save_json(output / REPORT_JSON, report)
+    with atomic_file(output / REPORT_MD, "w") as handle:
+        handle.write(markdown)
 
 
 def pyplot(path: Path) -> Any:

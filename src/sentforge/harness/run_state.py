@@ -1,14 +1,18 @@
-"""The state file of a resumable run (OUTPUT/<kind>.json, written atomically after every record and every
-few seconds of a running step): the settings of the command and each finished or skipped unit of work
-(an adapt candidate, a labels run). A rerun with the same settings takes up where it stopped; a rerun
-with different settings is refused, so that the results of two commands are never mixed.
+"""The state of a resumable run (OUTPUT/<kind>.json, written atomically after every record and every few
+seconds of a running step): the settings of the command, with its input files' identity (path and sha256), and
+each finished or skipped unit of work (an adapt candidate, a labels run). A rerun with the same settings takes
+up where it stopped; a rerun with different settings (or changed input files) is refused, so that the results
+of two commands are never mixed. The run's wall-clock budget counts the time spent by the earlier calls of the
+same run (a resumed run does not start its budget again).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -63,7 +67,7 @@ class RunState:
         self.results = {name: self.result_from_json(r) for name, r in saved["results"].items()}
         self.running = saved.get("running")
         for section in self.SECTIONS:
-            setattr(self, section, saved.get(section, {}))
+            setattr(self, section, self.section_from_json(section, saved.get(section, {})))
         return True
 
     def run_dir(self, name: str) -> Path:
@@ -81,6 +85,13 @@ class RunState:
 
     def result_to_json(self, result: Any) -> dict[str, Any]:
         return result
+
+    def section_from_json(self, section: str, saved: dict[str, Any]) -> dict[str, Any]:
+        """A section as the command uses it (a subclass may type its values)."""
+        return saved
+
+    def section_to_json(self, section: str, values: dict[str, Any]) -> dict[str, Any]:
+        return values
 
     def record(self, name: str, result: Any) -> None:
         self.results[name] = result
@@ -105,7 +116,8 @@ class RunState:
         save_json(self.path, {"settings": self.settings,
                               "results": {name: self.result_to_json(r) for name, r in self.results.items()},
                               "running": self.running,
-                              **{section: getattr(self, section) for section in self.SECTIONS}})
+                              **{section: self.section_to_json(section, getattr(self, section))
+                                 for section in self.SECTIONS}})
 
     def _done_running(self, name: str) -> None:
         """`name` no longer runs: its time is in what was just recorded."""
@@ -134,3 +146,34 @@ class Heartbeat:
 
 def _article(word: str) -> str:
     return "an" if word[:1] in "aeiou" else "a"
+
+
+def file_digest(path: str | os.PathLike) -> str:
+    """sha256 of a file, or of every file under a folder (a BEIR dataset), in name order."""
+    path = Path(path)
+    digest = hashlib.sha256()
+    for file in sorted(p for p in ([path] if path.is_file() else path.rglob("*")) if p.is_file()):
+        digest.update(str(file.relative_to(path) if file != path else "").encode())
+        digest.update(file.read_bytes())
+    return digest.hexdigest()
+
+
+def input_record(path: str | os.PathLike | None) -> dict[str, str] | None:
+    """{"path", "sha256"} of an input file or folder; None for an input not given."""
+    return None if path is None else {"path": str(path), "sha256": file_digest(path)}
+
+
+def check_budget_minutes(minutes: float) -> None:
+    """The one rule of --budget-minutes (adapt, labels): a time greater than 0."""
+    if not minutes > 0:
+        raise ConfigError(f"--budget-minutes must be > 0, got {minutes:g}")
+
+
+@dataclass
+class Budget:
+    total_s: float
+    spent_before_s: float  # by earlier calls of the same run (resume)
+    started: float = field(default_factory=time.monotonic)
+
+    def remaining(self) -> float:
+        return self.total_s - self.spent_before_s - (time.monotonic() - self.started)
