@@ -1,4 +1,5 @@
-"""A labels run for tests/learning_curve/test_labels.py, run as a subprocess that may be SIGKILLed.
+"""A labels run for tests/learning_curve/test_labels.py, run as a subprocess that may be SIGKILLed, and a
+callback that SIGKILLs the Ray worker process training a run (tests/learning_curve/test_labels_ray.py).
 
 usage: labels_worker.py MODEL_DIR DATA_DIR OUTPUT [--kill-in-run N --kill-at-step S]
 Kills itself (SIGKILL) at step S of the N-th run it trains (1-based), after that step's checkpoint.
@@ -19,10 +20,29 @@ import sentforge
 FAST = {"fractions": [50, 100], "repeats": 2, "steps": 4, "batch_size": 4, "show_progress": False}
 
 
-def run(model_dir: str | Path, data: str | Path, output: str | Path, callbacks=()) -> dict:
+def run(model_dir: str | Path, data: str | Path, output: str | Path, callbacks=(), **options) -> dict:
     data = Path(data)
     return sentforge.labels(str(model_dir), data / "labelled.jsonl", data / "dev.jsonl", output,
-                            callbacks=callbacks, **FAST)
+                            callbacks=callbacks, **(FAST | options))
+
+
+class KillOnce:
+    """A training callback that SIGKILLs its own process at step `step` of the first run that reaches it in any
+    process (the one that creates `marker`, which receives its pid), after that step's checkpoint."""
+
+    def __init__(self, marker: Path, step: int) -> None:
+        self.marker, self.step = marker, step
+
+    def __call__(self, state) -> None:
+        if state.step != self.step:
+            return
+        try:
+            handle = os.open(self.marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            return
+        os.write(handle, str(os.getpid()).encode())
+        os.close(handle)
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 def main() -> None:

@@ -24,15 +24,10 @@ from sentforge.learning_curve.run import time_for_run
 from sentforge.learning_curve.subsets import nested_subsets, repeat_order, sizes_of
 
 import labels_worker
-from conftest import CORPUS, assert_one_line_error, run_cli
+from conftest import assert_one_line_error, run_cli
+from labels_domain import SENTENCES, write_domain, write_jsonl
 
-SENTENCES = sorted(set(CORPUS))
 WORKER = Path(__file__).parents[1] / "helpers" / "labels_worker.py"
-
-
-def write_jsonl(path: Path, rows: list[dict]) -> Path:
-    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
-    return path
 
 
 # --- subsets -------------------------------------------------------------------------------------------
@@ -307,15 +302,7 @@ def test_holdout_predicts_the_largest_size_from_the_smaller_ones():
 
 @pytest.fixture()
 def domain(tmp_path) -> Path:
-    data = tmp_path / "data"
-    data.mkdir()
-    n = len(SENTENCES)
-    write_jsonl(data / "labelled.jsonl", [{"sentence1": SENTENCES[i], "sentence2": f"{SENTENCES[i]} and "
-                                           f"{SENTENCES[(i + 1) % n]}"} for i in range(n)])
-    write_jsonl(data / "dev.jsonl", [{"query": SENTENCES[i],
-                                      "positive": [f"{SENTENCES[i]} and {SENTENCES[(i + 2) % n]}"],
-                                      "negative": [SENTENCES[(i + 3) % n], SENTENCES[(i + 5) % n]]} for i in range(8)])
-    return data
+    return write_domain(tmp_path / "data")
 
 
 FAST = {"fractions": [50, 100], "repeats": 2, "steps": 2, "batch_size": 4, "show_progress": False}

@@ -8,7 +8,8 @@ from typing import Annotated, Optional
 import typer
 
 from sentforge.cli.app import DeviceOpt, ModelOpt, SeedOpt, app
-from sentforge.cli.run_options import BudgetMinutesOpt, dev_option, output_option
+from sentforge.cli.run_options import (AddressOpt, BudgetMinutesOpt, CpusPerRunOpt, EngineOpt, GpusPerRunOpt,
+                                       dev_option, output_option)
 from sentforge.support.errors import ConfigError
 
 DevOpt = dev_option("scores every run")
@@ -50,18 +51,24 @@ def labels(
                                                         "only its model and metrics stay).")] = False,
     device: DeviceOpt = None,
     seed: SeedOpt = 0,
+    engine: EngineOpt = "local",
+    address: AddressOpt = None,
+    cpus_per_run: CpusPerRunOpt = 1,
+    gpus_per_run: GpusPerRunOpt = 0.0,
 ) -> None:
     """How many labels do I need? Train on nested subsets of the labelled pairs, score each on dev, fit
     a saturating curve and a straight line in log n, and report whether the score rises, which curve the
     runs support, the expected dev score with 2× and 5× the labels (with intervals), the labels a --target
-    needs, and a check that predicts the largest size from the smaller ones. Rerun the same command to resume."""
+    needs, and a check that predicts the largest size from the smaller ones. Rerun the same command to resume.
+    With --engine ray the runs train side by side on a Ray cluster (docs/scale.md)."""
     from sentforge.learning_curve import labels as run_labels
     from sentforge.learning_curve.report import scored
 
     report = run_labels(model, labelled, dev, output, method=method, fractions=_fractions(fractions),
                         repeats=repeats, budget_minutes=budget_minutes, target=target, steps=steps, epochs=epochs,
                         batch_size=batch_size, max_seq_length=max_seq_length, flat_points=flat_points,
-                        keep_checkpoints=keep_checkpoints, seed=seed, device=device)
+                        keep_checkpoints=keep_checkpoints, seed=seed, device=device, engine=engine,
+                        address=address, cpus_per_run=cpus_per_run, gpus_per_run=gpus_per_run)
     result = report["answer"]
     summary = (f"with 2x the labels: dev {report['metric']} {scored(result['at_2x'], result['basis'])}" if result
                else "no curve fitted")

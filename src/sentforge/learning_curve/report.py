@@ -260,16 +260,27 @@ def markdown(report: dict[str, Any]) -> str:
         gain = "-" if row["gain"] is None else f"{row['gain']:+.2f}"
         lines.append(f"| {row['labels']} | {row['runs']} | {_n(row['mean'])} | {_n(row['spread'])} | {gain} | "
                      f"{row['above_zero']} of {row['runs']} | {row['skipped']} |")
-    lines += ["", "## Runs", "", f"| run | labels | repeat | dev {metric} | gain [95 % interval] | steps | wall s |",
-              "|---|---:|---:|---:|---:|---:|---:|"]
+    cluster = report.get("cluster")
+    lines += ["", "## Runs", ""]
+    if cluster:
+        gpus = f" and {cluster['gpus_per_run']:g} GPUs" if cluster["gpus_per_run"] else ""
+        cpus = f"{cluster['cpus_per_run']} CPU" + ("s" if cluster["cpus_per_run"] != 1 else "")
+        lines += [f"The runs trained side by side on a Ray cluster, up to {cluster['slots']} at once, each with "
+                  f"{cpus}{gpus}; wall s: from a run's start to its result, worker: the host "
+                  "(node address) that ran it.", ""]
+    worker = " worker |" if cluster else ""
+    lines += [f"| run | labels | repeat | dev {metric} | gain [95 % interval] | steps | wall s |{worker}",
+              "|---|---:|---:|---:|---:|---:|---:|" + ("---|" if cluster else "")]
     for name, r in report["runs"].items():
+        ran_on = f" {r['worker']['host']} ({r['worker']['node']}) |" if "worker" in r else (" |" if cluster else "")
         if r["status"] != "done":
-            lines.append(f"| {name} | {r['size']} | {r['repeat']} | {r['status']}: {r.get('reason', '')} | | | |")
+            lines.append(f"| {name} | {r['size']} | {r['repeat']} | {r['status']}: {r.get('reason', '')} | | | |"
+                         + ran_on)
             continue
         g = r["dev_gain"]
         steps = f"{r['steps']}" + (f" of {r['planned_steps']}" if r["steps"] < r["planned_steps"] else "")
         lines.append(f"| {name} | {r['size']} | {r['repeat']} | {r['dev']:.2f} | {g['difference']:+.2f} "
-                     f"[{g['low']:+.2f}, {g['high']:+.2f}] | {steps} | {r['wall_s']:.0f} |")
+                     f"[{g['low']:+.2f}, {g['high']:+.2f}] | {steps} | {r['wall_s']:.0f} |{ran_on}")
     cut = [name for name, r in report["runs"].items() if r["status"] == "done" and r["steps"] < r["planned_steps"]]
     if cut:
         lines += ["", f"**Cut by the budget's time limit** (fewer steps than planned, so their scores are lower "

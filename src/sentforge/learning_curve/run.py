@@ -11,10 +11,14 @@ to the scores. See docs/labels.md.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import logging
 import os
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +27,8 @@ from tqdm.auto import tqdm
 from sentforge.support.disk import directory_size, remove_checkpoints
 from sentforge.support.errors import ConfigError, SentforgeError
 from sentforge.harness.dev_scores import CONFIDENCE, RESAMPLES, dev_gains, items_path, load_items, metric_of, save_items
-from sentforge.harness.run_state import Budget, RunState, check_budget_minutes, input_record
+from sentforge.harness.ray_runs import RayRuns, RunResources, check_engine
+from sentforge.harness.run_state import HEARTBEAT_SECONDS, Budget, RunState, check_budget_minutes, input_record
 from sentforge.learning_curve.data import LabelData, read_label_data, write_rows
 from sentforge.learning_curve.subsets import DEFAULT_FRACTIONS, nested_subsets, sizes_of
 from sentforge.support.output_guard import locked_output
@@ -36,10 +41,30 @@ logger = logging.getLogger(__name__)
 class LabelsState(RunState):
     """OUTPUT/labels.json, the run harness's state: the settings of the command, and each finished or skipped run.
     A rerun of the same command takes up where it stopped (finished runs are not retrained, the interrupted one
-    resumes from its checkpoint); a rerun of a different command on the same output is refused."""
+    resumes from its checkpoint); a rerun of a different command on the same output is refused.
+
+    `parallel`: the wall seconds of the calls that ran runs side by side on a Ray cluster (`elapsed_s`)
+    and the runs they recorded (`runs`); those runs' own times overlap, so the budget counts the calls' wall
+    time instead of theirs."""
 
     kind = "labels"
     state_file = "labels.json"
+    SECTIONS = ("parallel",)
+
+    def spent(self) -> float:
+        side_by_side = set(self.parallel.get("runs", ()))
+        one_by_one = sum(r.get("wall_s", 0.0) for name, r in self.results.items() if name not in side_by_side)
+        return one_by_one + (self.running or {}).get("elapsed_s", 0.0) + self.parallel.get("elapsed_s", 0.0)
+
+    def record_parallel(self, name: str, result: dict, elapsed_s: float) -> None:
+        """Record a run that ran beside others, with the wall time of this call's parallel runs so far."""
+        self.parallel = {"elapsed_s": elapsed_s, "runs": [*self.parallel.get("runs", ()), name]}
+        self.record(name, result)
+
+    def beat_parallel(self, elapsed_s: float) -> None:
+        self.parallel = {"elapsed_s": elapsed_s, "runs": self.parallel.get("runs", [])}
+        self.save()
+
 
 START = "start"
 SUBSETS_DIR = "subsets"
@@ -56,7 +81,8 @@ def labels(model: str, labelled: str | os.PathLike, dev: str | os.PathLike, outp
            epochs: int = 1, batch_size: int | None = None, max_seq_length: int | None = None,
            flat_points: float | None = None, keep_checkpoints: bool = False, seed: int = 0,
            device: str | None = None, show_progress: bool | None = None,
-           callbacks: Sequence[Callable[[Any], None]] = ()) -> dict[str, Any]:
+           callbacks: Sequence[Callable[[Any], None]] = (), engine: str = "local", address: str | None = None,
+           cpus_per_run: int = 1, gpus_per_run: float = 0.0) -> dict[str, Any]:
     """Train `model` on nested subsets of `labelled` (`repeats` seeded orders × `fractions` percent),
     score each on `dev`, fit the learning curve; write OUTPUT (report.md, report.json, learning-curve.png,
     runs/, subsets/, labels.json) and return the report (what report.json holds).
@@ -72,6 +98,10 @@ def labels(model: str, labelled: str | os.PathLike, dev: str | os.PathLike, outp
     stay; an interrupted run keeps them to resume). A rerun of the same call resumes; `target`,
     `flat_points` and `keep_checkpoints` only shape the answer and the files kept, so a rerun with other
     values answers again without training.
+    engine: "local" (one run after another in this process) or "ray": each run a Ray task on the cluster at
+    `address` (default: RAY_ADDRESS, or a new local cluster) with `cpus_per_run` CPUs (its torch threads) and
+    `gpus_per_run` GPUs, as many at once as the cluster holds; `callbacks` are then called in the workers'
+    processes. See docs/scale.md.
     """
     from sentforge.evaluation import load_dataset
     from sentforge.learning_curve.answer import FLAT_POINTS, check_target, short_runs
@@ -79,6 +109,8 @@ def labels(model: str, labelled: str | os.PathLike, dev: str | os.PathLike, outp
     from sentforge.loading import load
 
     _check(repeats, budget_minutes, steps, epochs, batch_size, max_seq_length)
+    resources = RunResources(cpus_per_run, gpus_per_run)
+    check_engine(engine, address, resources)
     # What is already in `output` is the state's to judge: a rerun of the same call resumes there.
     output = LabelsState.check_output(output, [("--labelled", labelled), ("--dev", dev), ("--model", model)])
     data = read_label_data(labelled, method)
@@ -93,25 +125,33 @@ def labels(model: str, labelled: str | os.PathLike, dev: str | os.PathLike, outp
                 "repeats": repeats, "steps": steps, "epochs": epochs, "batch_size": batch_size,
                 "max_seq_length": max_seq_length, "seed": seed, "budget_minutes": budget_minutes, "device": device}
     state = LabelsState(output, settings)
-    if state.open():
-        logger.info("resuming the labels run in %s (%d runs recorded)", output, len(state.results))
-    budget = Budget(budget_minutes * 60.0, state.spent())
-    runner = _Runner(state, data, task, str(model), budget, device, show_progress, list(callbacks), keep_checkpoints)
-    unseen = runner.unseen()
-    if unseen:
-        logger.warning("--steps %s: the runs of %s never see their whole subset (steps x batch size is smaller)",
-                       steps, ", ".join(f"{u['labels']} labels ({u['seen']} of {u['examples']} rows)" for u in unseen))
-    short = short_runs(list(runner.planned_steps().items()))
-    if short:  # said before the work, which cannot answer the question
-        logger.warning("runs too short to learn: %s", short_warning(short))
-    runner.start(encoder)
-    del encoder
-    planned = [(size, repeat) for repeat in range(repeats) for size in sizes]
-    progress = tqdm(planned, desc="labels", unit="run", disable=show_progress is False, dynamic_ncols=True)
-    for size, repeat in progress:
-        progress.set_postfix_str(run_name(size, repeat), refresh=True)
-        runner.run(size, repeat)
-    progress.close()
+    with _cluster(engine, address, resources) as cluster:  # an unreachable cluster fails before anything is written
+        if state.open():
+            logger.info("resuming the labels run in %s (%d runs recorded)", output, len(state.results))
+        budget = Budget(budget_minutes * 60.0, state.spent())
+        runner = _Runner(state, data, task, str(model), budget, device, show_progress, list(callbacks),
+                         keep_checkpoints)
+        unseen = runner.unseen()
+        if unseen:
+            logger.warning("--steps %s: the runs of %s never see their whole subset (steps x batch size is smaller)",
+                           steps, ", ".join(f"{u['labels']} labels ({u['seen']} of {u['examples']} rows)"
+                                            for u in unseen))
+        short = short_runs(list(runner.planned_steps().items()))
+        if short:  # said before the work, which cannot answer the question
+            logger.warning("runs too short to learn: %s", short_warning(short))
+        runner.start(encoder)
+        del encoder
+        planned = [(size, repeat) for repeat in range(repeats) for size in sizes]
+        progress = tqdm(planned, desc="labels", unit="run", disable=show_progress is False, dynamic_ncols=True)
+        if cluster is None:
+            for size, repeat in progress:
+                progress.set_postfix_str(run_name(size, repeat), refresh=True)
+                job = runner.plan(size, repeat)
+                if job is not None:
+                    runner.run_here(job)
+        else:
+            _run_on_cluster(runner, cluster, planned, progress, Path(dev).resolve())
+        progress.close()
     from sentforge.learning_curve.report import build_report, write_report
 
     names = [run_name(size, repeat) for size, repeat in planned]
@@ -121,8 +161,48 @@ def labels(model: str, labelled: str | os.PathLike, dev: str | os.PathLike, outp
                           FLAT_POINTS if flat_points is None else flat_points, budget,
                           size_gain(output, {name: state.results[name]["size"] for name in done}, seed), unseen)
     report["keep_checkpoints"], report["output_bytes"] = keep_checkpoints, directory_size(output)
+    if cluster is not None:
+        report["cluster"] = {"address": address, "cpus_per_run": cpus_per_run, "gpus_per_run": gpus_per_run,
+                             "slots": cluster.slots_seen}
     write_report(output, report)
     return report
+
+
+def _cluster(engine: str, address: str | None, resources: RunResources) -> Any:
+    """The Ray cluster the runs go to (a context manager), or no cluster for the local engine."""
+    return contextlib.nullcontext() if engine == "local" else RayRuns(address, resources)
+
+
+def _run_on_cluster(runner: _Runner, cluster: RayRuns, planned: list[tuple[int, int]], progress: Any,
+                    dev: Path) -> None:
+    """Run the planned runs side by side on `cluster`, in their order, as many at once as it holds: a run's
+    time limit is decided when a slot frees for it, from the wall time left; each finished run is recorded
+    as it arrives, with its worker."""
+    queue, jobs = deque(planned), {}
+    prior, started = runner.state.parallel.get("elapsed_s", 0.0), time.monotonic()
+
+    def elapsed() -> float:  # this command's side-by-side wall time, earlier calls' included
+        return prior + time.monotonic() - started
+
+    while queue or jobs:
+        free = cluster.slots() - len(jobs)
+        while queue and free > 0:
+            job = runner.plan(*queue.popleft())
+            if job is None:
+                progress.update()
+                continue
+            jobs[job.name] = job
+            free -= 1
+            cluster.submit(job.name, train_on_worker, job.on_any_node(), str(dev), runner.task.name, runner.callbacks)
+        if not jobs:
+            continue
+        progress.set_postfix_str(f"running {', '.join(jobs)}", refresh=True)
+        for run in cluster.wait(HEARTBEAT_SECONDS):
+            runner.finish(jobs.pop(run.name), run.result, {"wall_s": run.wall_s, "worker": run.worker}, elapsed())
+            progress.set_postfix_str(f"{run.name} ran on {run.worker['host']} in {run.wall_s:.0f} s; running "
+                                     f"{', '.join(jobs) or 'none'}", refresh=False)
+            progress.update()
+        runner.state.beat_parallel(elapsed())
 
 
 def size_gain(output: Path, sizes: dict[str, int], seed: int) -> dict[str, Any] | None:
@@ -136,6 +216,64 @@ def size_gain(output: Path, sizes: dict[str, int], seed: int) -> dict[str, Any] 
     group = {n: [load_items(output, name) for name, size in sizes.items() if size == n] for n in (small, large)}
     gain = paired_bootstrap(group[small], group[large], RESAMPLES, CONFIDENCE, seed)
     return gain.to_json() | {"sizes": [small, large]}
+
+
+@dataclass(frozen=True)
+class RunJob:
+    """One run as it trains and is scored, in this process or on a Ray worker: the subset's training file, the
+    run directory, the recipe's values and the run's time limit."""
+
+    name: str
+    size: int
+    repeat: int
+    examples: int
+    recipe: str
+    model: str
+    data_file: Path
+    output: Path
+    run_dir: Path
+    values: dict[str, Any]
+    seed: int
+    time_limit: float
+    device: str | None
+
+    def on_any_node(self) -> RunJob:
+        """The same run with absolute paths and a model directory's absolute path (a worker runs elsewhere)."""
+        model = str(Path(self.model).resolve()) if Path(self.model).exists() else self.model
+        return dataclasses.replace(self, model=model, data_file=self.data_file.resolve(),
+                                   output=self.output.resolve(), run_dir=self.run_dir.resolve())
+
+
+def train_run(job: RunJob, task: Any, callbacks: Sequence[Callable[[Any], None]],
+              show_progress: bool | None) -> dict[str, Any]:
+    """Train `job` (resuming from its checkpoint) and score it on dev: {"status": "done", "dev", "steps",
+    "stopped"}, or {"status": "failed", "reason"} when the recipe refuses the subset."""
+    import json
+
+    from sentforge.loading import load
+    from sentforge.recipes.api import run_recipe
+
+    try:
+        if not (job.run_dir / SUMMARY_FILE).is_file():
+            run_recipe(job.recipe, job.model, job.data_file, job.run_dir, pooling="keep", time_limit=job.time_limit,
+                       checkpoint_every=max(job.values["steps"] // 4, 1), keep_last=1,
+                       resume=(job.run_dir / TRAINING_DIR).is_dir(), device=job.device, seed=job.seed,
+                       show_progress=show_progress, callbacks=callbacks, **job.values)
+        summary = json.loads((job.run_dir / SUMMARY_FILE).read_text(encoding="utf-8"))
+        if not items_path(job.output, job.name).is_file():
+            save_items(job.output, job.name, task.item_scores(load(str(job.run_dir), device=job.device)))
+    except SentforgeError as err:  # e.g. a subset the recipe cannot train on: the other runs still go
+        return {"status": "failed", "reason": str(err)}
+    return {"status": "done", "dev": load_items(job.output, job.name).score(), "steps": summary["steps"],
+            "stopped": summary.get("stopped")}
+
+
+def train_on_worker(job: RunJob, dev: str, dev_name: str, callbacks: Sequence[Callable[[Any], None]]
+                    ) -> dict[str, Any]:
+    """`train_run` on a Ray worker, which reads the dev set itself."""
+    from sentforge.evaluation import load_dataset
+
+    return train_run(job, load_dataset(dev, name=dev_name), callbacks, show_progress=False)
 
 
 class _Runner:
@@ -174,67 +312,67 @@ class _Runner:
                                   "wall_s": round(seconds, 2)})
         logger.info("start model: dev %s %.2f", metric_of(self.task), items.score())
 
-    def run(self, size: int, repeat: int) -> None:
+    def plan(self, size: int, repeat: int) -> RunJob | None:
+        """The run of `size` labels in `repeat` with its time limit from the budget left now, or None when it
+        is recorded already or skipped (recorded as skipped)."""
         name = run_name(size, repeat)
         if name in self.state.results:
             logger.info("%s: recorded earlier, reused", name)
             self._tidy(name)
-            return
-        base = {"size": size, "repeat": repeat}
+            return None
         dev_s = self.state.results[START]["dev_s"]
-        prior = self.state.prior_elapsed(name)
         planned = self._values(self._examples(size))["steps"]
-        time_limit, why = time_for_run(self.budget.remaining(), 2 * dev_s, planned, prior,
+        time_limit, why = time_for_run(self.budget.remaining(), 2 * dev_s, planned, self.state.prior_elapsed(name),
                                        [r for r in self.state.results.values() if r.get("steps")])
         if time_limit is None:
-            self.state.record(name, base | {"status": "skipped", "reason": why})
+            self.state.record(name, {"size": size, "repeat": repeat, "status": "skipped", "reason": why})
             logger.info("%s: skipped (%s)", name, why)
-            return
-        heartbeat = self.state.heartbeat(name, prior)
-        try:
-            result = self._train(name, size, repeat, time_limit, [heartbeat, *self.callbacks])
-        except SentforgeError as err:  # e.g. a subset the recipe cannot train on: the other runs still go
-            logger.warning("%s failed: %s", name, err)
-            result = {"status": "failed", "reason": str(err)}
-        self.state.record(name, base | result | {"wall_s": round(heartbeat.elapsed(), 2)})
-        if result["status"] == "done":
-            logger.info("%s: dev %s %.2f", name, metric_of(self.task), result["dev"])
-            self._tidy(name)
-
-    def _tidy(self, name: str) -> None:
-        """A finished run keeps its model and metrics; its checkpoints go, unless asked to keep them."""
-        if not self.keep_checkpoints and self.state.results[name]["status"] == "done":
-            remove_checkpoints(self.state.run_dir(name))
-
-    def _train(self, name: str, size: int, repeat: int, time_limit: float, callbacks: list) -> dict[str, Any]:
-        import json
-
-        from sentforge.loading import load
-        from sentforge.recipes.api import run_recipe
-
+            return None
         settings = self.state.settings
         subset = nested_subsets(len(self.data.units), settings["sizes"], settings["seed"], repeat)[size]
         rows = self.data.subset_rows(subset)
         data_file = self.state.output / SUBSETS_DIR / f"{name}.jsonl"
         if not data_file.is_file():
             write_rows(data_file, self.data.method, rows)
-        values = self._values(len(rows))
-        run_dir = self.state.run_dir(name)
-        seed = settings["seed"] + repeat
-        if not (run_dir / SUMMARY_FILE).is_file():
-            run_recipe(self.data.recipe, self.model, data_file, run_dir, pooling="keep", time_limit=time_limit,
-                       checkpoint_every=max(values["steps"] // 4, 1), keep_last=1,
-                       resume=(run_dir / TRAINING_DIR).is_dir(), device=self.device, seed=seed,
-                       show_progress=self.show_progress, callbacks=callbacks, **values)
-        summary = json.loads((run_dir / SUMMARY_FILE).read_text(encoding="utf-8"))
-        if not items_path(self.state.output, name).is_file():
-            save_items(self.state.output, name, self.task.item_scores(load(str(run_dir), device=self.device)))
-        items = load_items(self.state.output, name)
-        command = train_command(self.data.recipe, self.model, data_file, run_dir,
-                                [("pooling", "keep"), *values.items(), ("seed", seed), ("device", self.device)])
-        return {"status": "done", "dev": items.score(), "labels": size, "examples": len(rows),
-                "steps": summary["steps"], "planned_steps": values["steps"], "stopped": summary.get("stopped"),
-                "time_limit_s": round(time_limit, 1), "command": command}
+        return RunJob(name, size, repeat, len(rows), self.data.recipe, self.model, data_file, self.state.output,
+                      self.state.run_dir(name), self._values(len(rows)), settings["seed"] + repeat, time_limit,
+                      self.device)
+
+    def run_here(self, job: RunJob) -> None:
+        """Train and record `job` in this process, its elapsed time saved as it trains."""
+        heartbeat = self.state.heartbeat(job.name, self.state.prior_elapsed(job.name))
+        result = train_run(job, self.task, [heartbeat, *self.callbacks], self.show_progress)
+        self.finish(job, result, {"wall_s": round(heartbeat.elapsed(), 2)})
+
+    def finish(self, job: RunJob, result: dict[str, Any], timing: dict[str, Any],
+               parallel_s: float | None = None) -> None:
+        """Record a trained run with `timing` (its wall_s, and on a cluster its worker); parallel_s: the wall
+        time of this call's side-by-side runs so far (None: the run ran alone)."""
+        entry = {"size": job.size, "repeat": job.repeat, "status": result["status"]}
+        if result["status"] == "done":
+            command = train_command(job.recipe, job.model, job.data_file, job.run_dir,
+                                    [("pooling", "keep"), *job.values.items(), ("seed", job.seed),
+                                     ("device", job.device)])
+            entry |= {"dev": result["dev"], "labels": job.size, "examples": job.examples, "steps": result["steps"],
+                      "planned_steps": job.values["steps"], "stopped": result["stopped"],
+                      "time_limit_s": round(job.time_limit, 1), "command": command}
+        else:
+            entry["reason"] = result["reason"]
+        if parallel_s is None:
+            self.state.record(job.name, entry | timing)
+        else:
+            self.state.record_parallel(job.name, entry | timing, parallel_s)
+        where = f" on {timing['worker']['host']} ({timing['wall_s']:.0f} s)" if "worker" in timing else ""
+        if result["status"] == "done":
+            logger.info("%s: dev %s %.2f%s", job.name, metric_of(self.task), result["dev"], where)
+            self._tidy(job.name)
+        else:
+            logger.warning("%s failed%s: %s", job.name, where, result["reason"])
+
+    def _tidy(self, name: str) -> None:
+        """A finished run keeps its model and metrics; its checkpoints go, unless asked to keep them."""
+        if not self.keep_checkpoints and self.state.results[name]["status"] == "done":
+            remove_checkpoints(self.state.run_dir(name))
 
     def _examples(self, size: int) -> int:
         """Training rows of a subset of `size` units (PAUSE keeps every pair, labelled or not)."""
