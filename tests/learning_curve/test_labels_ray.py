@@ -39,22 +39,37 @@ def cluster():
         # The nodes' worker processes import this tree's sentforge, and the helpers whose callbacks travel to them.
         patch.setenv("PYTHONPATH", os.pathsep.join([str(Path(sentforge.__file__).parents[1]), str(HELPERS),
                                                     os.environ.get("PYTHONPATH", "")]))
-        nodes = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
-        nodes.add_node(num_cpus=1)
+        nodes = started(lambda: Cluster(initialize_head=True, head_node_args={"num_cpus": 1,
+                                                                            "include_dashboard": False}))
+        started(lambda: nodes.add_node(num_cpus=1))
         yield nodes
         nodes.shutdown()
 
 
-def same_curve(report: dict, expected: dict) -> None:
-    """Every run's dev score, steps and paired gain, the per-size table, the fit and the answer are equal."""
+def started(start, tries: int = 3):
+    """start() again when a node misses Ray's fixed 30 s to register, as on a busy machine (its processes are
+    stopped by Ray when that happens)."""
+    for attempt in range(tries):
+        try:
+            return start()
+        except Exception as err:  # Ray raises a bare Exception for it
+            if "timed out during startup" not in str(err) or attempt == tries - 1:
+                raise
+
+
+def same_curve(output: Path, report: dict, expected_output: Path, expected: dict) -> None:
+    """Every run's trained weights (byte for byte), dev score, steps, paired gain and command, the per-size table,
+    the fit and the answer are equal."""
     assert set(report["runs"]) == set(expected["runs"])
     for name, run in expected["runs"].items():
         assert report["runs"][name]["status"] == run["status"] == "done"
-        for key in ("dev", "steps", "dev_gain", "command"):
+        for key in ("dev", "steps", "dev_gain"):
             assert report["runs"][name][key] == run[key], (name, key)
+        assert report["runs"][name]["command"] == run["command"].replace(str(expected_output), str(output))
+        weights = [(folder / "runs" / name / "model.safetensors").read_bytes() for folder in (output, expected_output)]
+        assert weights[0] == weights[1], name
     for key in ("start", "sizes", "fit", "answer", "holdout"):
         assert report[key] == expected[key], key
-    assert expected["answer"] is not None
 
 
 @pytest.mark.usefixtures("one_torch_thread")
@@ -63,7 +78,7 @@ def test_runs_on_the_cluster_give_the_sequential_curve_and_a_rerun_resumes(tiny_
     sequential = labels_worker.run(tiny_bert_dir, domain, tmp_path / "sequential", **CURVE)
     out = tmp_path / "ray"
     report = labels_worker.run(tiny_bert_dir, domain, out, engine="ray", address=cluster.address, **CURVE)
-    same_curve(report, sequential)
+    same_curve(out, report, tmp_path / "sequential", sequential)
     assert report["cluster"]["slots"] == 2 and report["cluster"]["cpus_per_run"] == 1
     workers = [run["worker"] for run in report["runs"].values()]
     assert len({worker["node_id"] for worker in workers}) == 2  # one CPU per node: two runs at once, one on each
@@ -93,7 +108,7 @@ def test_a_worker_killed_mid_run_is_retried_and_resumes_to_the_same_curve(tiny_b
                if any(json.loads(line).get("event") == "resume" and json.loads(line)["step"] == 2
                       for line in (out / "runs" / name / "training" / "metrics.jsonl").read_text().splitlines())]
     assert len(resumed) == 1  # the killed run went on from its step-2 checkpoint in a new worker process
-    same_curve(report, sequential)
+    same_curve(out, report, tmp_path / "sequential", sequential)
 
 
 def test_without_the_ray_engine_ray_is_never_imported(tiny_bert_dir, domain, tmp_path):
