@@ -112,12 +112,15 @@ class RunState:
         """Seconds the unit ran before an interruption."""
         return self.running["elapsed_s"] if self.running and self.running["name"] == name else 0.0
 
+    def to_json(self) -> dict[str, Any]:
+        """What the state file holds."""
+        return {"settings": self.settings,
+                "results": {name: self.result_to_json(r) for name, r in self.results.items()},
+                "running": self.running,
+                **{section: self.section_to_json(section, getattr(self, section)) for section in self.SECTIONS}}
+
     def save(self) -> None:
-        save_json(self.path, {"settings": self.settings,
-                              "results": {name: self.result_to_json(r) for name, r in self.results.items()},
-                              "running": self.running,
-                              **{section: self.section_to_json(section, getattr(self, section))
-                                 for section in self.SECTIONS}})
+        save_json(self.path, self.to_json())
 
     def _done_running(self, name: str) -> None:
         """`name` no longer runs: its time is in what was just recorded."""

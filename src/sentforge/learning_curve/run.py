@@ -51,6 +51,12 @@ class LabelsState(RunState):
     state_file = "labels.json"
     SECTIONS = ("parallel",)
 
+    def to_json(self) -> dict[str, Any]:
+        saved = super().to_json()
+        if not self.parallel:  # a command that never ran on a cluster keeps the file it always had
+            del saved["parallel"]
+        return saved
+
     def spent(self) -> float:
         side_by_side = set(self.parallel.get("runs", ()))
         one_by_one = sum(r.get("wall_s", 0.0) for name, r in self.results.items() if name not in side_by_side)
