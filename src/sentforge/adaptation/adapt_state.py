@@ -24,14 +24,16 @@ class AdaptState(RunState):
     slowest candidate load: `measured_start`, `measured_load`),
     `probes` (each probed trained candidate's seconds per step, probe steps and wall seconds: a rerun does
     not probe it again), `races` (racing's decision to stop a candidate, saved as it is taken: a rerun keeps
-    it stopped)."""
+    it stopped), `leftover` (what the time left once every schedule had ended was spent on: planning.Leftover's
+    JSON; a rerun keeps the decision)."""
 
     kind = "adapt"
     state_file = STATE_FILE
-    SECTIONS = ("measured", "probes", "races")
+    SECTIONS = ("measured", "probes", "races", "leftover")
     measured: dict[str, float]
     probes: dict[str, dict[str, Any]]
     races: dict[str, RaceDecision]
+    leftover: dict[str, Any]
 
     def open(self) -> bool:
         resumed = super().open()

@@ -8,7 +8,7 @@ SimCSE, CT, then the meta-embeddings of the best candidates, and the distillatio
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from sentforge.support.errors import ConfigError
@@ -68,6 +68,16 @@ class Candidate:
     def after(self) -> str | None:
         """The name of the candidate this one starts from."""
         return None if self.method.after is None else f"{self.model_key}.{self.method.after}"
+
+
+CONTINUED = "continued"  # the suffix of a continuation's name
+
+
+def continuation_of(candidate: Candidate) -> Candidate:
+    """The candidate trained on from `candidate`'s kept model with the time left (planning.py, step 7): the same
+    recipe, data and settings (its method's overrides), starting from that model instead of a start model."""
+    return Candidate(f"{candidate.name}.{CONTINUED}", replace(candidate.method, after=None), candidate.model,
+                     candidate.model_key)
 
 
 def check_methods(names: list[str] | None) -> list[str]:

@@ -1,8 +1,10 @@
 """The candidate kinds of an adapt run, each declared as a small class whose `run(context)` gives its result, as
 MTEB declares its tasks: the start model scored (`StartModel`), a recipe trained (`TrainedRecipe`), TSDAE then
 MNRL over the TSDAE ladder (`TsdaeLadder`), a meta-embedding fitted (`MetaEmbedding`), the leading
-meta-embedding distilled (`Distillation`). `run_candidates` is the loop over the planned candidates: each runs
-in turn and its result is recorded as it finishes; the candidates the time limit cut are then extended.
+meta-embedding distilled (`Distillation`), the leading trained candidate continued with the time left
+(`Continuation`). `run_candidates` is the loop over the planned candidates: each runs in turn and its result is
+recorded as it finishes; the candidates the time limit cut are then extended, and the time still left goes to
+the continuation when the leader's dev evaluations say more steps may help (planning.py, step 7).
 
 A trained candidate first probes the trained candidates still to run, then trains within its planned share of
 the time left (planning.py), its recipe run raced at its dev evaluations (runner.RecipeRun, racing.py).
@@ -18,9 +20,9 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from sentforge.adaptation.candidates import Candidate
+from sentforge.adaptation.candidates import Candidate, continuation_of
 from sentforge.adaptation.meta import MAX_FIT_TEXTS, member_specs, run_meta
-from sentforge.adaptation.planning import after_teacher
+from sentforge.adaptation.planning import Leftover, after_teacher
 from sentforge.adaptation.result import DONE, SKIPPED, CandidateResult, LadderRung
 from sentforge.adaptation.runner import RecipeRun, RunContext, failed, outcome, probe_pending, record
 from sentforge.adaptation.trained import rung_name, rungs, timed
@@ -178,6 +180,27 @@ class Distillation:
         return result.update(teacher=meta, member=member) if result.done else result
 
 
+@dataclass(frozen=True)
+class Continuation:
+    """The leading trained candidate (`continues`) trained on from its kept model with the time left once every
+    schedule had ended: a new schedule of its recipe, data and length (more epochs), raced like every trained
+    candidate. Selection prefers it to the candidate it continues only when its dev gain over it is significant
+    (select.py)."""
+
+    candidate: Candidate
+    continues: str
+
+    def run(self, context: RunContext) -> CandidateResult:
+        earlier = context.state.results[self.continues]
+        share = context.plan.available()
+        run = RecipeRun(self.candidate, earlier.model_path, context.state.run_dir(self.candidate.name), share)
+        result = run.train(context)
+        if not result.done:
+            return result
+        return result.update(continues=self.continues, commands=earlier.commands + result.commands[-1:],
+                             share_s=round(share, 1))
+
+
 def distil_plan(results: dict[str, CandidateResult]) -> tuple[str | None, str | None, str]:
     """(the meta-embedding to distil, the member candidate to start from, why not when they are None)."""
     done = {name: r for name, r in results.items() if r.done}
@@ -209,9 +232,10 @@ def run_candidate(context: RunContext, candidate: Candidate) -> CandidateResult:
         return failed(context, candidate, err)
 
 
-def run_candidates(context: RunContext, planned: Sequence[Candidate], show_progress: bool | None) -> None:
+def run_candidates(context: RunContext, planned: list[Candidate], show_progress: bool | None) -> None:
     """Run and record every planned candidate not recorded yet, in order; the meta-embeddings combine the
-    trained candidates as extended, and what is left after the pass extends the cut ones again."""
+    trained candidates as extended, and what is left after the pass extends the cut ones again, then goes to
+    the leader's continuation (which joins `planned`)."""
     state = context.state
     progress = tqdm(planned, desc="adapt", unit="candidate", disable=show_progress is False, dynamic_ncols=True)
     for candidate in progress:
@@ -223,7 +247,33 @@ def run_candidates(context: RunContext, planned: Sequence[Candidate], show_progr
             continue
         record(context, candidate, run_candidate(context, candidate))
     extend_cut(context)
+    spend_leftover(context, planned)
     progress.close()
+
+
+def spend_leftover(context: RunContext, planned: list[Candidate]) -> None:
+    """Spend the time left once every candidate has run and none is left to extend on the leader's continuation
+    (planning.Planner.leftover), which joins `planned`; the decision is kept in the state, so a rerun resumes
+    the same continuation."""
+    state = context.state
+    if not state.leftover:
+        state.leftover = context.plan.leftover().to_json()
+        state.save()
+    leftover = Leftover(**state.leftover)
+    if leftover.continued is None:
+        logger.info("%.0f s of the budget left, not spent: %s", leftover.seconds, leftover.why)
+        return
+    candidate = continuation_of(next(c for c in planned if c.name == leftover.continued))
+    planned.append(candidate)
+    if candidate.name in state.results:
+        return
+    logger.info("%s: %.0f s of the budget left once every schedule had ended: %s trained on (its best dev "
+                "evaluation was its last)", candidate.name, leftover.seconds, leftover.continued)
+    try:
+        result = Continuation(candidate, leftover.continued).run(context)
+    except SentforgeError as err:
+        result = failed(context, candidate, err)
+    record(context, candidate, result)
 
 
 def extend_cut(context: RunContext) -> None:

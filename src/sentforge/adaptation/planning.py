@@ -41,6 +41,13 @@ most META_RESERVE_SHARE of the budget, and not before a trained candidate finish
    after the step past which the next step, a dev evaluation, the saves and loads of its kept model, its test
    evaluation and its per-unit dev scores (Costs.after_step_s) would no longer fit in its share; distil's share
    holds its teacher's encoding too.
+7. The time left. When every schedule has ended (or racing stopped it) and no cut candidate is left to extend,
+   the time before the end goes to the leading trained candidate, trained on from its kept model for a new
+   schedule of the same length (more epochs), but only when its own dev evaluations say more steps may help:
+   its best evaluation was its last. When the leader peaked earlier, or the time left does not reach the
+   continuation's first dev evaluation, the run ends early and the report says why (`Leftover`). Its costs
+   are re-measured from the leader's own run (`observed_step_cost`): a probe taken while the machine was busy
+   overstates every step, and would leave the time unspent. Extensions (step 4) use the re-measured costs too.
 
 Everything here computes; the candidate kinds (kinds.py, runner.py) train the probes and the candidates, and the
 state records them.
@@ -57,7 +64,7 @@ from statistics import fmean
 from typing import Any
 
 from sentforge.adaptation.adapt_state import AdaptState
-from sentforge.adaptation.candidates import Candidate
+from sentforge.adaptation.candidates import Candidate, continuation_of
 from sentforge.adaptation.inputs import AdaptInputs
 from sentforge.adaptation.meta import MAX_FIT_TEXTS
 from sentforge.adaptation.racing import evaluation_cadence, first_judged_step
@@ -113,6 +120,19 @@ class Costs:
 
     def meta_estimate(self, members: int, texts: int) -> float:
         return self.encode_estimate(members, texts) + members * (self.dev_s + self.test_s)
+
+
+@dataclass(frozen=True)
+class Leftover:
+    """Step 7: the seconds left once every schedule had ended, and the candidate continued with them (None: the
+    run ends early, `why`)."""
+
+    seconds: float
+    continued: str | None = None
+    why: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"seconds": round(self.seconds, 1), "continued": self.continued, "why": self.why}
 
 
 @dataclass(frozen=True)
@@ -249,8 +269,46 @@ class Planner:
         return None
 
     def _reaches_an_evaluation(self, candidate: Candidate, share: float, costs: Costs) -> bool:
-        need = to_next_evaluation(self.state.results[candidate.name], self.step_cost(candidate), costs)
+        need = to_next_evaluation(self.state.results[candidate.name], self.observed_step_cost(candidate), costs)
         return need is not None and need <= share
+
+    def leftover(self) -> Leftover:
+        """Step 7, once every planned candidate is recorded and none is left to extend."""
+        costs = self.costs()
+        available = self.available(costs)
+        trained = {name: r for name, r in self.state.results.items() if r.trained and r.continues is None}
+        if available < costs.trained_minimum:
+            return Leftover(available, why="the budget is spent")
+        if not trained:
+            return Leftover(available, why="no trained candidate finished")
+        leader = max(trained, key=lambda name: trained[name].dev)
+        result = trained[leader]
+        evaluated = [evaluation["step"] for evaluation in result.evaluations or []]
+        if not evaluated or result.best_step != max(evaluated) or was_cut(result):
+            return Leftover(available, why=f"the leading trained candidate, {leader}, scored best on dev at step "
+                                           f"{result.best_step} of the {max(evaluated, default=0)} it evaluated: "
+                                           "more steps of it are not measured to help")
+        candidate = continuation_of(next(c for c in self.planned if c.name == leader))
+        cost = self.observed_step_cost(next(c for c in self.planned if c.name == leader))
+        first = min(self.cadence(candidate, available), self.planned_steps(candidate))
+        need = first * cost + costs.trained_minimum + (LOADS_AFTER_TRAINING + 1) * costs.load_s
+        if available < need:
+            return Leftover(available, why=f"continuing {leader} needs about {need:.0f} s to reach its first dev "
+                                           f"evaluation; {available:.0f} s are left")
+        return Leftover(available, leader)
+
+    def observed_step_cost(self, candidate: Candidate) -> float:
+        """Seconds per step re-measured from the candidate's finished run (its wall time less its evaluations,
+        test and loads, per step) when that is below its probe's; the probe's otherwise (tsdae+mnrl: the rungs
+        share its wall time, so the probe's)."""
+        probed = self.step_cost(candidate)
+        result = self.state.results.get(candidate.name)
+        if result is None or not result.trained or result.ladder or not result.steps:
+            return probed
+        costs = self.costs()
+        training = (result.wall_s - costs.test_s - len(result.evaluations or []) * costs.dev_s
+                    - (LOADS_AFTER_TRAINING + 1) * costs.load_s)
+        return min(probed, training / result.steps) if training > 0 else probed
 
     def need(self, candidate: Candidate, costs: Costs) -> float:
         """The candidate's steps after its probe, or for tsdae+mnrl MNRL's steps once per rung, at its cost per

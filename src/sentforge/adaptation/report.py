@@ -23,7 +23,8 @@ CURVE_PNG, FRONT_PNG = "dev-curve.png", "front.png"
 class AdaptReport(Mapping):
     """What `sentforge.adapt` returns and report.json holds: the selected candidate and why (`selection`), the
     speed–quality front, dev hygiene, the data and metrics, the settings, every candidate's result, the
-    test regret, the cross-fitted dev scores, the output's size and the run's wall time. It reads as
+    test regret, the cross-fitted dev scores, the output's size, the run's wall time and what the time left once
+    every schedule had ended was spent on. It reads as
     report.json's mapping too (`report["selected"]`)."""
 
     selected: str
@@ -48,6 +49,7 @@ class AdaptReport(Mapping):
     output_bytes_all: int
     output_bytes: int
     wall_s: float
+    leftover: dict[str, Any] | None = None  # planning.Leftover's JSON: the time left once every schedule had ended
 
     def to_json(self) -> dict[str, Any]:
         return dict(self._json)
@@ -66,6 +68,9 @@ class AdaptReport(Mapping):
 
     def __len__(self) -> int:
         return len(self._json)
+
+
+LEFTOVER_SHOWN_S = 30.0  # less than this left at the end is the budget spent, not a decision worth a line
 
 
 def write_report(output: Path, report: Mapping[str, Any]) -> None:
@@ -99,6 +104,24 @@ def _step_costs(candidates: dict[str, dict[str, Any]]) -> list[str]:
     costs = [f"{name} {r['seconds_per_step']:.3g}" for name, r in candidates.items() if "seconds_per_step" in r]
     return ["Seconds per training step, timed in the first steps of each run, from which the time limits were "
             "planned (tsdae+mnrl: its start model's mnrl's, else the mean): " + ", ".join(costs) + "."] if costs else []
+
+
+def _leftover_lines(report: dict[str, Any]) -> list[str]:
+    """What the minutes left once every schedule had ended went to (planning.py, step 7); nothing when the
+    budget ended the schedules."""
+    leftover = report.get("leftover")
+    if not leftover or leftover["seconds"] < LEFTOVER_SHOWN_S:
+        return []
+    minutes = f"{leftover['seconds'] / 60:.1f} min were left once every schedule had ended"
+    if leftover["continued"] is None:
+        return [f"{minutes}; the run ended early: {leftover['why']}."]
+    name = next((n for n, r in report["candidates"].items() if r.get("continues") == leftover["continued"]), None)
+    gain = report["selection"].get("continuations", {}).get(name)
+    judged = (f" Its dev gain over {leftover['continued']}: {gain['difference']:+.2f} [{gain['low']:+.2f}, "
+              f"{gain['high']:+.2f}] (95 % paired interval); it can be selected only when that lies above 0."
+              if gain else "")
+    return [f"{minutes}: {leftover['continued']}, whose best dev evaluation was its last, was trained on from its "
+            f"kept model for one more schedule ({name}).{judged}"]
 
 
 def _why(report: dict[str, Any]) -> str:
@@ -257,7 +280,7 @@ def markdown(report: dict[str, Any]) -> str:
               "only, never used for a choice." if report.get("test") else "none."), *_regret_lines(report),
               *_cross_fitted_lines(report),
               f"Budget: {report['budget_minutes']:g} min; used {report['wall_s'] / 60:.1f} min of wall time.",
-              *_step_costs(report["candidates"]), "", *racing_lines(report), "",
+              *_leftover_lines(report), *_step_costs(report["candidates"]), "", *racing_lines(report), "",
               *_hygiene_lines(report["hygiene"]), "",
               f"Dev gain: the candidate's dev {metric} minus {selection['base']}'s, with the 95 % paired bootstrap "
               "interval (resampling the dev queries or pairs). Texts/s: encode speed on the same "

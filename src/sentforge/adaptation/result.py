@@ -164,7 +164,7 @@ class StartResult(Finished):
 @dataclass(frozen=True)
 class TrainedResult(Finished):
     """A recipe run (trained.py): the model it started from, its steps, time limit, the commands that reproduce
-    it; tsdae+mnrl its ladder; distil its teacher and member."""
+    it; tsdae+mnrl its ladder; distil its teacher and member; a continuation the candidate it continues."""
 
     start: str | None = None
     best_step: int | None = None
@@ -184,10 +184,11 @@ class TrainedResult(Finished):
     teacher: str | None = None  # distil: the meta-embedding distilled, and its member trained
     member: str | None = None
     seconds_per_step: float | None = None
+    continues: str | None = None  # trained on from that candidate's kept model with the time left (planning.py)
     LAYOUT = (*_IDENTITY, "model_path", "start", "dev", "best_step", "steps", "planned_steps", "stopped", "examples",
               "evaluations", "commands", "time_limit_s", "eval_every", "wall_s", "race", "after_steps", "ladder",
-              "chain_steps", "share_s", "extensions", "teacher", "member", "seconds_per_step", "test", "test_metric",
-              "speed", "dev_gain")
+              "chain_steps", "share_s", "extensions", "teacher", "member", "seconds_per_step", "continues", "test",
+              "test_metric", "speed", "dev_gain")
 
 
 @dataclass(frozen=True)

@@ -135,7 +135,8 @@ def adapt(model: str | Sequence[str], unlabelled: str | os.PathLike, dev: str | 
         _log_disk_need(output, plan, model_bytes[str(models[0])], keep)
 
     # 4. Each candidate by its kind (kinds.py): a trained one probes those still to run, then runs within its
-    # planned share; 5. the candidates the time limit cut are extended.
+    # planned share; 5. the candidates the time limit cut are extended; the time still left goes to the leader's
+    # continuation when its dev evaluations say more steps may help (it joins `planned`).
     run_candidates(context, planned, show_progress)
 
     # 6. Select (speed.py, select.py) and 7. report (report.py).
@@ -189,7 +190,7 @@ def _select_and_report(state: AdaptState, inputs: AdaptInputs, order: list[str],
         test_regret=test_regret({name: r.to_json() for name, r in results.items()}, chosen),
         dev_cross_fitted={name: round(scores.score(), 4) for name, scores in fitted.items()},
         output_bytes_all=output_bytes_all, output_bytes=directory_size(state.output),
-        wall_s=round(budget.total_s - budget.remaining(), 2))  # all but writing the report's files
+        wall_s=round(budget.total_s - budget.remaining(), 2), leftover=state.leftover or None)  # all but writing the report's files
     write_report(state.output, report)
     logger.info("selected %s: dev %s %.2f", chosen, metric, results[chosen].dev)
     if rivals := unresolved(report):

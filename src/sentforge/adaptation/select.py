@@ -20,6 +20,10 @@ rung of the TSDAE ladder too), and the best of many checkpoints on one dev set s
 new data; cross-fitted, every unit is scored by a checkpoint chosen on the other half of the dev units, so
 a candidate gains nothing from the number of checkpoints it was chosen among.
 
+A continuation (the leader trained on with the time left, planning.py) passes the gate only when its paired dev
+gain over the candidate it continues lies above 0 too: it costs the same to run and has one more schedule of
+checkpoints to be chosen among, so without that a tie on dev would go to it by noise.
+
 "best": the highest dev score, never below the reference start model's (a start model wins ties).
 
 The speed–quality front (report.json "front"): the candidates that no other candidate beats on dev score and
@@ -37,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from sentforge.adaptation.result import CandidateResult, best_start, load_candidate
+from sentforge.adaptation.result import CandidateResult, TrainedResult, best_start, load_candidate
 from sentforge.adaptation.speed import COST_KEYS, SpeedRecord, same_cost, told_apart
 from sentforge.support.errors import ConfigError
 from sentforge.evaluation.paired import ItemScores, PairedInterval
@@ -85,11 +89,14 @@ class Selection:
     too_slow: dict[str, float] = field(default_factory=dict)
     rule: Rule = "best"
     min_texts_per_second: float | None = None
+    continuations: dict[str, PairedInterval] = field(default_factory=dict)  # each one's gain over what it continues
 
     def to_json(self) -> dict[str, Any]:
         return {"rule": self.rule, "why": self.why, "base": self.base, "leader": self.leader,
                 "comparisons": [c.to_json() for c in self.comparisons],
-                "min_texts_per_second": self.min_texts_per_second, "too_slow": self.too_slow}
+                "min_texts_per_second": self.min_texts_per_second, "too_slow": self.too_slow,
+                **({"continuations": {name: gain.to_json() for name, gain in self.continuations.items()}}
+                   if self.continuations else {})}
 
 
 
@@ -125,11 +132,14 @@ def select(results: Mapping[str, CandidateResult], start: list[str], rule: Rule 
                          rule=rule, min_texts_per_second=min_texts_per_second)
     # The dev score that ranks: the kept checkpoint's, or cross-fitted, the score of the items given.
     dev = {name: items[name].score() if rule == "cross-fitted" else r.dev for name, r in done.items()}
-    gated = [name for name in eligible if name != base and gains[name].above_zero]
+    continuations = {name: paired_gain(items[r.continues], items[name], seed) for name, r in done.items()
+                     if isinstance(r, TrainedResult) and r.continues in items}
+    gated = [name for name in eligible if name != base and gains[name].above_zero
+             and (name not in continuations or continuations[name].above_zero)]
     if not gated:
         return Selection(base, bound + f"no candidate's {100 * CONFIDENCE:g} % interval of its dev gain over {base} "
                                        "lies above 0: the start model is kept", base, gains, too_slow=too_slow,
-                         rule=rule, min_texts_per_second=min_texts_per_second)
+                         rule=rule, min_texts_per_second=min_texts_per_second, continuations=continuations)
     leader = max(gated, key=lambda name: dev[name])  # the first in run order on a tie
     comparisons = [_compare(leader, name, done, items, seed) for name in gated if name != leader]
     close = [c for c in comparisons if c.cheaper and not c.interval.above_zero]
@@ -145,7 +155,8 @@ def select(results: Mapping[str, CandidateResult], start: list[str], rule: Rule 
            f"({dev[leader]:.2f})")
     if comparisons:
         why += "; paired with the others: " + "; ".join(_verdict(leader, c, chosen, done, score) for c in comparisons)
-    return Selection(chosen, why, base, gains, leader, comparisons, too_slow, rule, min_texts_per_second)
+    return Selection(chosen, why, base, gains, leader, comparisons, too_slow, rule, min_texts_per_second,
+                     continuations)
 
 
 def _compare(leader: str, name: str, done: dict[str, CandidateResult], items: Mapping[str, ItemScores],
