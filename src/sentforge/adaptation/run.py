@@ -190,7 +190,8 @@ def _select_and_report(state: AdaptState, inputs: AdaptInputs, order: list[str],
         test_regret=test_regret({name: r.to_json() for name, r in results.items()}, chosen),
         dev_cross_fitted={name: round(scores.score(), 4) for name, scores in fitted.items()},
         output_bytes_all=output_bytes_all, output_bytes=directory_size(state.output),
-        wall_s=round(budget.total_s - budget.remaining(), 2), leftover=state.leftover or None)  # all but writing the report's files
+        wall_s=round(budget.total_s - budget.remaining(), 2),  # all but writing the report's files
+        leftover=state.leftover or None)
     write_report(state.output, report)
     logger.info("selected %s: dev %s %.2f", chosen, metric, results[chosen].dev)
     if rivals := unresolved(report):
