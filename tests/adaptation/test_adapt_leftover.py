@@ -67,8 +67,8 @@ def test_the_leader_whose_best_evaluation_was_its_last_is_continued_with_the_tim
 def test_a_leader_that_peaked_before_its_last_evaluation_ends_the_run_early(monkeypatch):
     leftover = planner(results(mnrl(30)), 600.0, monkeypatch=monkeypatch).leftover()
     assert leftover.continued is None
-    assert leftover.why == ("the leading trained candidate, m.mnrl, scored best on dev at step 30 of the 60 it "
-                            "evaluated: more steps of it are not measured to help")
+    assert leftover.why == ("the leading trained candidate, m.mnrl, scored best on dev at step 30, before its last "
+                            "evaluation (step 60): more steps of it are not measured to help")
 
 
 def test_too_little_time_to_reach_the_first_evaluation_or_none_at_all_ends_it_too(monkeypatch):

@@ -286,8 +286,8 @@ class Planner:
         evaluated = [evaluation["step"] for evaluation in result.evaluations or []]
         if not evaluated or result.best_step != max(evaluated) or was_cut(result):
             return Leftover(available, why=f"the leading trained candidate, {leader}, scored best on dev at step "
-                                           f"{result.best_step} of the {max(evaluated, default=0)} it evaluated: "
-                                           "more steps of it are not measured to help")
+                                           f"{result.best_step}, before its last evaluation (step "
+                                           f"{max(evaluated, default=0)}): more steps of it are not measured to help")
         candidate = continuation_of(next(c for c in self.planned if c.name == leader))
         cost = self.observed_step_cost(next(c for c in self.planned if c.name == leader))
         first = min(self.cadence(candidate, available), self.planned_steps(candidate))
