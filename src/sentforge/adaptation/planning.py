@@ -145,6 +145,24 @@ class Room:
     why: str = ""
 
 
+@dataclass(frozen=True)
+class RunLimits:
+    """One recipe run's limits, planned at its start (`Planner.limits`): its `share` (the candidate's whole wall
+    time, its earlier runs' included), the trainer's time limit (counted from its first step), the seconds the
+    deadline keeps after a step, the dev evaluation cadence, the first step racing may judge, and the cost per
+    step they were planned at."""
+
+    share: float
+    time_limit: float
+    after_s: float
+    eval_every: int
+    judged_from: int
+    seconds_per_step: float
+
+    def deadline(self, elapsed: Callable[[], float]) -> Deadline:
+        return Deadline(self.share, self.after_s, elapsed)
+
+
 class Deadline:
     """A trainer callback that stops the run (the time limit's stop reason) after the step past which the
     candidate's `elapsed()` seconds (its earlier runs' included) and `after_s` (Costs.after_step_s) would pass
@@ -247,6 +265,24 @@ class Planner:
             return None, (f"{max(available, 0):.0f} s of the budget left; a trained candidate needs at least "
                           f"{costs.trained_minimum:.1f} s")
         return share + self.state.prior_elapsed(candidate.name), ""
+
+    def limits(self, candidate: Candidate, share: float, prior: float, before_s: float = 0.0,
+               probe: bool = False) -> RunLimits:
+        """Step 6 for one recipe run of `candidate` within `share` seconds, `prior` of which it ran before and
+        `before_s` of which go before its first step (distil's teacher). A probe keeps room for the evaluation
+        at a step that crosses the limit and for a test (its checkpoint follows), and evaluates at
+        --eval-every only; a run's cadence is the one fixed at its first run (kept with its probe), so that a
+        resumed run evaluates at the same steps whatever time it has left."""
+        costs, cost = self.costs(), self.step_cost(candidate)
+        if probe:
+            time_limit = max(share - prior - costs.dev_s - costs.test_s, costs.dev_s, 1.0)
+            return RunLimits(share, time_limit, costs.load_s, self.probe_cadence(),
+                             self.first_judged_step(candidate, time_limit), cost)
+        after_s = costs.after_step_s(cost)
+        time_limit = max(share - prior - before_s - after_s, costs.dev_s, 1.0)
+        kept = self.state.probes.get(candidate.name, {}).get("eval_every")
+        every = int(kept) if kept is not None else self.cadence(candidate, time_limit)
+        return RunLimits(share, time_limit, after_s, every, self.first_judged_step(candidate, time_limit), cost)
 
     def extension(self) -> tuple[Candidate, float] | None:
         """Step 4: the cut candidate to extend next and its share of the time left (the meta-embeddings still

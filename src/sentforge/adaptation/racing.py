@@ -30,16 +30,23 @@ and the leader, which neither expresses (and candidates run one after another, s
 from __future__ import annotations
 
 import copy
+import json
 import logging
 import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
-from sentforge.adaptation.result import RaceDecision
+from sentforge.adaptation.adapt_state import AdaptState
+from sentforge.adaptation.intervals import save_evaluation_items
+from sentforge.adaptation.result import RaceDecision, best_start
 from sentforge.evaluation.paired import ItemScores, paired_bootstrap
-from sentforge.harness.dev_scores import rounded
+from sentforge.harness.dev_scores import items_path, load_items, rounded
+from sentforge.harness.run_state import Budget
+from sentforge.recipes.best import BEST_FILE
+from sentforge.recipes.run_dir import TRAINING_DIR
 
 logger = logging.getLogger(__name__)
 
@@ -144,6 +151,32 @@ class Race:
                         self.stopped.reason, gain.difference, gain.low, gain.high, self.stopped.against)
         if self.stopped is not None and state.step >= self.stopped.step:
             state.should_stop, state.stop_reason = True, RACING
+
+
+def race_of_run(state: AdaptState, task: Any, name: str, key: str, run_dir: Path, seed: int, budget: Budget,
+                elapsed: Callable[[], float], judged_from: int) -> Race | None:
+    """The racing evaluator of candidate `name`'s run into `run_dir` (`key`: its path under OUTPUT/runs, its
+    name in the state's races): against the best start model and the leader (the other finished candidate with
+    the highest dev score) on the dev units of `task`; None before a start model has its per-unit scores."""
+    done = {other: r for other, r in state.results.items()
+            if r.done and other != name and items_path(state.output, other).is_file()}
+    starts = [other for other, r in done.items() if r.kind == "start"]
+    if not starts:
+        return None
+    start = best_start(done, starts)
+    leader = max(done, key=lambda other: done[other].dev)
+    # The candidate's best so far: its start model's score, or what this run reached before it was resumed.
+    saved = run_dir / TRAINING_DIR / BEST_FILE
+    best = max(done[start].dev, json.loads(saved.read_text(encoding="utf-8"))["value"]) \
+        if saved.is_file() else done[start].dev
+
+    def record(decision: RaceDecision) -> None:
+        state.raced(key, replace(decision, adapt_minutes=round((budget.total_s - budget.remaining()) / 60, 2)))
+
+    return Race(task, Reference(start, load_items(state.output, start)),
+                Reference(leader, load_items(state.output, leader)), best, seed, record, elapsed,
+                state.races.get(key), judged_from,
+                lambda step, items: save_evaluation_items(state.output, key, step, items))
 
 
 @contextmanager

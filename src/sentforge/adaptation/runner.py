@@ -5,29 +5,25 @@ the finished ones (speed.py). The kinds that use them are kinds.py's."""
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from sentforge.adaptation.adapt_state import RUNS_DIR, AdaptState
 from sentforge.adaptation.candidates import Candidate
 from sentforge.adaptation.inputs import AdaptInputs
-from sentforge.adaptation.intervals import save_evaluation_items
-from sentforge.adaptation.planning import Deadline, Planner, StepClock
-from sentforge.adaptation.racing import Race, Reference
-from sentforge.adaptation.result import (DONE, FAILED, CandidateResult, NotRun, RaceDecision, Status, TrainedResult,
-                                         best_start, finished, load_candidate)
+from sentforge.adaptation.planning import Planner, RunLimits, StepClock
+from sentforge.adaptation.racing import Race, race_of_run
+from sentforge.adaptation.result import (DONE, FAILED, CandidateResult, NotRun, Status, TrainedResult, finished,
+                                         load_candidate)
 from sentforge.adaptation.speed import measure
 from sentforge.adaptation.trained import RecipeCall, TrainSettings, needs_training, probe_run, timed, train_or_take_up
 from sentforge.support.errors import SentforgeError
-from sentforge.harness.dev_scores import items_path, load_items, main_score, metric_of, save_items
+from sentforge.harness.dev_scores import items_path, main_score, metric_of, save_items
 from sentforge.harness.run_state import Heartbeat
-from sentforge.recipes.best import BEST_FILE
-from sentforge.recipes.run_dir import TRAINING_DIR
 
 logger = logging.getLogger(__name__)
 
@@ -67,90 +63,50 @@ class RecipeRun:
 
     def probe(self, context: RunContext, clock: StepClock) -> tuple[int, float]:
         """The run's first steps, until `clock` stops it: (steps, wall seconds)."""
-        costs = context.plan.costs()
         prior = context.state.prior_elapsed(self.candidate.name)
-        # Room for the evaluation at a step that crosses the limit and for a test; its checkpoint follows.
-        time_limit = max(self.share - prior - costs.dev_s - costs.test_s, costs.dev_s, 1.0)
-        heartbeat, race, callbacks = self._callbacks(context, prior, time_limit, costs.load_s, clock)
-        call = RecipeCall(self.candidate, self.start, self.run_dir, time_limit, context.plan.probe_cadence(), callbacks,
+        limits = context.plan.limits(self.candidate, self.share, prior, probe=True)
+        heartbeat, race, callbacks = self._callbacks(context, prior, limits, clock)
+        call = RecipeCall(self.candidate, self.start, self.run_dir, limits.time_limit, limits.eval_every, callbacks,
                           snapshots=self.snapshots, evaluator=race)
         steps = probe_run(call, context.inputs, context.train)
         return steps, round(heartbeat.elapsed(), 2)
 
     def train(self, context: RunContext) -> TrainedResult:
-        """The run to its end (or taken up when it is finished): the candidate's result."""
-        costs, name = context.plan.costs(), self.candidate.name
+        """The run to its end (or taken up when it is finished): the candidate's result, with the cost per step
+        its limits were planned at."""
+        state, name = context.state, self.candidate.name
         # A run that racing stopped is finished, its probe's included: it is taken up, never continued.
-        probed = None if context.state.races.get(self._key(context)) else \
-            context.state.probes.get(name, {}).get("steps")
-        prior = context.state.prior_elapsed(name) if needs_training(self.run_dir, self.extend, probed) else 0.0
+        probed = None if state.races.get(self._key(context)) else state.probes.get(name, {}).get("steps")
+        prior = state.prior_elapsed(name) if needs_training(self.run_dir, self.extend, probed) else 0.0
         # The deadline holds the candidate's whole wall time, its loading and what follows its last step.
-        after_s = costs.after_step_s(context.plan.step_cost(self.candidate))
-        # The trainer's own limit, counted from its first step (the reproducing command's --time-limit).
-        time_limit = max(self.share - prior - self.before_s - after_s, costs.dev_s, 1.0)
-        _, race, callbacks = self._callbacks(context, prior, time_limit, after_s)
-        cadence = _cadence(context, self.candidate, time_limit)
-        call = RecipeCall(self.candidate, self.start, self.run_dir, time_limit, cadence, callbacks, self.extend,
-                          self.options, self.snapshots, race)
+        limits = context.plan.limits(self.candidate, self.share, prior, self.before_s)
+        if name in state.probes and "eval_every" not in state.probes[name]:
+            state.probes[name]["eval_every"] = limits.eval_every  # its cadence, fixed for the runs that resume it
+            state.save()
+        _, race, callbacks = self._callbacks(context, prior, limits)
+        call = RecipeCall(self.candidate, self.start, self.run_dir, limits.time_limit, limits.eval_every, callbacks,
+                          self.extend, self.options, self.snapshots, race)
         result = timed(lambda: train_or_take_up(call, context.inputs, context.train, probed), prior)
-        return result.update(race=context.state.races.get(self._key(context)))
+        if result.done and result.kind == "train":
+            result = result.update(seconds_per_step=limits.seconds_per_step)
+        return result.update(race=state.races.get(self._key(context)))
 
     def _key(self, context: RunContext) -> str:
         """The run's name in the state's races: its path under OUTPUT/runs."""
         return self.run_dir.relative_to(context.state.output / RUNS_DIR).as_posix()
 
-    def _callbacks(self, context: RunContext, prior: float, time_limit: float, after_s: float,
+    def _callbacks(self, context: RunContext, prior: float, limits: RunLimits,
                    *own: Callable[[Any], None]) -> tuple[Heartbeat, Race | None, list[Callable[[Any], None]]]:
-        """The heartbeat (the candidate's elapsed time), the racing evaluator, and the trainer callbacks: the
-        heartbeat, racing's, the deadline (planning.py), `own`, and the context's."""
-        heartbeat = context.state.heartbeat(self.candidate.name, prior, self.stop_at)
-        race = _race(context, self.candidate, self.run_dir, self._key(context), heartbeat.elapsed,
-                     context.plan.first_judged_step(self.candidate, time_limit))
-        deadline = Deadline(self.share, after_s, heartbeat.elapsed)
-        return heartbeat, race, [heartbeat, *([race.after_step] if race else []), deadline, *own,
-                                 *context.callbacks]
-
-
-def _cadence(context: RunContext, candidate: Candidate, time_limit: float) -> int:
-    """The candidate's evaluation cadence, fixed at its first run and kept with its probe, so that a resumed run
-    evaluates at the same steps whatever time it has left."""
-    probe = context.state.probes.get(candidate.name)
-    if probe is not None and "eval_every" in probe:
-        return int(probe["eval_every"])
-    cadence = context.plan.cadence(candidate, time_limit)
-    if probe is not None:
-        probe["eval_every"] = cadence
-        context.state.save()
-    return cadence
-
-
-def _race(context: RunContext, candidate: Candidate, run_dir: Path, key: str, elapsed: Callable[[], float],
-          judged_from: int) -> Race | None:
-    """The racing evaluator of this run: against the best start model and the leader (the other finished
-    candidate with the highest dev score) on the dev units; None when racing is off."""
-    state = context.state
-    if not context.train.race:
-        return None
-    done = {name: r for name, r in state.results.items()
-            if r.done and name != candidate.name and items_path(state.output, name).is_file()}
-    starts = [name for name, r in done.items() if r.kind == "start"]
-    if not starts:
-        return None
-    start = best_start(done, starts)
-    leader = max(done, key=lambda name: done[name].dev)
-    # The candidate's best so far: its start model's score, or what this run reached before it was resumed.
-    saved = run_dir / TRAINING_DIR / BEST_FILE
-    best = max(done[start].dev, json.loads(saved.read_text(encoding="utf-8"))["value"]) \
-        if saved.is_file() else done[start].dev
-
-    def record(decision: RaceDecision) -> None:
-        budget = context.plan.budget
-        state.raced(key, replace(decision, adapt_minutes=round((budget.total_s - budget.remaining()) / 60, 2)))
-
-    return Race(context.inputs.dev, Reference(start, load_items(state.output, start)),
-                Reference(leader, load_items(state.output, leader)), best, context.train.seed, record, elapsed,
-                state.races.get(key), judged_from,
-                lambda step, items: save_evaluation_items(state.output, key, step, items))
+        """The heartbeat (the candidate's elapsed time), the racing evaluator (racing.py; None with racing off),
+        and the trainer callbacks: the heartbeat, racing's, the deadline (planning.py), `own`, and the
+        context's."""
+        state = context.state
+        heartbeat = state.heartbeat(self.candidate.name, prior, self.stop_at)
+        race = race_of_run(state, context.inputs.dev, self.candidate.name, self._key(context), self.run_dir,
+                           context.train.seed, context.plan.budget, heartbeat.elapsed, limits.judged_from) \
+            if context.train.race else None
+        return heartbeat, race, [heartbeat, *([race.after_step] if race else []), limits.deadline(heartbeat.elapsed),
+                                 *own, *context.callbacks]
 
 
 def probe_pending(context: RunContext, equal_s: float, reserve_s: float = 0.0) -> None:
@@ -180,8 +136,6 @@ def probe_pending(context: RunContext, equal_s: float, reserve_s: float = 0.0) -
 def record(context: RunContext, candidate: Candidate, result: CandidateResult) -> None:
     """Test and per-unit dev scores of a finished candidate, then its result in the state."""
     state, inputs = context.state, context.inputs
-    if result.done and result.kind == "train":
-        result = result.update(seconds_per_step=context.plan.step_cost(candidate))
     if result.done and inputs.test is not None and result.test is None:
         value, seconds = main_score(inputs.test, load_candidate(result, context.train.device))
         result = result.update(test=value, test_metric=metric_of(inputs.test), wall_s=round(result.wall_s + seconds, 2))
