@@ -60,11 +60,14 @@ def test_adapt_sections_are_saved_after_the_results_and_resumed(tmp_path):
     state.probed("m.tsdae", {"seconds_per_step": 0.5, "steps": 4, "wall_s": 3.0})
     decision = RaceDecision("below the start", "m.start", PairedInterval(-5.0, -7.0, -3.0, 1.0, 0.95, 2000, 8), step=4)
     state.raced("m.tsdae", decision)
+    state.leftover = {"seconds": 600.0, "continued": None, "why": "the budget is spent"}
+    state.save()
     assert list(json.loads(state.path.read_text())) == ["settings", "results", "running", "measured", "probes",
-                                                        "races"]
+                                                        "races", "leftover"]
     again = AdaptState(tmp_path / "out", {"seed": 0})
     again.open()
     assert (again.measured, again.races) == ({"dev_s": 1.5}, {"m.tsdae": decision})
+    assert again.leftover == state.leftover
     # The probe's seconds count as the candidate's until it is recorded.
     assert again.spent() == 3.0 and again.prior_elapsed("m.tsdae") == 3.0
     again.record("m.tsdae", CandidateResult.from_json({"kind": "start", "method": "start", "model": "m",
