@@ -23,9 +23,11 @@ _EXPORTS = {
     "adapt": "sentforge.adaptation.run",
     "build_encoder": "sentforge.loading",
     "evaluate": "sentforge.evaluation",
+    "evaluate_datasets": "sentforge.evaluation",
     "labels": "sentforge.learning_curve.run",
     "explain": "sentforge.explanation",
     "load": "sentforge.loading",
+    "model_info": "sentforge.loading",
     "train": "sentforge.recipes.api",
 }
 

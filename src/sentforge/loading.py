@@ -68,6 +68,18 @@ def load(spec: str | Path, device: str | None = None, allow_lexical: bool = Fals
     return model
 
 
+def model_info(spec: str | Path, device: str | None = None) -> dict[str, Any]:
+    """`sentforge info`: what the model that `spec` names is, as a dict: its `dimension`; for an Encoder
+    its `max_seq_length`, `parameters` (their count) and `modules` (each module's class name and config),
+    for another model (a MetaEncoder, a word-vector or external model) its `type` (class name)."""
+    encoder = load(spec, device)
+    if not isinstance(encoder, Encoder):
+        return {"dimension": encoder.dim, "type": type(encoder).__name__}
+    return {"dimension": encoder.dim, "max_seq_length": encoder.max_seq_length,
+            "parameters": sum(p.numel() for p in encoder.parameters()),
+            "modules": [(type(module).__name__, module.config()) for module in encoder]}
+
+
 def _weights_dtype(model_kwargs: dict[str, Any] | None, spec: str):
     """The dtype that `model_kwargs` asks for ("auto", a torch dtype, or None); other keys are refused."""
     if not model_kwargs:

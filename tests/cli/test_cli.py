@@ -100,6 +100,19 @@ def test_malformed_jsonl_line(tiny_bert_dir, tmp_path, capsys):
     assert_one_line_error(code, err, "in.jsonl:2", "invalid JSON")
 
 
+
+def test_info_prints_what_model_info_returns(tiny_bert_dir, capsys):
+    code, out, err = run_cli(["info", tiny_bert_dir], capsys)
+    assert code == 0, err
+    details = sentforge.model_info(str(tiny_bert_dir))
+    assert out.splitlines() == [f"model: {tiny_bert_dir}", f"dimension: {details['dimension']}",
+                                f"max_seq_length: {details['max_seq_length']}",
+                                f"parameters: {details['parameters']:,}",
+                                *(f"module {i}: {name} {config}"
+                                  for i, (name, config) in enumerate(details["modules"]))]
+    assert details["dimension"] == 32 and "Pooling" in [name for name, _ in details["modules"]]
+
+
 def test_info_and_search(tiny_bert_dir, tmp_path, capsys):
     code, out, _ = run_cli(["info", tiny_bert_dir], capsys)
     assert code == 0 and "dimension: 32" in out and "Pooling" in out

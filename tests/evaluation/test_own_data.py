@@ -16,7 +16,7 @@ from sentence_transformers.evaluation import BinaryClassificationEvaluator
 from sklearn.metrics import average_precision_score
 
 from sentforge.support.errors import ConfigError, InputFileError
-from sentforge.evaluation import evaluate, load_dataset
+from sentforge.evaluation import evaluate, evaluate_datasets, load_dataset
 from sentforge.evaluation.own import detect_kind, load_own_datasets, parse_dataset_spec
 from sentforge.evaluation.own.pairs import (
     accuracy_f1_at,
@@ -319,3 +319,23 @@ def test_cli_eval_dataset(tiny_bert_dir, tmp_path, capsys):
                             "--output", tmp_path / "c.json"], capsys)
     assert_one_line_error(code, err, "--dev", "no --dataset is labelled-pairs")
     assert load_own_datasets([str(scored)])[0].name == str(scored)
+
+
+def test_evaluate_datasets_writes_the_report_of_the_eval_command(tiny_bert_dir, tmp_path, capsys):
+    scored = write_table(tmp_path / "sts.tsv", pair_rows(12, 9, "score"))
+    labelled = write_table(tmp_path / "para.jsonl", pair_rows(12, 10, "label"))
+    dev = write_table(tmp_path / "dev.jsonl", pair_rows(12, 11, "label"))
+    code, _, err = run_cli(["eval", "--model", tiny_bert_dir, "--dataset", scored, "--dataset", labelled, "--dev", dev,
+                            "--output", tmp_path / "cli.json"], capsys)
+    assert code in (0, None), err
+    report = evaluate_datasets(str(tiny_bert_dir), tmp_path / "python.json", datasets=[str(scored), str(labelled)],
+                               dev=dev)
+    written = {name: json.loads((tmp_path / name).read_text())["tasks"] for name in ("cli.json", "python.json")}
+    assert list(report["tasks"]) == list(written["cli.json"]) == [str(scored), str(labelled)]
+    assert ({name: entry["metrics"] for name, entry in written["python.json"].items()}
+            == {name: entry["metrics"] for name, entry in written["cli.json"].items()})
+    # the output is checked against the datasets before any is read
+    before = scored.read_bytes()
+    with pytest.raises(ConfigError, match="is also the --dataset"):
+        evaluate_datasets(str(tiny_bert_dir), scored, datasets=[str(scored)])
+    assert scored.read_bytes() == before

@@ -9,7 +9,7 @@ import torch
 
 import sentforge
 from sentforge import Encoder
-from sentforge.support.errors import ConfigError
+from sentforge.support.errors import ConfigError, OutputExistsError
 from sentforge.explanation import format_table
 from sentforge.explanation.words import Word, split_words, tokenize_words, without_word, words_from_tokens
 from sentforge.modules import Pooling, T5EncoderDecoder
@@ -167,6 +167,18 @@ def test_cli_prints_the_table_and_writes_the_html(tiny_bert_dir, tmp_path, capsy
     assert html.count("<span") == 2 * 12 and "cat</span>" in html
     code, _, err = run_cli(["explain", tiny_bert_dir, A, B, "--html", page], capsys)
     assert_one_line_error(code, err, str(page), "--overwrite")
+
+
+def test_explain_with_html_writes_the_page_and_prints_the_table_of_the_cli(tiny_bert_dir, tmp_path, capsys):
+    code, out, err = run_cli(["explain", tiny_bert_dir, A, B, "--html", tmp_path / "cli.html", "--steps", "8"], capsys)
+    assert code == 0, err
+    result = sentforge.explain(str(tiny_bert_dir), A, B, steps=8, html=tmp_path / "python.html")
+    assert out == format_table(result, 10) + "\n"
+    assert (tmp_path / "python.html").read_text(encoding="utf-8") == (tmp_path / "cli.html").read_text(encoding="utf-8")
+    with pytest.raises(OutputExistsError, match="--overwrite"):
+        sentforge.explain(str(tiny_bert_dir), A, B, methods="deletion", html=tmp_path / "python.html")
+    sentforge.explain(str(tiny_bert_dir), A, B, methods="deletion", html=tmp_path / "python.html", overwrite=True)
+    assert "gradients" not in (tmp_path / "python.html").read_text(encoding="utf-8")
 
 
 @pytest.mark.parametrize(("args", "fragment"), [

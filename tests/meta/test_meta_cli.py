@@ -116,3 +116,21 @@ def test_meta_ablate_leaves_each_member_out(setup, capsys):
     code, _, err = run_cli(["meta", "ablate", "--member", members[0], "--corpus", tmp_path / "corpus.txt",
                             "--data-dir", tmp_path / "data", "--output", tmp_path / "b.json"], capsys)
     assert_one_line_error(code, err, "at least 2 members")
+
+
+def test_ablate_meta_encoder_writes_the_report_of_meta_ablate(setup, capsys):
+    from sentforge.evaluation.meta_ablation import ablate_meta_encoder
+
+    tmp_path, members = setup
+    pairs = [(CORPUS[i], CORPUS[j]) for i in range(12) for j in range(i, 12, 3)]
+    _write_sts(tmp_path / "data", pairs, [float((len(a) + len(b)) % 5) for a, b in pairs])
+    code, _, err = run_cli(["meta", "ablate", *_member_args(members), "--method", "svd", "--dim", "30",
+                            "--corpus", tmp_path / "corpus.txt", "--tasks", "STSBenchmark", "--data-dir",
+                            tmp_path / "data", "--output", tmp_path / "cli.json", "--no-cache"], capsys)
+    assert code in (0, None), err
+    report = ablate_meta_encoder(members, "svd", [tmp_path / "corpus.txt"], tmp_path / "python.json",
+                                 params={"dim": 30}, tasks="STSBenchmark", data_dir=tmp_path / "data")
+    written = json.loads((tmp_path / "python.json").read_text())
+    assert written == json.loads((tmp_path / "cli.json").read_text())
+    assert written["rows"] == report["rows"]
+    assert (tmp_path / "python.md").read_text() == (tmp_path / "cli.md").read_text()

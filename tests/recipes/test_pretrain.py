@@ -13,11 +13,12 @@ from typer.testing import CliRunner
 
 from sentforge import build_encoder, load
 from sentforge.cli import app
-from sentforge.support.errors import ConfigError, OutputExistsError
+from sentforge.support.errors import ConfigError, InputFileError, OutputExistsError
 from sentforge.recipes.pretrain import (
     PretrainConfig,
     canonical_vocabulary,
     pretrain,
+    pretrain_corpus,
     random_init_like,
     split_heldout,
     train_tokenizer,
@@ -136,3 +137,25 @@ def test_cli_refuses_non_empty_output_and_resumes(tmp_path):
     again = runner.invoke(app, [*args, "--resume"])
     assert again.exit_code == 0, again.output
     assert (out / "model.safetensors").read_bytes() == weights
+
+
+def test_pretrain_corpus_writes_the_model_of_the_pretrain_command(tmp_path):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(SENTENCES), encoding="utf-8")
+    settings = {"steps": 4, "batch_size": 8, "heldout": 16, "vocab_size": 300, "seed": 1}
+    done = CliRunner().invoke(app, ["pretrain", "mlm", "--corpus", str(corpus), "--config", "tiny",
+                                    *(arg for name, value in settings.items()
+                                      for arg in (f"--{name.replace('_', '-')}", str(value))),
+                                    "--output", str(tmp_path / "cli")])
+    assert done.exit_code == 0, done.output
+    summary = pretrain_corpus("mlm", [corpus], tmp_path / "python", size="tiny", **settings)
+    # The same run: settings, sentences and model (a tokenizer trained twice breaks ties differently, so the
+    # weights are not compared).
+    cli = json.loads((tmp_path / "cli" / "pretrain.json").read_text())
+    same = ("config", "model_size", "parameters", "train_sentences", "heldout_sentences", "steps")
+    assert {key: summary[key] for key in same} == {key: cli[key] for key in same}
+    assert load(tmp_path / "python").encode(SENTENCES[:3]).shape == load(tmp_path / "cli").encode(SENTENCES[:3]).shape
+    short = tmp_path / "short.txt"
+    short.write_text("too short\n", encoding="utf-8")
+    with pytest.raises(InputFileError, match="no sentences of 3-128 words"):
+        pretrain_corpus("mlm", [short], tmp_path / "none", size="tiny", steps=2)

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import sentforge
+from sentforge.support.errors import ConfigError
 from sentforge.modules.onnx_backbone import OnnxTransformer
 
 from conftest import CORPUS, assert_one_line_error, run_cli
@@ -33,6 +34,21 @@ def test_export_loads_and_encodes_like_the_source(tiny_bert_dir, tmp_path, capsy
         np.testing.assert_allclose(ours, reference, atol=1e-5)
     card = (tmp_path / "exported" / "README.md").read_text(encoding="utf-8")
     assert f"ONNX {'int8' if fmt == 'int8' else 'fp32'} export of {tiny_bert_dir}" in card
+
+
+def test_export_encoder_of_a_model_spec_writes_the_export_of_the_cli(tiny_bert_dir, tmp_path, capsys):
+    from sentforge.scale.export import export_encoder
+
+    assert run_cli(["export", tiny_bert_dir, "--format", "onnx", "-o", tmp_path / "cli"], capsys)[0] == 0
+    assert export_encoder(str(tiny_bert_dir), tmp_path / "python", "onnx") == tmp_path / "python"
+    texts = CORPUS[:6]
+    np.testing.assert_array_equal(sentforge.load(tmp_path / "python").encode(texts),
+                                  sentforge.load(tmp_path / "cli").encode(texts))
+    card = (tmp_path / "python" / "README.md").read_text(encoding="utf-8")
+    assert f"ONNX fp32 export of {tiny_bert_dir}" in card
+    # the output is checked before the model loads: never inside the model directory
+    with pytest.raises(ConfigError, match="lies inside"):
+        export_encoder(str(tiny_bert_dir), tiny_bert_dir / "onnx")
 
 
 def test_exported_directory_saves_and_reloads_identically(tiny_bert_dir, tmp_path, capsys):

@@ -12,7 +12,7 @@ import torch
 import sentforge
 from sentforge.support.errors import ConfigError, InputFileError
 from sentforge.support.identity import ModelIdentity
-from sentforge.scale.index import IndexParams, VectorIndex, build_index
+from sentforge.scale.index import IndexParams, VectorIndex, build_index, search_texts
 
 from conftest import CORPUS, assert_one_line_error, run_cli
 
@@ -128,6 +128,30 @@ def test_a_top_k_beyond_the_texts_says_how_many_are_shown(tiny_bert_dir, tmp_pat
     caplog.clear()
     assert run_cli(["search", "a cat", *where, "-m", tiny_bert_dir, "-k", "12"], capsys)[0] == 0
     assert not [r for r in caplog.records if r.levelname == "WARNING"]
+
+
+
+@pytest.mark.parametrize("source", ["corpus", "index"])
+def test_search_texts_gives_the_hits_that_search_prints(tiny_bert_dir, tmp_path, capsys, source):
+    (tmp_path / "corpus.txt").write_text("\n".join(TEXTS) + "\n", encoding="utf-8")
+    where = {"corpus": tmp_path / "corpus.txt"}
+    if source == "index":
+        assert run_cli(["index", "build", tmp_path / "corpus.txt", "-m", tiny_bert_dir, "--kind", "flat",
+                        "-o", tmp_path / "idx"], capsys)[0] == 0
+        where = {"index": tmp_path / "idx"}
+    queries = ["a cat", "a dog in the park"]
+    (key, path), = where.items()
+    code, out, err = run_cli(["search", *queries, f"--{key}", path, "-m", tiny_bert_dir, "-k", "3"], capsys)
+    assert code == 0, err
+    hits = search_texts(queries, **where, model=str(tiny_bert_dir), top_k=3)
+    assert out == "".join(f"query: {query}\n" + "".join(f"  {rank}. {hit.score:.4f}  {hit.text}\n"
+                                                        for rank, hit in enumerate(found, 1))
+                          for query, found in zip(queries, hits))
+    assert all(TEXTS[hit.id] == hit.text for found in hits for hit in found)
+    if source == "index":  # without a model: the one that built the index
+        assert search_texts(queries, **where, top_k=3) == hits
+    with pytest.raises(ConfigError, match="exactly one of --corpus"):
+        search_texts(queries, top_k=3)
 
 
 def glove(tmp_path):

@@ -67,6 +67,26 @@ def test_dev_alone_in_python_scores_before_and_after(tiny_bert_dir, data):
     assert sentforge.load(data / "out").name.endswith("out")
 
 
+
+def test_a_dev_file_in_python_selects_as_the_dev_option_of_the_cli(tiny_bert_dir, data, capsys):
+    from sentforge.recipes.api import run_recipe
+    from sentforge.support.errors import ConfigError
+
+    code, _, err = run_cli(["train", "mnrl", "-m", tiny_bert_dir, "--corpus", data / "pairs.tsv", "--dev",
+                            data / "dev.jsonl", "-o", data / "cli", "--steps", "4", "--batch-size", "4",
+                            "--eval-every", "2"], capsys)
+    assert code == 0, err
+    _, summary = run_recipe("mnrl", str(tiny_bert_dir), data / "pairs.tsv", data / "python", dev=data / "dev.jsonl",
+                            eval_every=2, steps=4, batch_size=4)
+    cli = json.loads((data / "cli" / "train.json").read_text(encoding="utf-8"))
+    assert summary["best"]["metric"] == cli["best"]["metric"] == "ap"
+    assert [e["step"] for e in summary["evaluations"]] == [e["step"] for e in cli["evaluations"]] == [2, 4]
+    # the dev file is never inside the output, checked before it is read
+    with pytest.raises(ConfigError, match="lies inside --output"):
+        run_recipe("mnrl", str(tiny_bert_dir), data / "pairs.tsv", data, dev=data / "dev.jsonl", steps=1)
+    assert (data / "dev.jsonl").is_file()
+
+
 def test_eval_every_without_an_evaluator_is_refused(tiny_bert_dir, data):
     from sentforge.support.errors import ConfigError
 

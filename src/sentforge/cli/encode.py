@@ -9,7 +9,6 @@ from typing import Annotated, Optional
 import typer
 
 from sentforge.cli.app import DEFAULT_MODEL, DeviceOpt, ModelOpt, OverwriteOpt, SeedOpt, app
-from sentforge.support.errors import ConfigError
 
 logger = logging.getLogger("sentforge.cli")
 
@@ -55,19 +54,18 @@ def encode(
 @app.command()
 def info(model: Annotated[str, typer.Argument(help="Model spec.")] = DEFAULT_MODEL, seed: SeedOpt = 0) -> None:
     """Show an encoder's modules, embedding size and maximum sequence length."""
-    from sentforge.encoder import Encoder
-    from sentforge.loading import load
+    from sentforge.loading import model_info
 
-    encoder = load(model)
+    details = model_info(model)
     typer.echo(f"model: {model}")
-    typer.echo(f"dimension: {encoder.dim}")
-    if isinstance(encoder, Encoder):
-        typer.echo(f"max_seq_length: {encoder.max_seq_length}")
-        typer.echo(f"parameters: {sum(p.numel() for p in encoder.parameters()):,}")
-        for idx, module in enumerate(encoder):
-            typer.echo(f"module {idx}: {type(module).__name__} {module.config()}")
+    typer.echo(f"dimension: {details['dimension']}")
+    if "modules" in details:
+        typer.echo(f"max_seq_length: {details['max_seq_length']}")
+        typer.echo(f"parameters: {details['parameters']:,}")
+        for idx, (name, config) in enumerate(details["modules"]):
+            typer.echo(f"module {idx}: {name} {config}")
     else:
-        typer.echo(f"type: {type(encoder).__name__}")
+        typer.echo(f"type: {details['type']}")
 
 
 @app.command()
@@ -87,43 +85,13 @@ def search(
     seed: SeedOpt = 0,
 ) -> None:
     """Print the corpus texts nearest to each query by cosine similarity."""
-    import numpy as np
-
-    from sentforge.data.texts import count_texts, read_texts
-    from sentforge.loading import load
+    from sentforge.scale.index import search_texts
     from sentforge.support.seed import set_seed
 
     set_seed(seed)
-    if (corpus is None) == (index is None):
-        raise ConfigError("give exactly one of --corpus (texts) and --index (a built index)")
-    if index is not None:
-        from sentforge.scale.index import VectorIndex
-
-        loaded = VectorIndex.load(index)
-        if model is None and loaded.identity is None:
-            raise ConfigError(f"--index {index} does not record its model (written by an older sentforge): give it "
-                              "with -m")
-        spec = model or loaded.identity.name
-        _note_fewer(top_k, len(loaded), f"the index {index}")
-        hits = loaded.search(load(spec, device), query, top_k, name=spec)
-        for q, found in zip(query, hits):
-            typer.echo(f"query: {q}")
-            for rank, hit in enumerate(found, 1):
-                typer.echo(f"  {rank}. {hit.score:.4f}  {hit.text}")
-        return
-    texts = read_texts(corpus, field=field, column=column)
-    count_texts(corpus, texts, "--corpus")
-    _note_fewer(top_k, len(texts), f"the corpus {corpus}")
-    encoder = load(model or DEFAULT_MODEL, device)
-    docs = encoder.encode(texts, batch_size=batch_size, normalize=True)
-    queries = encoder.encode(query, batch_size=batch_size, normalize=True)
-    for q, scores in zip(query, queries @ docs.T):
-        typer.echo(f"query: {q}")
-        for rank, idx in enumerate(np.argsort(-scores)[:top_k], 1):
-            typer.echo(f"  {rank}. {scores[idx]:.4f}  {texts[idx]}")
-
-
-def _note_fewer(top_k: int, held: int, where: str) -> None:
-    """Say that each query gets fewer hits than --top-k asks for, and why."""
-    if top_k > held:
-        logger.warning("-k %d but %s holds %d text%s: showing %d", top_k, where, held, "" if held == 1 else "s", held)
+    hits = search_texts(query, corpus=corpus, index=index, model=model or (None if index else DEFAULT_MODEL),
+                        top_k=top_k, field=field, column=column, batch_size=batch_size, device=device)
+    for text, found in zip(query, hits):
+        typer.echo(f"query: {text}")
+        for rank, hit in enumerate(found, 1):
+            typer.echo(f"  {rank}. {hit.score:.4f}  {hit.text}")

@@ -38,23 +38,10 @@ def eval_command(
 ) -> None:
     """Evaluate a model (spec, directory, or bm25) on the selected tasks and on your own datasets; each
     text is encoded once."""
-    from sentforge.evaluation.own import load_own_datasets
-    from sentforge.evaluation.own.load import parse_dataset_spec
-    from sentforge.evaluation.runner import EVAL, TABLE_OPTION, add_results_to_card, evaluate, markdown_path
-    from sentforge.interface.model_card import check_card_target
-    from sentforge.support.output_guard import guard_output, output_lock
+    from sentforge.evaluation.runner import evaluate_datasets, markdown_path
 
-    if add_to_card:
-        check_card_target(model)
-    inputs = [("--model", model), ("--dev", dev), ("--data-dir", data_dir),
-              *(("--dataset", parse_dataset_spec(spec)[1]) for spec in dataset or [])]
-    with output_lock(output, EVAL):
-        guard_output(output, inputs, EVAL, overwrite, file_format="json")  # before any dataset is read
-        guard_output(markdown_path(output), inputs, EVAL, overwrite, option=TABLE_OPTION, file_format="markdown")
-        own = load_own_datasets(dataset or [], dev=dev, seed=seed)
-        names = [t.strip() for t in (tasks if tasks is not None else "" if own else "sts").split(",") if t.strip()]
-        report = evaluate(model, [*names, *own], data_dir=data_dir, batch_size=batch_size, seed=seed,
-                          strict=strict, output=output, overwrite=overwrite, device=device)
+    report = evaluate_datasets(model, output, tasks, dataset or [], dev=dev, data_dir=data_dir, batch_size=batch_size,
+                               strict=strict, device=device, overwrite=overwrite, seed=seed, add_to_card=add_to_card)
     width = max([24, *map(len, report["tasks"]), *map(len, report["skipped"])])  # dataset paths can be long
     for name, entry in report["tasks"].items():
         typer.echo(f"{name:{width}s} {entry['main_metric']:>16s} {entry['main_score']:8.2f}")
@@ -62,5 +49,4 @@ def eval_command(
         typer.echo(f"{name:{width}s} skipped: {why}")
     typer.echo(f"wrote {output} and {markdown_path(output)} ({report['timing']['total_seconds']:.1f} s)")
     if add_to_card:
-        add_results_to_card(model, report)
         typer.echo(f"added the results to the model card {Path(model) / 'README.md'}")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import logging
 from pathlib import Path
 from typing import Annotated, Optional
@@ -42,20 +41,14 @@ def explain(
     similarity minus that with the text replaced by padding (--baseline each).
     """
     from sentforge.explanation import explain as explain_pair
-    from sentforge.explanation import format_table, save_html
-    from sentforge.support.output_guard import guard_output, output_lock
+    from sentforge.explanation import format_table
 
     if method not in _METHODS:
         raise ConfigError(f"--method {method!r}: choose deletion, gradients or both")
     if baseline not in ("each", "pair"):
         raise ConfigError(f"--baseline {baseline!r}: choose each or pair")
-    with contextlib.ExitStack() as held:
-        if html is not None:
-            held.enter_context(output_lock(html, "explain", option="--html"))
-            guard_output(html, [("model", model)], "explain", overwrite, option="--html", file_format="html")
-        result = explain_pair(model, text_a, text_b, methods=_METHODS[method], steps=steps, baseline=baseline,
-                              batch_size=batch_size, device=device, seed=seed)
-        typer.echo(format_table(result, top))
-        if html is not None:
-            save_html(result, html, overwrite=overwrite)
-            logger.info("wrote %s", html)
+    result = explain_pair(model, text_a, text_b, methods=_METHODS[method], steps=steps, baseline=baseline,
+                          batch_size=batch_size, device=device, seed=seed, html=html, overwrite=overwrite)
+    typer.echo(format_table(result, top))
+    if html is not None:
+        logger.info("wrote %s", html)

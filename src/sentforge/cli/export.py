@@ -19,12 +19,8 @@ def export(
     seed: SeedOpt = 0,
 ) -> None:
     """Export a model's Transformer backbone to ONNX Runtime, optionally quantized to int8."""
-    from sentforge.scale.export import EXPORT, check_export, export_encoder
-    from sentforge.loading import load
-    from sentforge.support.output_guard import output_lock
+    from sentforge.scale.export import export_encoder
     from sentforge.support.seed import set_seed
 
     set_seed(seed)
-    with output_lock(output, EXPORT):
-        check_export(output, format, overwrite, model)  # before the model loads
-        export_encoder(load(model), output, format, overwrite=overwrite, source=model)
+    export_encoder(model, output, format, overwrite=overwrite)

@@ -12,7 +12,6 @@ from typing import Annotated, Any, Optional
 import typer
 
 from sentforge.cli.app import DeviceOpt, OverwriteOpt, SeedOpt, app
-from sentforge.support.errors import ConfigError
 
 meta_app = typer.Typer(no_args_is_help=True, help="Combine encoders into a meta-embedding (Poerner et al., 2020).")
 app.add_typer(meta_app, name="meta")
@@ -131,32 +130,12 @@ def ablate(
 ) -> None:
     """Leave-one-member-out: fit the method on all members and on every set without one member, score each
     on the tasks, and print/write the table. Each member encodes the corpus and the task texts once."""
-    from sentforge.evaluation.meta_ablation import ablation_markdown, leave_one_member_out
-    from sentforge.evaluation.runner import TABLE_OPTION, markdown_path
-    from sentforge.support.io import atomic_file, save_json
-    from sentforge.meta_fit import load_members, meta_inputs, read_fit_corpus
-    from sentforge.support.output_guard import guard_output, output_lock, signed_json, signed_markdown
-    from sentforge.support.seed import set_seed
+    from sentforge.evaluation.meta_ablation import ablate_meta_encoder, ablation_markdown
+    from sentforge.evaluation.runner import markdown_path
 
-    set_seed(options.seed)
-    params = options.method_params()
-    inputs = [*meta_inputs(member, corpus), ("--data-dir", data_dir)]
-    with output_lock(output, "meta ablate"):
-        guard_output(output, inputs, "meta ablate", options.overwrite, file_format="json")
-        guard_output(markdown_path(output), inputs, "meta ablate", options.overwrite, option=TABLE_OPTION,
-                     file_format="markdown")
-        if output.suffix != ".json":
-            raise ConfigError(f"--output {output}: the table is written as JSON (+ Markdown beside it); end it in "
-                              ".json")
-        if len(member) < 2:
-            raise ConfigError("--member: leaving one member out needs at least 2 members")
-        sentences = read_fit_corpus(corpus, options.field)
-        members = load_members(member, options.device)
-        report = leave_one_member_out(members, options.method, params, sentences, tasks, data_dir=data_dir,
-                                      batch_size=options.batch_size, cache_dir=options.cache, seed=options.seed)
-        save_json(output, signed_json(report, "meta ablate"))
-        table = ablation_markdown(report)
-        with atomic_file(markdown_path(output), "w") as handle:
-            handle.write(signed_markdown(table, "meta ablate"))
-    typer.echo(table)
+    report = ablate_meta_encoder(member, options.method, corpus, output, params=options.method_params(), tasks=tasks,
+                                 data_dir=data_dir, field=options.field, batch_size=options.batch_size,
+                                 cache_dir=options.cache, device=options.device, overwrite=options.overwrite,
+                                 seed=options.seed)
+    typer.echo(ablation_markdown(report))
     typer.echo(f"wrote {output} and {markdown_path(output)}")

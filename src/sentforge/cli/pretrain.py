@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Optional
@@ -10,8 +9,6 @@ from typing import Annotated, Optional
 import typer
 
 from sentforge.cli.app import DeviceOpt, OverwriteOpt, SeedOpt, app
-
-logger = logging.getLogger("sentforge.cli")
 
 
 class Objective(str, Enum):
@@ -57,30 +54,13 @@ def pretrain(
     seed: SeedOpt = 0,
 ) -> None:
     """Pre-train a model from scratch on a corpus and write a Hugging Face directory to --output."""
-    from sentforge.data.corpora import SentenceFilter, load_sentences
-    from sentforge.support.errors import InputFileError
-    from sentforge.support.output_guard import output_lock
-    from sentforge.recipes.pretrain import PRETRAIN, PretrainConfig
-    from sentforge.recipes.pretrain import pretrain as run_pretraining
-    from sentforge.recipes.run_dir import RunDirectory
+    from sentforge.recipes.pretrain import pretrain_corpus
 
-    if threads:
-        import torch
-
-        torch.set_num_threads(threads)
-    inputs = [("--corpus", path) for path in corpus]
-    with output_lock(output, PRETRAIN):
-        # Refuse a bad output before the corpus is read.
-        RunDirectory(output, resume=resume, overwrite=overwrite, inputs=inputs, run_name="pre-training run",
-                     kind=PRETRAIN).check()
-        run = PretrainConfig(kind=objective.value, size=config.value, steps=steps, batch_size=batch_size, lr=lr,
-                             optimizer=optimizer, schedule=schedule, warmup_ratio=warmup_ratio,
-                             max_seq_length=max_seq_length, vocab_size=vocab_size, heldout=heldout, seed=seed,
-                             checkpoint_every=checkpoint_every, keep_last=keep_last, eval_every=eval_every,
-                             log_every=log_every, device=device)
-        sentences = load_sentences(corpus, SentenceFilter(min_words=min_words, max_words=max_words), field=field)
-        if not sentences:
-            raise InputFileError(f"no sentences of {min_words}-{max_words} words in {', '.join(map(str, corpus))}")
-        summary = run_pretraining(sentences, output, run, resume=resume, overwrite=overwrite, inputs=inputs)
+    summary = pretrain_corpus(objective.value, corpus, output, min_words=min_words, max_words=max_words, field=field,
+                              resume=resume, overwrite=overwrite, threads=threads, size=config.value, steps=steps,
+                              batch_size=batch_size, lr=lr, optimizer=optimizer, schedule=schedule,
+                              warmup_ratio=warmup_ratio, max_seq_length=max_seq_length, vocab_size=vocab_size,
+                              heldout=heldout, seed=seed, checkpoint_every=checkpoint_every, keep_last=keep_last,
+                              eval_every=eval_every, log_every=log_every, device=device)
     if summary:
         typer.echo(f"wrote {output}: {summary['steps']} steps, held-out {summary['heldout']}")

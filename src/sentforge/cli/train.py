@@ -127,15 +127,9 @@ def _run(recipe: Recipe, *, output: Path, lr_boundaries: str | None, lr_factors:
             settings[spec.name] = spec.metadata["parse"](settings[spec.name])
     if eval_every is not None and dev is None:
         raise ConfigError("--eval-every needs --dev: the dev set is scored every --eval-every steps")
-    if dev is not None:
-        from sentforge.evaluation import load_dataset
-        from sentforge.support.output_guard import refuse_inputs_around
-
-        refuse_inputs_around(output, [("--dev", dev)])  # run_recipe judges the other inputs
-        task = load_dataset(dev)
-        settings.update(evaluator=task, eval_every=eval_every, select=task.metadata.main_metric)
     _, summary = run_recipe(
-        recipe.name, settings.pop("model"), data, output, reading=SentenceReading(field, split, min_words, max_words),
+        recipe.name, settings.pop("model"), data, output, dev=dev, eval_every=eval_every,
+        reading=SentenceReading(field, split, min_words, max_words),
         columns=None if columns is None else parse_columns(columns, "--columns"),
         argument_names=ArgumentNames(data=f"--{option}", columns="--columns"),
         schedule_boundaries=parse_numbers(lr_boundaries, int, "--lr-boundaries") or None,

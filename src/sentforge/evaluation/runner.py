@@ -23,7 +23,7 @@ from sentforge.evaluation.registry import resolve_tasks
 from sentforge.evaluation.task import CachedEncoder, Task
 from sentforge.support.io import atomic_file, save_json
 from sentforge.interface.model_card import check_card_target, write_model_card
-from sentforge.support.output_guard import guard_output, locked_output, signed_json, signed_markdown
+from sentforge.support.output_guard import guard_output, locked_output, output_lock, signed_json, signed_markdown
 from sentforge.support.seed import set_seed
 
 logger = logging.getLogger(__name__)
@@ -146,6 +146,38 @@ def evaluate(model: Any, tasks: str | Sequence[str | Task] = "sts", data_dir: st
         with atomic_file(markdown_path(output), "w") as handle:
             handle.write(signed_markdown(markdown_report(report), EVAL))
         logger.debug("wrote %s and %s", output, markdown_path(output))  # `sentforge eval` prints it once
+    return report
+
+
+def evaluate_datasets(model: str | os.PathLike, output: str | os.PathLike, tasks: str | None = None,
+                      datasets: Sequence[str] = (), dev: str | os.PathLike | None = None,
+                      data_dir: str | os.PathLike | None = None, batch_size: int = 64, strict: bool = False,
+                      device: str | None = None, overwrite: bool = False, seed: int = 1111,
+                      add_to_card: bool = False) -> dict[str, Any]:
+    """`sentforge eval`: evaluate `model` on `tasks` and on the user's own `datasets`, write the report to
+    `output` (JSON, a Markdown table beside it) and return it, as `evaluate` does.
+
+    tasks: comma-separated task families and/or task names (default: sts, or none when `datasets` are
+    given). datasets: files or BEIR folders, each `PATH` or `KIND:PATH` (see `load_dataset`). dev: a
+    labelled-pairs file whose best accuracy and F1 thresholds the labelled-pairs datasets use.
+    add_to_card: also add the results to the model card of the model directory `model` (checked first).
+    The output is locked and checked against every input before any dataset is read.
+    """
+    from sentforge.evaluation.own import load_own_datasets, parse_dataset_spec
+
+    if add_to_card:
+        check_card_target(model)
+    inputs = [("--model", model), ("--dev", dev), ("--data-dir", data_dir),
+              *(("--dataset", parse_dataset_spec(spec)[1]) for spec in datasets)]
+    with output_lock(output, EVAL):
+        guard_output(output, inputs, EVAL, overwrite, file_format="json")  # before any dataset is read
+        guard_output(markdown_path(output), inputs, EVAL, overwrite, option=TABLE_OPTION, file_format="markdown")
+        own = load_own_datasets(list(datasets), dev=dev, seed=seed)
+        names = [t.strip() for t in (tasks if tasks is not None else "" if own else "sts").split(",") if t.strip()]
+        report = evaluate(model, [*names, *own], data_dir=data_dir, batch_size=batch_size, seed=seed,
+                          strict=strict, output=output, overwrite=overwrite, device=device)
+    if add_to_card:
+        add_results_to_card(model, report)
     return report
 
 

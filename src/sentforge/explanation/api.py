@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -64,7 +65,8 @@ def _warnings(a: TokenizedText, b: TokenizedText) -> tuple[str, ...]:
 
 def explain(model: Any, text_a: str, text_b: str, *, methods: Sequence[str] | str = METHODS, steps: int = 50,
             baseline: str = "each", batch_size: int = 32, device: str | None = None, seed: int = 0,
-            show_progress: bool | None = None) -> Explanation:
+            show_progress: bool | None = None, html: str | os.PathLike | None = None,
+            overwrite: bool = False) -> Explanation:
     """Each whole word's influence on the cosine similarity of `text_a` and `text_b`.
 
     `model`: a model spec (directory, short name, ...) or a loaded model. `methods`:
@@ -76,7 +78,26 @@ def explain(model: Any, text_a: str, text_b: str, *, methods: Sequence[str] | st
     A word the tokenizer maps only to its unknown token is marked (`WordInfluence.unknown`); a text cut at
     the model's max length, or two texts of unknown tokens only, give a line in `Explanation.warnings`
     (and a logged warning).
+    With `html`, the explanation is also written to that file as a page with both texts coloured by
+    influence (`save_html`); the file is locked and checked before any work, and an existing one is
+    replaced only with `overwrite` when `explain` wrote it.
     """
+    if html is None:
+        return _explain(model, text_a, text_b, methods, steps, baseline, batch_size, device, seed, show_progress)
+    from sentforge.explanation.render import EXPLAIN, save_html
+    from sentforge.support.output_guard import guard_output, output_lock
+
+    with output_lock(html, EXPLAIN, option="--html"):
+        spec = model if isinstance(model, (str, os.PathLike)) else None
+        guard_output(html, [("model", spec)], EXPLAIN, overwrite, option="--html", file_format="html")
+        explanation = _explain(model, text_a, text_b, methods, steps, baseline, batch_size, device, seed,
+                               show_progress)
+        save_html(explanation, html, overwrite=overwrite)
+    return explanation
+
+
+def _explain(model: Any, text_a: str, text_b: str, methods: Sequence[str] | str, steps: int, baseline: str,
+             batch_size: int, device: str | None, seed: int, show_progress: bool | None) -> Explanation:
     from sentforge.encoder import Encoder
     from sentforge.support.seed import set_seed
 

@@ -9,6 +9,7 @@ from sentforge.explanation.result import Explanation, TextExplanation
 from sentforge.support.io import atomic_file
 from sentforge.support.output_guard import html_signature
 
+EXPLAIN = "explain"  # the command family that signs the HTML page, and locks it while it is written
 _WORD_WIDTH = 24
 # (attribute of WordInfluence, heading)
 _COLUMNS = {"deletion": ("deletion", "deletion"), "gradients": ("gradient", "gradients")}
@@ -99,7 +100,7 @@ def to_html(explanation: Explanation) -> str:
             f'<p class="scale">full colour = {scale:.4f}; hover a word for its value</p>')
     summary = "".join(f"<li>{html.escape(line)}</li>" for line in summary_lines(explanation))
     return (
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n" + html_signature("explain") + "\n"
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n" + html_signature(EXPLAIN) + "\n"
         "<title>sentforge explain</title>\n<style>\n"
         "body { font-family: sans-serif; max-width: 60em; margin: 2em auto; line-height: 1.8; }\n"
         ".text span { border-radius: 3px; padding: 1px 2px; }\n.scale { color: #666; font-size: 0.9em; }\n"

@@ -50,7 +50,8 @@ def run_recipe(method: str, model: str | os.PathLike | Any, data: Any, output: s
                max_seq_length: int | None = None, reading: SentenceReading | None = None,
                columns: Mapping[str, str] | None = None, argument_names: ArgumentNames = PYTHON_ARGUMENTS,
                evaluator: Any = None, eval_every: int | None = None, select: str | None = None,
-               select_mode: str = "max", callbacks: Sequence[Callable[[Any], None]] = (), snapshots: Sequence[int] = (),
+               select_mode: str = "max", dev: str | os.PathLike | None = None,
+               callbacks: Sequence[Callable[[Any], None]] = (), snapshots: Sequence[int] = (),
                resume: bool = False, overwrite: bool = False, device: str | None = None, seed: int = 0,
                **settings: Any) -> tuple[Any, dict[str, Any]]:
     """Train `model` with `method` on `data` and write the run directory `output`; returns the trained
@@ -63,7 +64,9 @@ def run_recipe(method: str, model: str | os.PathLike | Any, data: Any, output: s
     pooling: cls, mean, max or keep (default: the method's paper). evaluator / eval_every: run on the
     encoder every `eval_every` steps (a callable `encoder -> metrics` or an evaluation Task; without
     eval_every, before the first step and after the last); with `select` (a metric name, higher is better unless
-    `select_mode="min"`) the best evaluated encoder is the one saved and returned. `time_limit`
+    `select_mode="min"`) the best evaluated encoder is the one saved and returned. dev: a dev file (any file
+    that `sentforge.evaluation.load_dataset` reads), read first: its task is the evaluator and its main
+    metric `select`. `time_limit`
     (seconds) stops training cleanly; the encoder of the last step (or the best one) is saved.
     snapshots: steps at which the encoder is also saved, to `output/training/snapshots/step-N`.
     """
@@ -75,6 +78,8 @@ def run_recipe(method: str, model: str | os.PathLike | Any, data: Any, output: s
     from sentforge.support import distributed
     from sentforge.training.trainer import Trainer, TrainingConfig
 
+    if dev is not None:
+        evaluator, select = _dev_evaluator(dev, output, evaluator, select)
     recipe = get_recipe(method)
     options, training = _split_settings(recipe, settings)
     if steps is not None and epochs is not None:
@@ -147,6 +152,19 @@ def run_recipe(method: str, model: str | os.PathLike | Any, data: Any, output: s
     record_on_card(trained.card, summary)
     run.finish(trained.save, summary)
     return trained, summary
+
+
+def _dev_evaluator(dev: str | os.PathLike, output: str | os.PathLike, evaluator: Any,
+                   select: str | None) -> tuple[Any, str]:
+    """The task of the dev file and the metric to select on (default: its main metric)."""
+    from sentforge.evaluation import load_dataset
+    from sentforge.support.output_guard import refuse_inputs_around
+
+    if evaluator is not None:
+        raise ConfigError("give dev (--dev) or evaluator, not both")
+    refuse_inputs_around(Path(output), [("--dev", dev)])  # the other inputs are judged with the output below
+    task = load_dataset(dev)
+    return task, select or task.metadata.main_metric
 
 
 def snapshot_dir(run_dir: str | os.PathLike, step: int) -> Path:

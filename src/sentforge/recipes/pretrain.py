@@ -26,13 +26,14 @@ import numpy as np
 import torch
 from transformers import AutoTokenizer, BertConfig, BertModel, PreTrainedTokenizerFast, T5Config, T5EncoderModel
 
+from sentforge.data.corpora import SentenceFilter, load_sentences
 from sentforge.support import distributed
 from sentforge.encoder import Encoder
-from sentforge.support.errors import ConfigError
+from sentforge.support.errors import ConfigError, InputFileError
 from sentforge.modules import Pooling, Transformer
 from sentforge.objectives.mlm import MaskedLanguageModeling
 from sentforge.objectives.span_corruption import SpanCorruption
-from sentforge.support.output_guard import locked_output
+from sentforge.support.output_guard import locked_output, output_lock
 from sentforge.recipes.run_dir import RunDirectory
 from sentforge.support.seed import set_seed
 from sentforge.recipes.tokenizer import train_unigram, train_wordpiece
@@ -254,6 +255,31 @@ def pretrain(sentences: Sequence[str], output: str | Path, config: PretrainConfi
     if main:
         logger.info("wrote %s: held-out %s", output, summary["heldout"])
     return summary
+
+
+def pretrain_corpus(kind: str, corpus: Sequence[str | os.PathLike], output: str | Path, *, min_words: int = 3,
+                    max_words: int = 128, field: str | None = None, resume: bool = False, overwrite: bool = False,
+                    threads: int | None = None, **settings: Any) -> dict[str, Any]:
+    """`sentforge pretrain`: pre-train a `kind` (mlm or t5) model from scratch on the sentences of the
+    `corpus` files (folders of NLTK zips, .txt or .jsonl files, or such files; JSONL `field`) of
+    `min_words` to `max_words` words, and write it to `output`; returns the summary (empty on the
+    processes of a distributed run other than the first).
+
+    settings: the other PretrainConfig fields (size, steps, batch_size, lr, ...). threads: CPU threads for
+    torch (default: torch's choice). The output is locked and checked before the settings and before
+    the corpus is read; `resume` continues the run in `output` from its last checkpoint.
+    """
+    if threads:
+        torch.set_num_threads(threads)
+    inputs = [("--corpus", path) for path in corpus]
+    with output_lock(output, PRETRAIN):
+        RunDirectory(output, resume=resume, overwrite=overwrite, inputs=inputs, run_name="pre-training run",
+                     kind=PRETRAIN).check()
+        config = PretrainConfig(kind=kind, **settings)
+        sentences = load_sentences(corpus, SentenceFilter(min_words=min_words, max_words=max_words), field=field)
+        if not sentences:
+            raise InputFileError(f"no sentences of {min_words}-{max_words} words in {', '.join(map(str, corpus))}")
+        return pretrain(sentences, output, config, resume=resume, overwrite=overwrite, inputs=inputs)
 
 
 def random_init_like(model_dir: str | Path, seed: int = 0) -> Encoder:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 import tempfile
 import warnings
 from pathlib import Path
@@ -79,10 +80,20 @@ def check_export(output: str | Path, format: str, overwrite: bool, source: str |
 
 
 @locked_output(EXPORT)
-def export_encoder(encoder: Encoder, output: str | Path, format: str = "int8", overwrite: bool = False,
-                   source: str | None = None) -> Path:
-    """Write `encoder` with its backbone as an ONNX graph to the directory `output`; returns it."""
+def export_encoder(encoder: Encoder | str | os.PathLike, output: str | Path, format: str = "int8",
+                   overwrite: bool = False, source: str | None = None) -> Path:
+    """Write `encoder` with its backbone as an ONNX graph to the directory `output`; returns it.
+
+    encoder: an Encoder, or a model spec (directory or short name) loaded with `sentforge.load` once the
+    format and the output are checked; `source` (default: the spec) names the model in the export and is
+    an input that the output must leave alone."""
+    if isinstance(encoder, (str, os.PathLike)):
+        source = source or str(encoder)
     check_export(output, format, overwrite, source)
+    if isinstance(encoder, (str, os.PathLike)):
+        from sentforge.loading import load
+
+        encoder = load(encoder)
     backbone = encoder[0] if isinstance(encoder, Encoder) else None
     if type(backbone) is not Transformer:
         raise ConfigError(f"export needs an encoder whose backbone is a Hugging Face Transformer; "

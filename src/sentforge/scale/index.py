@@ -283,3 +283,45 @@ def index_file(model: Any, input: str | Path, output: str | Path, texts: str | P
         raise ConfigError(f"{input} holds vectors only: give the texts they were encoded from (texts=, --texts)")
     identity, blocks = shard_blocks(input)
     return build_index(blocks, iter_texts(texts, field, column), output, identity, params, overwrite, seed)
+
+
+def search_texts(queries: Sequence[str], *, corpus: str | Path | None = None, index: str | Path | None = None,
+                 model: str | Path | None = None, top_k: int = 5, field: str | None = None, column: str | None = None,
+                 batch_size: int = 32, device: str | None = None) -> list[list[Hit]]:
+    """`sentforge search`: the `top_k` texts nearest to each query by cosine similarity, best first.
+
+    Give one of `corpus`, a text file (.txt, .jsonl with its `field`, .csv/.tsv with its `column`) encoded
+    on each call with `model` (a Hit's id is the text's row), and `index`, a directory that `index_file`
+    built: only the queries are encoded, by `model` or, by default, the model that built the index (another
+    model is refused). A `top_k` above the texts held gives them all, with a warning.
+    """
+    from sentforge.loading import load
+
+    if (corpus is None) == (index is None):
+        raise ConfigError("give exactly one of --corpus (texts) and --index (a built index)")
+    if index is not None:
+        loaded = VectorIndex.load(index)
+        if model is None and loaded.identity is None:
+            raise ConfigError(f"--index {index} does not record its model (written by an older sentforge): give it "
+                              "with -m")
+        spec = model or loaded.identity.name
+        _note_fewer(top_k, len(loaded), f"the index {index}")
+        return loaded.search(load(spec, device), queries, top_k, name=spec)
+    from sentforge.data.texts import count_texts, read_texts
+
+    texts = read_texts(corpus, field=field, column=column)
+    count_texts(corpus, texts, "--corpus")
+    _note_fewer(top_k, len(texts), f"the corpus {corpus}")
+    if model is None:
+        raise ConfigError("model (-m): give the model that encodes the corpus")
+    encoder = load(model, device)
+    documents = encoder.encode(texts, batch_size=batch_size, normalize=True)
+    vectors = encoder.encode(list(queries), batch_size=batch_size, normalize=True)
+    return [[Hit(int(row), float(scores[row]), texts[row]) for row in np.argsort(-scores)[:top_k]]
+            for scores in vectors @ documents.T]
+
+
+def _note_fewer(top_k: int, held: int, where: str) -> None:
+    """Say that each query gets fewer hits than `top_k` asks for, and why."""
+    if top_k > held:
+        logger.warning("-k %d but %s holds %d text%s: showing %d", top_k, where, held, "" if held == 1 else "s", held)
