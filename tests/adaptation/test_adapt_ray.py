@@ -1,8 +1,9 @@
 """`sentforge adapt --engine ray` on a local Ray cluster (a head and a worker node, one CPU each, started by the
 test): the trained candidates, probed and trained side by side on the workers, give the sequential run's dev
-scores, steps and selection, and a rerun resumes; a worker process SIGKILLed mid-training is retried and resumes
-from the candidate's checkpoint to the same result; without the flag Ray is never imported; bad engine options
-and an unreachable cluster are one error line. The cluster tests skip where Ray is not installed."""
+scores, steps, weights and selection, and a rerun resumes; a worker process SIGKILLed mid-training is retried and
+resumes from the candidate's checkpoint to the same result; without the flag Ray is never imported; bad engine
+options and an unreachable cluster are one error line; the budget counts the wall time of the side-by-side work.
+The cluster tests skip where Ray is not installed."""
 
 from __future__ import annotations
 
@@ -17,8 +18,10 @@ import torch
 
 import labels_worker
 from adapt_domain import run, write_domain
+from conftest import assert_one_line_error, run_cli
 from ray_cluster import assert_engine_errors, cluster  # noqa: F401 - the fixture
 from sentforge.adaptation.adapt_state import AdaptState
+from sentforge.adaptation.result import finished
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 # tsdae (10 steps) and mnrl (6 steps) side by side, then MNRL from tsdae's model; the 60-minute budget cuts nothing.
@@ -41,19 +44,29 @@ def sequential(tiny_bert_dir, tmp_path_factory) -> tuple[Path, dict]:
 
 
 def same_result(report: dict, expected: dict) -> None:
-    """Every candidate's status, dev score, steps, evaluations, test score and paired gain, and the selection."""
+    """Every candidate's status, dev score, steps, evaluations, test score and paired gain, its kept model's
+    weights byte for byte, and the selection."""
     assert list(report["candidates"]) == list(expected["candidates"])
     for name, result in expected["candidates"].items():
         for key in COMPARED:
             assert report["candidates"][name].get(key) == result.get(key), (name, key)
+        if result["kind"] == "train":
+            weights = [(Path(r["model_path"]) / "model.safetensors").read_bytes()
+                       for r in (report["candidates"][name], result)]
+            assert weights[0] == weights[1], name
     assert report["selected"] == expected["selected"]
     assert report["selection"] == expected["selection"]
 
 
 def test_candidates_on_the_cluster_give_the_sequential_result_and_a_rerun_resumes(tiny_bert_dir, sequential, tmp_path,
-                                                                                  cluster):  # noqa: F811
+                                                                                  capsys, cluster):  # noqa: F811
     data, expected = sequential
     out = tmp_path / "ray"
+    too_large = ["adapt", "--model", tiny_bert_dir, "--unlabelled", data / "unlabelled.txt", "--dev",
+                 data / "dev.jsonl", "--output", out, "--engine", "ray", "--address", cluster.address,
+                 "--cpus-per-run", "2"]
+    assert_one_line_error(*run_cli(too_large, capsys)[::2], "no node of the Ray cluster has 2 CPUs")
+    assert not out.exists()
     report = run(tiny_bert_dir, data, out, test=data / "test.jsonl", engine="ray", address=cluster.address,
                  **CANDIDATES)
     same_result(report, expected)
@@ -113,3 +126,17 @@ def test_bad_engine_options_or_a_cluster_out_of_reach_are_one_error_line(tiny_be
     base = ["adapt", "--model", tiny_bert_dir, "--unlabelled", domain / "unlabelled.txt", "--dev",
             domain / "dev.jsonl", "--output", tmp_path / "o", "--engine", "ray"]
     assert_engine_errors(base, tmp_path / "o", capsys, monkeypatch)
+
+
+def test_the_budget_counts_the_wall_time_of_side_by_side_candidates_not_their_sum(tmp_path):
+    state = AdaptState(tmp_path / "o", {"models": ["m"]})
+    state.open()
+    state.record("m.start", finished("start", "start", "m", dev=50.0, wall_s=3.0))
+    worker = {"host": "node-1", "node": "10.0.0.1", "node_id": "n1", "seconds": 2.0}
+    state.probes = {"m.tsdae": {"wall_s": 2.0, "worker": worker}, "m.mnrl": {"wall_s": 1.0, "worker": worker},
+                    "m.simcse": {"wall_s": 1.5}}  # simcse probed in this process, before a resume on a cluster
+    state.beat_parallel(4.0)  # the probes side by side
+    state.record_parallel("m.tsdae", finished("train", "tsdae", "m", dev=51.0, wall_s=10.0), 10.5)
+    state.beat_parallel(12.0)  # mnrl still training beside it
+    resumed = AdaptState(tmp_path / "o", {"models": ["m"]})
+    assert resumed.open() and resumed.spent() == state.spent() == 3.0 + 12.0 + 1.5

@@ -57,10 +57,11 @@ class AdaptState(RunState):
         return values
 
     def spent(self) -> float:
-        """The harness's, and the probes of the candidates still to run (those probed side by side on a cluster
-        are in the harness's wall time of the side-by-side runs)."""
-        counted = {*self.results, (self.running or {}).get("name"), *self.side_by_side()}
-        probed = sum(p["wall_s"] for name, p in self.probes.items() if name not in counted)
+        """The harness's, and the probes of the candidates still to run; a probe on a cluster's worker (it names
+        its `worker`) is in the wall time of the side-by-side runs."""
+        running = (self.running or {}).get("name")
+        probed = sum(p["wall_s"] for name, p in self.probes.items()
+                     if name not in self.results and name != running and "worker" not in p)
         return super().spent() + probed
 
     def probed(self, name: str, probe: dict[str, float]) -> None:

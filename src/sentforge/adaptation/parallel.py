@@ -208,7 +208,7 @@ class _FanOut:
         where = f"{worker['host']} ({worker['seconds']:.0f} s)"
         if returned.get("probe") and probe:
             state.probes[candidate.name] = {**returned["probe"], "worker": worker}
-            state.beat_parallel(self.elapsed(), candidate.name)
+            state.beat_parallel(self.elapsed())
             logger.info("%s: probed on %s, %.3g s a step", candidate.name, where,
                         returned["probe"]["seconds_per_step"])
             return

@@ -125,6 +125,8 @@ def adapt(model: str | Sequence[str], unlabelled: str | os.PathLike, dev: str | 
         "select": select_rule, "keep_dev_texts": keep_dev_texts, "race": race, **settings})
     cluster = contextlib.nullcontext() if engine == "local" else RayRuns(address, resources)
     with cluster:  # an unreachable cluster fails before anything is written; leaving it disconnects
+        if engine == "ray":
+            cluster.slots()  # so do resources that no node of it holds
         resumed = state.open()
         if resumed:
             logger.info("resuming the adapt run in %s (%d candidates finished)", output, len(state.results))
