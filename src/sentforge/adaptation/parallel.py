@@ -14,8 +14,8 @@ A task's worker reads a copy of the state as the coordinator had it when it subm
 nothing (the coordinator keeps the one state file), and what the task decides (its probe, racing's decisions)
 travels back with its result. A worker lost mid-task makes Ray run the task again, which resumes from the
 candidate's last checkpoint in OUTPUT/runs (storage every node sees at the same path). What the fan-out leaves
-(the meta-embeddings, distil, the extensions of the cut candidates, a tsdae+mnrl whose tsdae did not finish)
-runs afterwards in this process, as in the sequential command (kinds.run_candidates).
+(the meta-embeddings, distil, the extensions of the cut candidates, the leader's continuation with the time
+left) runs afterwards in this process, as in the sequential command (kinds.run_candidates).
 
 Shares per slot (planning.py's step 3 with several slots): when a slot frees, the next candidate's share is
 planned over the slot-seconds left, the slots times the wall time left less what the running candidates still
