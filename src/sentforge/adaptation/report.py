@@ -295,7 +295,8 @@ def markdown(report: dict[str, Any]) -> str:
               "only, never used for a choice." if report.get("test") else "none."), *_regret_lines(report),
               *_cross_fitted_lines(report),
               f"Budget: {report['budget_minutes']:g} min; used {report['wall_s'] / 60:.1f} min of wall time.",
-              *_leftover_lines(report), *_step_costs(report["candidates"]), "", *racing_lines(report), *worker_lines(report), "",
+              *_leftover_lines(report), *_step_costs(report["candidates"]), "", *racing_lines(report),
+              *worker_lines(report), "",
               *_hygiene_lines(report["hygiene"]), "",
               f"Dev gain: the candidate's dev {metric} minus {selection['base']}'s, with the 95 % paired bootstrap "
               "interval (resampling the dev queries or pairs). Texts/s: encode speed on the same "
