@@ -22,10 +22,13 @@ def write_jsonl(path: Path, rows: list[dict]) -> Path:
 
 @pytest.fixture()
 def domain(tmp_path) -> Path:
+    return write_domain(tmp_path / "data")
+
+
+def write_domain(data: Path) -> Path:
     """unlabelled.txt, labelled.jsonl (positive pairs), partial.jsonl (0/1 labels, some empty), dev.jsonl and
-    test.jsonl (re-ranking), pairs-dev.jsonl (labelled pairs whose positives are identical texts)."""
-    data = tmp_path / "data"
-    data.mkdir()
+    test.jsonl (re-ranking), pairs-dev.jsonl (labelled pairs whose positives are identical texts) in `data`."""
+    data.mkdir(parents=True)
     (data / "unlabelled.txt").write_text("".join(f"{t}\n" for t in TEXTS), encoding="utf-8")
     n = len(SENTENCES)
     write_jsonl(data / "labelled.jsonl", [{"sentence1": SENTENCES[i], "sentence2": f"{SENTENCES[i]} and "

@@ -14,47 +14,17 @@ from pathlib import Path
 import pytest
 
 import labels_worker
-import sentforge
-from conftest import assert_one_line_error, run_cli
 from labels_domain import write_domain
+from ray_cluster import assert_engine_errors, cluster  # noqa: F401 - the fixture
 from sentforge.learning_curve.run import LabelsState
 
 # Three sizes (3, 6 and 12 pairs), two repeats, four steps each: enough sizes for a fitted curve and an answer.
 CURVE = {"fractions": [25, 50, 100]}
-HELPERS = Path(__file__).parents[1] / "helpers"
 
 
 @pytest.fixture()
 def domain(tmp_path) -> Path:
     return write_domain(tmp_path / "data")
-
-
-@pytest.fixture(scope="module")
-def cluster():
-    """A head node and one worker node, one CPU each: two runs at once, in worker processes of their own."""
-    pytest.importorskip("ray")
-    from ray.cluster_utils import Cluster
-
-    with pytest.MonkeyPatch.context() as patch:
-        # The nodes' worker processes import this tree's sentforge, and the helpers whose callbacks travel to them.
-        patch.setenv("PYTHONPATH", os.pathsep.join([str(Path(sentforge.__file__).parents[1]), str(HELPERS),
-                                                    os.environ.get("PYTHONPATH", "")]))
-        nodes = started(lambda: Cluster(initialize_head=True, head_node_args={"num_cpus": 1,
-                                                                            "include_dashboard": False}))
-        started(lambda: nodes.add_node(num_cpus=1))
-        yield nodes
-        nodes.shutdown()
-
-
-def started(start, tries: int = 3):
-    """start() again when a node misses Ray's fixed 30 s to register, as on a busy machine (its processes are
-    stopped by Ray when that happens)."""
-    for attempt in range(tries):
-        try:
-            return start()
-        except Exception as err:  # Ray raises a bare Exception for it
-            if "timed out during startup" not in str(err) or attempt == tries - 1:
-                raise
 
 
 def same_curve(output: Path, report: dict, expected_output: Path, expected: dict) -> None:
@@ -74,7 +44,7 @@ def same_curve(output: Path, report: dict, expected_output: Path, expected: dict
 
 @pytest.mark.usefixtures("one_torch_thread")
 def test_runs_on_the_cluster_give_the_sequential_curve_and_a_rerun_resumes(tiny_bert_dir, domain, tmp_path,
-                                                                           cluster):
+                                                                           cluster):  # noqa: F811
     sequential = labels_worker.run(tiny_bert_dir, domain, tmp_path / "sequential", **CURVE)
     out = tmp_path / "ray"
     report = labels_worker.run(tiny_bert_dir, domain, out, engine="ray", address=cluster.address, **CURVE)
@@ -98,7 +68,8 @@ def test_runs_on_the_cluster_give_the_sequential_curve_and_a_rerun_resumes(tiny_
 
 
 @pytest.mark.usefixtures("one_torch_thread")
-def test_a_worker_killed_mid_run_is_retried_and_resumes_to_the_same_curve(tiny_bert_dir, domain, tmp_path, cluster):
+def test_a_worker_killed_mid_run_is_retried_and_resumes_to_the_same_curve(tiny_bert_dir, domain, tmp_path,
+                                                                          cluster):  # noqa: F811
     sequential = labels_worker.run(tiny_bert_dir, domain, tmp_path / "sequential", **CURVE)
     out, marker = tmp_path / "ray", tmp_path / "killed-pid"
     report = labels_worker.run(tiny_bert_dir, domain, out, [labels_worker.KillOnce(marker, step=2)], engine="ray",
@@ -127,16 +98,7 @@ def test_without_the_ray_engine_ray_is_never_imported(tiny_bert_dir, domain, tmp
 def test_ray_missing_or_out_of_reach_is_one_error_line(tiny_bert_dir, domain, tmp_path, capsys, monkeypatch):
     base = ["labels", "--model", tiny_bert_dir, "--labelled", domain / "labelled.jsonl", "--dev",
             domain / "dev.jsonl", "--output", tmp_path / "o", "--engine", "ray"]
-    assert_one_line_error(*run_cli([*base[:-2], "--cpus-per-run", "2"], capsys)[::2], "--engine ray")
-    assert_one_line_error(*run_cli([*base[:-1], "spark"], capsys)[::2], "--engine 'spark'", "local, ray")
-    with monkeypatch.context() as patch:
-        patch.setitem(sys.modules, "ray", None)  # what an installation without Ray gives: ImportError
-        assert_one_line_error(*run_cli(base, capsys)[::2], "--engine ray needs Ray", "sentforge[ray]")
-    assert not (tmp_path / "o").exists()
-    pytest.importorskip("ray")
-    code, err = run_cli([*base, "--address", "127.0.0.1:9"], capsys)[::2]
-    assert_one_line_error(code, err, "--address 127.0.0.1:9", "no Ray cluster answers there", "ray start --head")
-    assert not (tmp_path / "o").exists()
+    assert_engine_errors(base, tmp_path / "o", capsys, monkeypatch)
 
 
 def test_the_budget_counts_the_wall_time_of_side_by_side_runs_not_their_sum(tmp_path):

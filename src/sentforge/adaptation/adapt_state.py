@@ -57,9 +57,11 @@ class AdaptState(RunState):
         return values
 
     def spent(self) -> float:
-        """The harness's, and the probes of the candidates still to run."""
+        """The harness's, and the probes of the candidates still to run; a probe on a cluster's worker (it names
+        its `worker`) is in the wall time of the side-by-side runs."""
         running = (self.running or {}).get("name")
-        probed = sum(p["wall_s"] for name, p in self.probes.items() if name not in self.results and name != running)
+        probed = sum(p["wall_s"] for name, p in self.probes.items()
+                     if name not in self.results and name != running and "worker" not in p)
         return super().spent() + probed
 
     def probed(self, name: str, probe: dict[str, float]) -> None:

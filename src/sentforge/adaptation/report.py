@@ -14,7 +14,7 @@ from sentforge.adaptation.hygiene import Hygiene, data_noun
 from sentforge.adaptation.result import CandidateResult
 from sentforge.adaptation.select import Selection
 from sentforge.support.disk import human_size
-from sentforge.harness.report_files import place_labels, pyplot, save_figure, write_report_files
+from sentforge.harness.report_files import on_the_cluster, place_labels, pyplot, save_figure, write_report_files
 
 CURVE_PNG, FRONT_PNG = "dev-curve.png", "front.png"
 
@@ -25,7 +25,8 @@ class AdaptReport(Mapping):
     speed–quality front, dev hygiene, the data and metrics, the settings, every candidate's result, the
     test regret, the cross-fitted dev scores, the output's size, the run's wall time and what the time left once
     every schedule had ended was spent on. It reads as
-    report.json's mapping too (`report["selected"]`)."""
+    report.json's mapping too (`report["selected"]`). `cluster` (--engine ray: its address, the resources of a
+    run and the slots) is in report.json only when the candidates ran on one."""
 
     selected: str
     selection: Selection
@@ -50,13 +51,15 @@ class AdaptReport(Mapping):
     output_bytes: int
     wall_s: float
     leftover: dict[str, Any] | None = None  # planning.Leftover's JSON: the time left once every schedule had ended
+    cluster: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return dict(self._json)
 
     @cached_property
     def _json(self) -> dict[str, Any]:
-        values = {name: getattr(self, name) for name in self.__dataclass_fields__}
+        values = {name: getattr(self, name) for name in self.__dataclass_fields__
+                  if name != "cluster" or self.cluster is not None}
         return {**values, "selection": self.selection.to_json(), "hygiene": self.hygiene.to_json(),
                 "candidates": {name: r.to_json() for name, r in self.candidates.items()}}
 
@@ -205,6 +208,18 @@ def racing_lines(report: dict[str, Any]) -> list[str]:
     return lines
 
 
+def worker_lines(report: dict[str, Any]) -> list[str]:
+    """report.md's lines on the workers that probed and trained the candidates (--engine ray)."""
+    ran = [f"{name} on {r['worker']['host']} ({r['worker']['node']}, {r['worker']['seconds']:.0f} s)"
+           for name, r in report["candidates"].items() if r.get("worker")]
+    if not ran:
+        return []
+    cluster = report.get("cluster")
+    how = f", {on_the_cluster(cluster)}" if cluster else ""
+    return ["", f"The trained candidates were probed and trained side by side on a Ray cluster{how}; each trained "
+                f"on (host, node address, seconds of its last attempt there): {', '.join(ran)}."]
+
+
 def unresolved(report: dict[str, Any]) -> list[str]:
     """The candidates past the gate that the dev set does not tell from the selected model (paired interval
     around 0)."""
@@ -280,7 +295,8 @@ def markdown(report: dict[str, Any]) -> str:
               "only, never used for a choice." if report.get("test") else "none."), *_regret_lines(report),
               *_cross_fitted_lines(report),
               f"Budget: {report['budget_minutes']:g} min; used {report['wall_s'] / 60:.1f} min of wall time.",
-              *_leftover_lines(report), *_step_costs(report["candidates"]), "", *racing_lines(report), "",
+              *_leftover_lines(report), *_step_costs(report["candidates"]), "", *racing_lines(report),
+              *worker_lines(report), "",
               *_hygiene_lines(report["hygiene"]), "",
               f"Dev gain: the candidate's dev {metric} minus {selection['base']}'s, with the 95 % paired bootstrap "
               "interval (resampling the dev queries or pairs). Texts/s: encode speed on the same "

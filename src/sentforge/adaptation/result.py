@@ -185,10 +185,11 @@ class TrainedResult(Finished):
     member: str | None = None
     seconds_per_step: float | None = None
     continues: str | None = None  # trained on from that candidate's kept model with the time left (planning.py)
+    worker: dict[str, Any] | None = None  # --engine ray: the worker that trained it (harness/ray_runs.py)
     LAYOUT = (*_IDENTITY, "model_path", "start", "dev", "best_step", "steps", "planned_steps", "stopped", "examples",
               "evaluations", "commands", "time_limit_s", "eval_every", "wall_s", "race", "after_steps", "ladder",
-              "chain_steps", "share_s", "extensions", "teacher", "member", "seconds_per_step", "continues", "test",
-              "test_metric", "speed", "dev_gain")
+              "chain_steps", "share_s", "extensions", "teacher", "member", "seconds_per_step", "continues", "worker",
+              "test", "test_metric", "speed", "dev_gain")
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ See docs/adapt.md for the candidates and the budget, resume and selection rules.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import shutil
@@ -24,6 +25,7 @@ from sentforge.adaptation.hygiene import Hygiene, apply_hygiene, check_data_left
 from sentforge.adaptation.inputs import DATA_DIR, AdaptInputs, read_inputs
 from sentforge.adaptation.intervals import selection_items
 from sentforge.adaptation.kinds import run_candidates
+from sentforge.adaptation.parallel import run_on_cluster
 from sentforge.adaptation.planning import Planner
 from sentforge.adaptation.report import AdaptReport, test_regret, unresolved, write_report
 from sentforge.adaptation.result import NOT_APPLICABLE, CandidateResult, NotRun
@@ -35,6 +37,7 @@ from sentforge.adaptation.trained import TrainSettings
 from sentforge.support.disk import directory_size, human_size, remove_checkpoints
 from sentforge.support.errors import ConfigError
 from sentforge.harness.dev_scores import metric_of
+from sentforge.harness.ray_runs import RayRuns, RunResources, check_engine
 from sentforge.harness.run_state import Budget, check_budget_minutes, input_record
 from sentforge.support.output_guard import locked_output
 
@@ -56,7 +59,8 @@ def adapt(model: str | Sequence[str], unlabelled: str | os.PathLike, dev: str | 
           overrides: dict[str, dict[str, Any]] | None = None, select_rule: str = "significant",
           keep_dev_texts: bool = False, race: bool = True, keep_checkpoints: bool = False,
           min_texts_per_second: float | None = None, keep: str = "all",
-          callbacks: Sequence[Callable[[Any], None]] = (), started: float | None = None) -> AdaptReport:
+          callbacks: Sequence[Callable[[Any], None]] = (), started: float | None = None, engine: str = "local",
+          address: str | None = None, cpus_per_run: int = 1, gpus_per_run: float = 0.0) -> AdaptReport:
     """Run the candidates within the budget, write OUTPUT (model/, report.md, report.json, dev-curve.png,
     runs/, adapt.json) and return the report (AdaptReport: what report.json holds).
 
@@ -85,7 +89,12 @@ def adapt(model: str | Sequence[str], unlabelled: str | os.PathLike, dev: str | 
     The budget is the wall time of the whole call, from its start (or `started`, a time.monotonic() value: the
     command line gives its own start, so that loading the libraries counts too) to the report.
     callbacks: called with the TrainerState after every training step (of every trained candidate).
-    A rerun of the same call resumes; a different call on the same output is refused.
+    engine: "local" (one candidate after another in this process) or "ray": the trained candidates' probes and
+    trainings side by side, each a Ray task on the cluster at `address` (default: RAY_ADDRESS, or a new local
+    cluster) with `cpus_per_run` CPUs (its torch threads) and `gpus_per_run` GPUs, as many at once as the cluster
+    holds; OUTPUT and the inputs on storage every node sees; `callbacks` are then called in the workers'
+    processes (parallel.py, docs/scale.md).
+    A rerun of the same call resumes, with either engine; a different call on the same output is refused.
     """
     started = time.monotonic() if started is None else started  # the budget counts from here
     # 1. Inputs: read and checked before any model loads (inputs.py); the state resumes a rerun (adapt_state.py).
@@ -97,6 +106,8 @@ def adapt(model: str | Sequence[str], unlabelled: str | os.PathLike, dev: str | 
     settings = _checked_settings(models, budget_minutes, eval_every, max_epochs, meta_members, overrides)
     methods = check_methods(None if candidates is None else list(candidates))
     check_rule(select_rule)
+    resources = RunResources(cpus_per_run, gpus_per_run)
+    check_engine(engine, address, resources)
     if keep not in KEEP:
         raise ConfigError(f"--keep: unknown value {keep!r}; choose from {', '.join(KEEP)}")
     inputs = read_inputs(unlabelled, dev, labelled, test)
@@ -112,46 +123,57 @@ def adapt(model: str | Sequence[str], unlabelled: str | os.PathLike, dev: str | 
         "labelled": input_record(labelled), "test": input_record(test),
         "members": [str(m) for m in members], "candidates": methods, "seed": seed, "device": device,
         "select": select_rule, "keep_dev_texts": keep_dev_texts, "race": race, **settings})
-    resumed = state.open()
-    if resumed:
-        logger.info("resuming the adapt run in %s (%d candidates finished)", output, len(state.results))
+    cluster = contextlib.nullcontext() if engine == "local" else RayRuns(address, resources)
+    with cluster:  # an unreachable cluster fails before anything is written; leaving it disconnects
+        if engine == "ray":
+            cluster.slots()  # so do resources that no node of it holds
+        resumed = state.open()
+        if resumed:
+            logger.info("resuming the adapt run in %s (%d candidates finished)", output, len(state.results))
 
-    # 2. Hygiene: dev and test texts out of the training data (hygiene.py).
-    inputs, hygiene = apply_hygiene(inputs, output / DATA_DIR, keep_dev_texts, overlap)
+        # 2. Hygiene: dev and test texts out of the training data (hygiene.py).
+        inputs, hygiene = apply_hygiene(inputs, output / DATA_DIR, keep_dev_texts, overlap)
 
-    # 3. Plan: the candidates the data allows (candidates.py), the time plan (planning.py).
-    planned, left_out = plan_candidates(
-        [str(m) for m in models], methods, bool(inputs.labelled and inputs.labelled.positives),
-        bool(inputs.labelled and inputs.labelled.partial))
-    for name, reason in left_out.items():
-        if hygiene.applied and labelled is not None:
-            reason += " left after dev hygiene"
-        state.results.setdefault(name, NotRun("train", name.rsplit(".", 1)[-1], NOT_APPLICABLE, reason=reason))
-    budget = Budget(budget_minutes * 60.0, state.spent(), started)
-    train = TrainSettings(eval_every, max_epochs, seed, device, show_progress, settings["overrides"], race)
-    plan = Planner(state, inputs, train, planned, budget, meta_members + len(members), speed_texts)
-    context = RunContext(state, inputs, plan, train, tuple(members), meta_members, tuple(callbacks))
-    if not resumed:
-        _log_disk_need(output, plan, model_bytes[str(models[0])], keep)
+        # 3. Plan: the candidates the data allows (candidates.py), the time plan (planning.py).
+        planned, left_out = plan_candidates(
+            [str(m) for m in models], methods, bool(inputs.labelled and inputs.labelled.positives),
+            bool(inputs.labelled and inputs.labelled.partial))
+        for name, reason in left_out.items():
+            if hygiene.applied and labelled is not None:
+                reason += " left after dev hygiene"
+            state.results.setdefault(name, NotRun("train", name.rsplit(".", 1)[-1], NOT_APPLICABLE, reason=reason))
+        budget = Budget(budget_minutes * 60.0, state.spent(), started)
+        train = TrainSettings(eval_every, max_epochs, seed, device, show_progress, settings["overrides"], race)
+        plan = Planner(state, inputs, train, planned, budget, meta_members + len(members), speed_texts)
+        context = RunContext(state, inputs, plan, train, tuple(members), meta_members, tuple(callbacks))
+        if not resumed:
+            _log_disk_need(output, plan, model_bytes[str(models[0])], keep)
 
-    # 4. Each candidate by its kind (kinds.py): a trained one probes those still to run, then runs within its
-    # planned share; 5. the candidates the time limit cut are extended; the time still left goes to the leader's
-    # continuation when its dev evaluations say more steps may help (it joins `planned`).
-    run_candidates(context, planned, show_progress)
+        # 4. Each candidate by its kind (kinds.py): a trained one probes those still to run, then runs within its
+        # planned share (with --engine ray side by side on the cluster's workers: parallel.py); 5. the candidates
+        # the time limit cut are extended; the time still left goes to the leader's continuation when its dev
+        # evaluations say more steps may help (it joins `planned`).
+        if engine == "ray":
+            run_on_cluster(context, planned, cluster, show_progress)
+        run_candidates(context, planned, show_progress)
 
     # 6. Select (speed.py, select.py) and 7. report (report.py).
     order = [c.name for c in planned] + list(left_out)
     # The measurement takes the time left but the report's (planning.py, step 5).
     measure_speeds(context, [name for name in order if state.results[name].done], speed_texts,
                    budget.remaining() - plan.costs().report_estimate())
+    placed = None if engine == "local" else {"address": address, "cpus_per_run": cpus_per_run,
+                                             "gpus_per_run": gpus_per_run, "slots": cluster.slots_seen}
     return _select_and_report(state, inputs, order, budget_minutes, budget, hygiene, keep_checkpoints,
-                              len(speed_texts), min_texts_per_second, keep)
+                              len(speed_texts), min_texts_per_second, keep, placed)
 
 
 def _select_and_report(state: AdaptState, inputs: AdaptInputs, order: list[str], budget_minutes: float, budget: Budget,
                        hygiene: Hygiene, keep_checkpoints: bool, speed_texts: int,
-                       min_texts_per_second: float | None, keep: str = "all") -> AdaptReport:
-    """Choose the model (select.py), save it as OUTPUT/model and write the report (report.py)."""
+                       min_texts_per_second: float | None, keep: str = "all",
+                       cluster: dict[str, Any] | None = None) -> AdaptReport:
+    """Choose the model (select.py), save it as OUTPUT/model and write the report (report.py); `cluster`: where
+    the trained candidates ran with --engine ray."""
     results = {name: state.results[name] for name in order}
     starts = [name for name in order if results[name].kind == "start"]
     done = [name for name in order if results[name].done]
@@ -191,7 +213,7 @@ def _select_and_report(state: AdaptState, inputs: AdaptInputs, order: list[str],
         dev_cross_fitted={name: round(scores.score(), 4) for name, scores in fitted.items()},
         output_bytes_all=output_bytes_all, output_bytes=directory_size(state.output),
         wall_s=round(budget.total_s - budget.remaining(), 2),  # all but writing the report's files
-        leftover=state.leftover or None)
+        leftover=state.leftover or None, cluster=cluster)
     write_report(state.output, report)
     logger.info("selected %s: dev %s %.2f", chosen, metric, results[chosen].dev)
     if rivals := unresolved(report):

@@ -121,16 +121,21 @@ def probe_pending(context: RunContext, equal_s: float, reserve_s: float = 0.0) -
             logger.info("%s not probed: %.0f s of the budget left, less than a probe's %.0f s", probed.name,
                         max(left, 0), equal_s)
             break
-        clock = StepClock(plan.probe_cadence())
-        run = RecipeRun(probed, probed.model, state.run_dir(probed.name), equal_s,
-                        snapshots=tuple(plan.snapshots(probed)))
         try:
-            steps, wall_s = run.probe(context, clock)
+            state.probed(probed.name, probe_candidate(context, probed, equal_s))
         except SentforgeError as err:  # the probed candidate's failure, not the one about to run
             record(context, probed, failed(context, probed, err))
-            continue
-        state.probed(probed.name, {"seconds_per_step": clock.seconds_per_step() or wall_s / steps,
-                                   "steps": steps, "wall_s": wall_s})
+
+
+def probe_candidate(context: RunContext, candidate: Candidate, equal_s: float) -> dict[str, float]:
+    """The probe of one trained candidate within `equal_s` seconds: its seconds per step, steps and wall
+    seconds (planning.py)."""
+    plan = context.plan
+    clock = StepClock(plan.probe_cadence())
+    run = RecipeRun(candidate, candidate.model, context.state.run_dir(candidate.name), equal_s,
+                    snapshots=tuple(plan.snapshots(candidate)))
+    steps, wall_s = run.probe(context, clock)
+    return {"seconds_per_step": clock.seconds_per_step() or wall_s / steps, "steps": steps, "wall_s": wall_s}
 
 
 def record(context: RunContext, candidate: Candidate, result: CandidateResult) -> None:

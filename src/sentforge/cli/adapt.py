@@ -9,7 +9,8 @@ from typing import Annotated, Optional
 import typer
 
 from sentforge.cli.app import DeviceOpt, SeedOpt, app
-from sentforge.cli.run_options import BudgetMinutesOpt, dev_option, output_option
+from sentforge.cli.run_options import (AddressOpt, BudgetMinutesOpt, CpusPerRunOpt, EngineOpt, GpusPerRunOpt,
+                                       dev_option, output_option)
 
 DevOpt = dev_option("chooses the model")
 OutputOpt = output_option("model/, report.md, report.json, dev-curve.png and the candidates' runs")
@@ -64,12 +65,17 @@ def adapt(
                                            "not choose another candidate).")] = "all",
     device: DeviceOpt = None,
     seed: SeedOpt = 0,
+    engine: EngineOpt = "local",
+    address: AddressOpt = None,
+    cpus_per_run: CpusPerRunOpt = 1,
+    gpus_per_run: GpusPerRunOpt = 0.0,
 ) -> None:
     """Adapt an encoder to a domain: run TSDAE, SimCSE, CT, supervised MNRL, PAUSE, TSDAE then MNRL and
     meta-embeddings within a time budget, and keep the start model unless a candidate's dev gain is
     clearly above 0 (a paired bootstrap interval); of those, the best on dev, or a cheaper-to-run one
     that is not significantly worse. Dev and test texts are kept out of training. Rerun the same command
-    to resume after an interruption."""
+    to resume after an interruption. With --engine ray the trained candidates run side by side on a Ray
+    cluster (docs/scale.md)."""
     started = time.monotonic()  # the budget counts the libraries' loading too
     from sentforge.adaptation import adapt as run_adapt
 
@@ -78,7 +84,8 @@ def adapt(
                        members=member, seed=seed, eval_every=eval_every, candidates=names, max_epochs=max_epochs,
                        meta_members=meta_members, device=device, select_rule=select,
                        keep_dev_texts=keep_dev_texts, race=race, keep_checkpoints=keep_checkpoints,
-                       min_texts_per_second=min_texts_per_second, keep=keep, started=started)
+                       min_texts_per_second=min_texts_per_second, keep=keep, started=started, engine=engine,
+                       address=address, cpus_per_run=cpus_per_run, gpus_per_run=gpus_per_run)
     chosen = report.candidates[report.selected]
     typer.echo(f"selected {report.selected}: dev {report.metric} {chosen.dev:.2f}; wrote {output}/model, "
                f"{output}/report.md, {output}/report.json")

@@ -23,6 +23,13 @@ def write_report_files(output: Path, report: dict[str, Any], markdown: str) -> N
         handle.write(markdown)
 
 
+def on_the_cluster(cluster: dict[str, Any]) -> str:
+    """How the runs of report.json's `cluster` (--engine ray) shared it: "up to N at once, each with C CPUs"."""
+    gpus = f" and {cluster['gpus_per_run']:g} GPUs" if cluster["gpus_per_run"] else ""
+    cpus = f"{cluster['cpus_per_run']} CPU" + ("s" if cluster["cpus_per_run"] != 1 else "")
+    return f"up to {cluster['slots']} at once, each with {cpus}{gpus}"
+
+
 def pyplot(path: Path) -> Any:
     """matplotlib's pyplot on the file backend, or None (logged: `path` is not drawn) when the `plots`
     extra is absent."""

@@ -27,7 +27,12 @@ HEARTBEAT_SECONDS = 5.0  # how often the running unit's elapsed time is saved
 class RunState:
     """`settings`, `results` (finished or skipped units by name) and `running` (the unit in progress and its
     elapsed seconds). A subclass names its command family (`kind`, also the lock's and the messages') and
-    its file, and keeps more sections in `SECTIONS` (each a dict, saved after the results)."""
+    its file, and keeps more sections in `SECTIONS` (each a dict, saved after the results).
+
+    `parallel`: the wall seconds of the calls that ran units side by side on a Ray cluster (`elapsed_s`) and
+    the units they ran (`runs`); those units' own times overlap, so the budget counts the calls' wall time
+    instead of theirs. Saved last, and only once a call ran units side by side (a state file of a command
+    that never did keeps the layout it always had)."""
 
     kind = ""
     state_file = ""
@@ -39,6 +44,7 @@ class RunState:
         self.settings = settings
         self.results: dict[str, Any] = {}
         self.running: dict[str, Any] | None = None
+        self.parallel: dict[str, Any] = {}
         for section in self.SECTIONS:
             setattr(self, section, {})
         self._last_beat = 0.0
@@ -66,6 +72,7 @@ class RunState:
                               "choose a new --output")
         self.results = {name: self.result_from_json(r) for name, r in saved["results"].items()}
         self.running = saved.get("running")
+        self.parallel = saved.get("parallel", {})
         for section in self.SECTIONS:
             setattr(self, section, self.section_from_json(section, saved.get(section, {})))
         return True
@@ -74,10 +81,28 @@ class RunState:
         return self.output / RUNS_DIR / name
 
     def spent(self) -> float:
-        """Seconds of the budget used by earlier calls: the recorded units' wall times and the interrupted
-        one's elapsed time (reading the inputs and loading models between units is not carried over)."""
-        return (sum(self.result_to_json(r).get("wall_s", 0.0) for r in self.results.values())
-                + (self.running or {}).get("elapsed_s", 0.0))
+        """Seconds of the budget used by earlier calls: the wall times of the units recorded one by one, the
+        interrupted one's elapsed time and the wall time of the side-by-side runs (reading the inputs and
+        loading models between units is not carried over)."""
+        side_by_side = self.side_by_side()
+        return (sum(self.result_to_json(r).get("wall_s", 0.0) for name, r in self.results.items()
+                    if name not in side_by_side)
+                + (self.running or {}).get("elapsed_s", 0.0) + self.parallel.get("elapsed_s", 0.0))
+
+    def side_by_side(self) -> set[str]:
+        """The units that ran side by side on a cluster (their times are in `parallel`'s)."""
+        return set(self.parallel.get("runs", ()))
+
+    def record_parallel(self, name: str, result: Any, elapsed_s: float) -> None:
+        """Record a unit that ran beside others, with the wall time of the side-by-side runs so far."""
+        self.beat_parallel(elapsed_s, name)
+        self.record(name, result)
+
+    def beat_parallel(self, elapsed_s: float, name: str | None = None) -> None:
+        """Save the wall time of the side-by-side runs so far (`name`, when given, among them)."""
+        runs = self.parallel.get("runs", [])
+        self.parallel = {"elapsed_s": elapsed_s, "runs": runs + [name] if name and name not in runs else runs}
+        self.save()
 
     def result_from_json(self, saved: dict[str, Any]) -> Any:
         """A recorded unit as the command uses it (a subclass may type it)."""
@@ -117,7 +142,8 @@ class RunState:
         return {"settings": self.settings,
                 "results": {name: self.result_to_json(r) for name, r in self.results.items()},
                 "running": self.running,
-                **{section: self.section_to_json(section, getattr(self, section)) for section in self.SECTIONS}}
+                **{section: self.section_to_json(section, getattr(self, section)) for section in self.SECTIONS},
+                **({"parallel": self.parallel} if self.parallel else {})}
 
     def save(self) -> None:
         save_json(self.path, self.to_json())

@@ -11,7 +11,7 @@ import numpy as np
 
 from sentforge.support.disk import human_size
 from sentforge.support.errors import ConfigError
-from sentforge.harness.report_files import pyplot, save_figure, write_report_files
+from sentforge.harness.report_files import on_the_cluster, pyplot, save_figure, write_report_files
 from sentforge.learning_curve.answer import MIN_LEARNING_STEPS, answer, holdout, short_runs
 from sentforge.learning_curve.curve import curve_values, formula
 
@@ -263,11 +263,8 @@ def markdown(report: dict[str, Any]) -> str:
     cluster = report.get("cluster")
     lines += ["", "## Runs", ""]
     if cluster:
-        gpus = f" and {cluster['gpus_per_run']:g} GPUs" if cluster["gpus_per_run"] else ""
-        cpus = f"{cluster['cpus_per_run']} CPU" + ("s" if cluster["cpus_per_run"] != 1 else "")
-        lines += [f"The runs trained side by side on a Ray cluster, up to {cluster['slots']} at once, each with "
-                  f"{cpus}{gpus}; wall s: from a run's start to its result, worker: the host "
-                  "(node address) that ran it.", ""]
+        lines += [f"The runs trained side by side on a Ray cluster, {on_the_cluster(cluster)}; wall s: from a "
+                  "run's start to its result, worker: the host (node address) that ran it.", ""]
     worker = " worker |" if cluster else ""
     lines += [f"| run | labels | repeat | dev {metric} | gain [95 % interval] | steps | wall s |{worker}",
               "|---|---:|---:|---:|---:|---:|---:|" + ("---|" if cluster else "")]

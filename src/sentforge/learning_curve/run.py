@@ -41,35 +41,11 @@ logger = logging.getLogger(__name__)
 class LabelsState(RunState):
     """OUTPUT/labels.json, the run harness's state: the settings of the command, and each finished or skipped run.
     A rerun of the same command takes up where it stopped (finished runs are not retrained, the interrupted one
-    resumes from its checkpoint); a rerun of a different command on the same output is refused.
-
-    `parallel`: the wall seconds of the calls that ran runs side by side on a Ray cluster (`elapsed_s`)
-    and the runs they recorded (`runs`); those runs' own times overlap, so the budget counts the calls' wall
-    time instead of theirs."""
+    resumes from its checkpoint); a rerun of a different command on the same output is refused. Runs side by
+    side on a Ray cluster count the command's wall time (the harness's `parallel`)."""
 
     kind = "labels"
     state_file = "labels.json"
-    SECTIONS = ("parallel",)
-
-    def to_json(self) -> dict[str, Any]:
-        saved = super().to_json()
-        if not self.parallel:  # a command that never ran on a cluster keeps the file it always had
-            del saved["parallel"]
-        return saved
-
-    def spent(self) -> float:
-        side_by_side = set(self.parallel.get("runs", ()))
-        one_by_one = sum(r.get("wall_s", 0.0) for name, r in self.results.items() if name not in side_by_side)
-        return one_by_one + (self.running or {}).get("elapsed_s", 0.0) + self.parallel.get("elapsed_s", 0.0)
-
-    def record_parallel(self, name: str, result: dict, elapsed_s: float) -> None:
-        """Record a run that ran beside others, with the wall time of this call's parallel runs so far."""
-        self.parallel = {"elapsed_s": elapsed_s, "runs": [*self.parallel.get("runs", ()), name]}
-        self.record(name, result)
-
-    def beat_parallel(self, elapsed_s: float) -> None:
-        self.parallel = {"elapsed_s": elapsed_s, "runs": self.parallel.get("runs", [])}
-        self.save()
 
 
 START = "start"
