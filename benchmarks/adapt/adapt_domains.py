@@ -266,50 +266,73 @@ def twitterpara_tests(args: argparse.Namespace) -> None:
 
 
 def test_intervals(args: argparse.Namespace) -> None:
-    """Every finished candidate's test score and its test gain over the start model, paired on the test units."""
+    """Every finished candidate's test score and its test gain over the start model, paired on the test units; for
+    several runs (seeds) on one test file, the selected models' and mnrl's mean gain over them, paired too."""
     from sentforge.adaptation.result import load_candidate
     from sentforge.evaluation import load_dataset
     from sentforge.evaluation.paired import paired_bootstrap
 
     test = load_dataset(args.test, name="test")
+    pooled: dict[str, list] = {"start": [], "selected": [], "mnrl": []}  # per run, for the gains over the seeds
     for run_dir in args.runs:
         result = json.loads((run_dir / "report.json").read_text(encoding="utf-8"))
         done = {name: r for name, r in result["candidates"].items() if r["status"] == "done"}
         items = {name: test.item_scores(load_candidate(r)) for name, r in done.items()}
         start = next(name for name, r in done.items() if r["kind"] == "start")
+        pooled["start"].append(items[start])
+        selected = result["selected"] if args.rule is None else rule_choice(run_dir, result, args.rule)
+        pooled["selected"].append(items[selected])
+        pooled["mnrl"].extend(items[name] for name, r in done.items() if r["method"] == "mnrl")
         print(f"\n## {run_dir.name}: test {result['test_metric']} on {len(items[start])} units, gain over {start}\n")
         print(f"| candidate | dev {result['metric']} | test | test gain [95 %] |")
         print("|---|---:|---:|---|")
         for name, scores in items.items():
             gain = paired_bootstrap(items[start], scores, seed=args.seed)
-            mark = " **(selected)**" if name == result["selected"] else ""
+            mark = " **(selected)**" if name == selected else ""
             print(f"| {name}{mark} | {done[name]['dev']:.2f} | {scores.score():.2f} | "
                   f"{gain.difference:+.2f} [{gain.low:+.2f}, {gain.high:+.2f}] |")
+    if len(args.runs) > 1:  # the same test units in every run: one resample draws them for all the runs at once
+        print(f"\n## Pooled over the {len(args.runs)} runs: the mean test gain over the start [95 %]\n")
+        for name in ("selected", "mnrl"):
+            if len(pooled[name]) == len(args.runs):
+                gain = paired_bootstrap(pooled["start"], pooled[name], seed=args.seed)
+                print(f"- {name}: {gain.difference:+.2f} [{gain.low:+.2f}, {gain.high:+.2f}]")
+
+
+def map_results(saved: dict):
+    from sentforge.adaptation.result import CandidateResult
+
+    return {name: CandidateResult.from_json(r) for name, r in saved["candidates"].items()}
+
+
+def rule_choice(run_dir: Path, saved: dict, rule: str) -> str:
+    """What `rule` chooses among a finished run's candidates (report.json `saved`), from its saved dev scores."""
+    from sentforge.adaptation.intervals import selection_items
+    from sentforge.adaptation.select import select
+
+    results = map_results(saved)
+    done = {name: r for name, r in results.items() if r.done}
+    starts = [name for name, r in done.items() if r.kind == "start"]
+    seed = saved["settings"]["seed"]
+    items = selection_items(run_dir, done, rule, seed)
+    return select(results, starts, rule, items, seed, saved["selection"]["min_texts_per_second"]).chosen
 
 
 def selection_rules(args: argparse.Namespace) -> None:
     """Each selection rule applied to finished runs (their saved per-unit dev scores): what it would have chosen,
     that model's test score, and the selection regret (the best candidate's test score minus it). Test scores
     come from report.json; nothing here is chosen with them."""
-    from sentforge.adaptation.intervals import selection_items
-    from sentforge.adaptation.result import CandidateResult
-    from sentforge.adaptation.select import select
-
     print("| run | rule | selected | its test | best candidate (test) | regret | mnrl's test | selected >= mnrl |")
     print("|---|---|---|---:|---|---:|---:|---|")
     regrets: dict[str, list[float]] = {rule: [] for rule in args.rules}
     for run_dir in args.runs:
         saved = json.loads((run_dir / "report.json").read_text(encoding="utf-8"))
-        results = {name: CandidateResult.from_json(r) for name, r in saved["candidates"].items()}
-        done = {name: r for name, r in results.items() if r.done}
-        starts = [name for name, r in done.items() if r.kind == "start"]
+        done = {name: r for name, r in map_results(saved).items() if r.done}
         made = {name: r.test for name, r in done.items() if r.kind != "start" and r.test is not None}
         best = max(made, key=made.__getitem__)
         mnrl = next((r.test for name, r in done.items() if r.method == "mnrl"), None)
-        seed = saved["settings"]["seed"]
         for rule in args.rules:
-            items = selection_items(run_dir, done, rule, seed)
-            chosen = select(results, starts, rule, items, seed, saved["selection"]["min_texts_per_second"]).chosen
+            chosen = rule_choice(run_dir, saved, rule)
             test = done[chosen].test
             regret = max(made[best] - test, 0.0)
             regrets[rule].append(regret)
@@ -334,7 +357,7 @@ def main() -> None:
     run_parser.add_argument("--candidates", type=lambda s: s.split(","), help="default: all that the data allows")
     run_parser.add_argument("--overrides", help='recipe settings per method as JSON, e.g. {"tsdae": {"steps": 20}}')
     run_parser.add_argument("--seed", type=int, default=0)
-    run_parser.add_argument("--select", default="significant", help="adapt's selection rule: significant or best")
+    run_parser.add_argument("--select", default="simplest", help="adapt's selection rule (adapt --help)")
     run_parser.add_argument("--keep-dev-texts", action="store_true",
                             help="train on dev/test texts too (adapt's opt-out of dev hygiene)")
     run_parser.add_argument("--without-dev-texts", action="store_true",
@@ -354,9 +377,10 @@ def main() -> None:
     intervals_parser.add_argument("runs", type=Path, nargs="+", help="adapt output folders (report.json)")
     intervals_parser.add_argument("--test", type=Path, required=True, help="the test file the runs were given")
     intervals_parser.add_argument("--seed", type=int, default=0, help="of the bootstrap")
+    intervals_parser.add_argument("--rule", help="the model this selection rule chooses (default: each run's own)")
     rules_parser = commands.add_parser("selection-rules", help="each selection rule on finished runs: regret on test")
     rules_parser.add_argument("runs", type=Path, nargs="+", help="adapt output folders (report.json, dev-items/)")
-    rules_parser.add_argument("--rules", type=lambda s: s.split(","), default=["significant", "cross-fitted"])
+    rules_parser.add_argument("--rules", type=lambda s: s.split(","), default=["simplest", "significant"])
     args = parser.parse_args()
     unknown = [name for name in getattr(args, "experiments", []) if name not in EXPERIMENTS]
     if unknown:

@@ -1,6 +1,7 @@
-"""How adapt chooses: the "significant" rule on hand-made per-unit dev scores, so that every paired interval
-is known by construction (the start model wins ties and near-ties; a cheaper-to-run candidate within the
-paired interval of the leader wins, one significantly worse loses; fewer training steps never win), the
+"""How adapt chooses: the "significant" and "simplest" rules on hand-made per-unit dev scores, so that every
+paired interval is known by construction (the start model wins ties and near-ties; a cheaper-to-run candidate
+within the paired interval of the leader wins, one significantly worse loses; fewer training steps never win,
+fewer training stages win under "simplest"), the
 cost-to-run comparison, --min-texts-per-second, the speed–quality front, the report's warning when dev does not
 resolve the choice, the "best" rule, and dev hygiene (counts on a constructed corpus; the kept files are what
 the candidates train on)."""
@@ -120,7 +121,7 @@ def test_a_cheaper_to_run_candidate_within_the_paired_interval_wins():
     assert "within the interval, but l3.mnrl costs less still" in chosen.why
 
 
-def test_the_report_names_why_an_equally_cheap_candidate_lost():
+def test_the_report_names_why_an_equally_cheap_candidate_lost_by_dev_score_or_stages():
     # A meta-embedding leads; two L6 candidates of the same cost to run are within its interval: the one with
     # the higher dev score is chosen, and the other's verdict says so (not merely "a cheaper one").
     meta = BASE + 3.3 + SWING
@@ -132,6 +133,10 @@ def test_the_report_names_why_an_equally_cheap_candidate_lost():
     assert ("over l6.mnrl; l6.mnrl costs less to run (1 encoder instead of 2, fewer parameters: 22.7M vs "
             "45.4M, smaller vectors: 384 vs 768 dimensions) and the difference is within the interval, but "
             "l6.tsdae+mnrl, as cheap, has the higher dev score") in chosen.why
+    # Under "simplest", fewer training stages decide between the two equally cheap ones.
+    simplest = select(results, ["l6.start"], "simplest", items)
+    assert simplest.leader == "meta-concat" and simplest.chosen == "l6.mnrl"
+    assert "within the interval, but l6.mnrl costs less still" in simplest.why
 
 
 def test_fewer_training_steps_never_win_over_a_better_candidate_of_the_same_architecture():
@@ -146,6 +151,39 @@ def test_fewer_training_steps_never_win_over_a_better_candidate_of_the_same_arch
     interval = comparison.interval
     assert (f"l6.tsdae+mnrl: {interval.difference:+.2f} [{interval.low:+.2f}, {interval.high:+.2f}] "
             "over l6.mnrl; same cost to run, higher dev score") in chosen.why
+
+
+def test_the_simplest_rule_takes_the_candidate_of_fewer_training_stages_within_the_interval():
+    # The same table as above: tsdae+mnrl leads mnrl by 1.17 with a swing of 6 per unit, an interval around 0.
+    results, items = table({"l6.start": (BASE, L6, 0), "l6.mnrl": (BASE + 3.29 - 3 * SWING, L6, 32),
+                            "l6.tsdae+mnrl": (BASE + 4.46 + 3 * SWING, replace(L6, texts_per_second=280.0), 88)})
+    chosen = select(results, ["l6.start"], "simplest", items)
+    (comparison,) = chosen.comparisons
+    assert comparison.same_cost and comparison.cheaper == "made in 1 training stage instead of 2"
+    assert chosen.leader == "l6.tsdae+mnrl" and chosen.chosen == "l6.mnrl"
+    assert ("over l6.mnrl; l6.mnrl costs the same to run, made in 1 training stage instead of 2 and the "
+            "difference is within the interval: it is chosen") in chosen.why
+    # Significantly ahead (the same means without the swing), the leader of more stages keeps its place.
+    results, items = table({"l6.start": (BASE, L6, 0), "l6.mnrl": (BASE + 3.29, L6, 32),
+                            "l6.tsdae+mnrl": (BASE + 4.46, L6, 88)})
+    chosen = select(results, ["l6.start"], "simplest", items)
+    assert chosen.chosen == "l6.tsdae+mnrl" and "but l6.tsdae+mnrl is significantly better" in chosen.why
+
+
+def test_training_stages_count_the_commands_that_made_a_candidate():
+    from sentforge.adaptation.select import training_stages
+
+    results = typed({"m.start": {"kind": "start", "status": "done", "dev": 50.0},
+                     "m.mnrl": {"status": "done", "dev": 51.0, "commands": ["sentforge train mnrl"]},
+                     "m.tsdae+mnrl": {"status": "done", "dev": 52.0},
+                     "m.mnrl.continued": {"status": "done", "dev": 52.0, "method": "mnrl", "continues": "m.mnrl",
+                                          "commands": ["sentforge train mnrl", "sentforge train mnrl"]},
+                     "distil": {"kind": "distil", "status": "done", "dev": 49.0, "member": "m.tsdae+mnrl",
+                                "commands": ["sentforge train distil"]},
+                     "meta-concat": {"kind": "meta", "status": "done", "dev": 52.0,
+                                     "members": ["m.mnrl", "m.tsdae+mnrl"]}})
+    assert {name: training_stages(results, name) for name in results} == {
+        "m.start": 0, "m.mnrl": 1, "m.tsdae+mnrl": 2, "m.mnrl.continued": 2, "distil": 3, "meta-concat": 0}
 
 
 def test_a_cheaper_candidate_significantly_worse_than_the_leader_loses():
@@ -370,7 +408,7 @@ def test_adapt_trains_on_the_hygienic_data_and_reports_counts_and_intervals(tiny
             f"{tiny_bert_dir.name}.start"]["dev"], abs=1e-6)
     text = (tmp_path / "adapted" / "report.md").read_text(encoding="utf-8")
     assert "Dev hygiene: dropped before training" in text and "6 of 14 unlabelled" in text
-    assert "Rule `significant`" in text
+    assert "Rule `simplest`" in text
     assert report["selection"]["base"] == f"{tiny_bert_dir.name}.start"
     # Every candidate's cost to run, measured on the same sample of the texts: the tiny model's parameters and
     # dimension, counted here from the loaded model.

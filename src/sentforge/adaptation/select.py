@@ -4,7 +4,14 @@ Only candidates that encode at least `min_texts_per_second` texts per second on 
 device are eligible (all of them without a bound); the best eligible start model is the reference. Two
 rules:
 
-"significant" (the default). The gate: a candidate is considered only when the lower bound of the 95 %
+"simplest" (the default) is "significant" with one more way to be simpler: between candidates that cost the same
+to run (one architecture), the one made in fewer training stages (`mnrl` against `tsdae+mnrl`, the leader against
+its continuation) replaces the leader when the leader's advantage over it is not significant, as a cheaper one
+does. A candidate made in more stages was chosen among more checkpoints (every rung of the TSDAE ladder, every
+evaluation of each), so its best dev score is the more optimistic one; preferring the simpler model within the
+noise of the best is the one-standard-error rule.
+
+"significant". The gate: a candidate is considered only when the lower bound of the 95 %
 paired bootstrap interval of its dev gain over the reference start model is above 0 (none: the start
 model is kept). The leader is the considered candidate with the highest dev score. A considered
 candidate that costs less to run replaces the leader when the leader's advantage over it is not
@@ -36,7 +43,7 @@ both by a difference of speed within the noise.
 from __future__ import annotations
 
 import shutil
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -51,8 +58,8 @@ from sentforge.interface.model_card import display_name
 from sentforge.support.output_guard import MARKER
 
 MODEL_DIR = "model"
-Rule = Literal["significant", "cross-fitted", "best"]
-RULES: tuple[Rule, ...] = ("significant", "cross-fitted", "best")
+Rule = Literal["simplest", "significant", "cross-fitted", "best"]
+RULES: tuple[Rule, ...] = ("simplest", "significant", "cross-fitted", "best")
 # Timings on a shared machine move by some per cent between passes: between models that differ in more
 # than one way (more parameters but smaller vectors), a faster encode counts only from this ratio on.
 SPEED_MARGIN = 1.2
@@ -61,7 +68,8 @@ SPEED_MARGIN = 1.2
 @dataclass(frozen=True)
 class Comparison:
     """The leader's paired dev advantage over a gated candidate (leader − candidate), and why that candidate
-    costs less to run (None when it does not) or whether the two cost the same."""
+    costs less (None when it does not: to run, or with the same cost to run, in training stages) and whether
+    the two cost the same to run."""
 
     candidate: str
     interval: PairedInterval
@@ -141,42 +149,67 @@ def select(results: Mapping[str, CandidateResult], start: list[str], rule: Rule 
                                        "lies above 0: the start model is kept", base, gains, too_slow=too_slow,
                          rule=rule, min_texts_per_second=min_texts_per_second, continuations=continuations)
     leader = max(gated, key=lambda name: dev[name])  # the first in run order on a tie
-    comparisons = [_compare(leader, name, done, items, seed) for name in gated if name != leader]
+    costs_less = _costs_less(done, by_stages=rule == "simplest")
+    comparisons = [_compare(leader, name, done, items, seed, costs_less) for name in gated if name != leader]
     close = [c for c in comparisons if c.cheaper and not c.interval.above_zero]
     chosen = leader
     if close:
         # The ones no other close candidate undercuts (all of them should measured speeds make that circular).
-        cheapest = [c for c in close if not any(cheaper(done[o.candidate].speed, done[c.candidate].speed)
-                                                for o in close)] or close
+        cheapest = [c for c in close if not any(costs_less(o.candidate, c.candidate) for o in close)] or close
         chosen = max(cheapest, key=lambda c: dev[c.candidate]).candidate
     score = "cross-fitted dev score" if rule == "cross-fitted" else "dev score"
     why = (f"{bound}{len(gated)} candidate(s) gain significantly over {base} (the lower bound of the "
            f"{100 * CONFIDENCE:g} % interval above 0); the highest {score} among them is {leader}'s "
            f"({dev[leader]:.2f})")
     if comparisons:
-        why += "; paired with the others: " + "; ".join(_verdict(leader, c, chosen, done, score) for c in comparisons)
+        why += "; paired with the others: " + "; ".join(_verdict(leader, c, chosen, costs_less, score)
+                                                        for c in comparisons)
     return Selection(chosen, why, base, gains, leader, comparisons, too_slow, rule, min_texts_per_second,
                      continuations)
 
 
+def _costs_less(done: dict[str, CandidateResult], by_stages: bool) -> Callable[[str, str], str | None]:
+    """Why candidate `a` costs less than `b`, or None: to run (cheaper), or with `by_stages` and the same cost to
+    run, in fewer training stages."""
+    def costs_less(a: str, b: str) -> str | None:
+        reason = cheaper(done[a].speed, done[b].speed)
+        if reason or not by_stages or not same_cost(done[a].speed, done[b].speed):
+            return reason
+        mine, theirs = training_stages(done, a), training_stages(done, b)
+        return f"made in {mine} training stage{'s' if mine > 1 else ''} instead of {theirs}" if mine < theirs else None
+    return costs_less
+
+
+def training_stages(results: Mapping[str, CandidateResult], name: str) -> int:
+    """How many training commands made the candidate: none for a start model or a meta-embedding (its members
+    are other candidates), one per stage of its method (tsdae+mnrl: 2), a continuation's with the ones of
+    the candidate it continues (its commands), distil's with the ones of the member it starts from."""
+    result = results[name]
+    if not isinstance(result, TrainedResult):
+        return 0
+    own = len(result.commands) if result.commands else len(result.method.split("+"))
+    return own + (training_stages(results, result.member) if result.member in results else 0)
+
+
 def _compare(leader: str, name: str, done: dict[str, CandidateResult], items: Mapping[str, ItemScores],
-             seed: int) -> Comparison:
-    """The leader's paired dev advantage over `name` and how their costs to run compare."""
-    speeds = done[name].speed, done[leader].speed
-    return Comparison(name, paired_gain(items[name], items[leader], seed), cheaper(*speeds), same_cost(*speeds))
+             seed: int, costs_less: Callable[[str, str], str | None]) -> Comparison:
+    """The leader's paired dev advantage over `name` and how their costs compare."""
+    return Comparison(name, paired_gain(items[name], items[leader], seed), costs_less(name, leader),
+                      same_cost(done[name].speed, done[leader].speed))
 
 
-def _verdict(leader: str, comparison: Comparison, chosen: str, done: dict[str, CandidateResult],
+def _verdict(leader: str, comparison: Comparison, chosen: str, costs_less: Callable[[str, str], str | None],
              score: str = "dev score") -> str:
     name, interval = comparison.candidate, comparison.interval
     text = f"{leader}: {interval.difference:+.2f} [{interval.low:+.2f}, {interval.high:+.2f}] over {name}; "
     if comparison.cheaper:
-        cost = f"{name} costs less to run ({comparison.cheaper})"
+        cost = (f"{name} costs the same to run, {comparison.cheaper}" if comparison.same_cost
+                else f"{name} costs less to run ({comparison.cheaper})")
         if interval.above_zero:
             return text + cost + f", but {leader} is significantly better"
         if name == chosen:
             return text + cost + " and the difference is within the interval: it is chosen"
-        why_not = (f"{chosen} costs less still" if cheaper(done[chosen].speed, done[name].speed)
+        why_not = (f"{chosen} costs less still" if costs_less(chosen, name)
                    else f"{chosen}, as cheap, has the higher {score}")
         return text + cost + f" and the difference is within the interval, but {why_not}"
     if comparison.same_cost:
