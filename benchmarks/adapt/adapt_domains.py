@@ -266,37 +266,54 @@ def twitterpara_tests(args: argparse.Namespace) -> None:
 
 
 def test_intervals(args: argparse.Namespace) -> None:
-    """Every finished candidate's test score and its test gain over the start model, paired on the test units; for
-    several runs (seeds) on one test file, the selected models' and mnrl's mean gain over them, paired too."""
+    """Every finished candidate's test score and its test gain over the start model, paired on the test units
+    (with --pooled-only, only the models the pooled lines need); for several runs (seeds) on one test file, the
+    mean gain over them of the model each rule selects and of mnrl, paired on the test units too."""
     from sentforge.adaptation.result import load_candidate
     from sentforge.evaluation import load_dataset
     from sentforge.evaluation.paired import paired_bootstrap
 
     test = load_dataset(args.test, name="test")
-    pooled: dict[str, list] = {"start": [], "selected": [], "mnrl": []}  # per run, for the gains over the seeds
+    rules = args.rules or ["the run's own rule"]
+    pooled: dict[str, list] = {}  # {"start" | rule | "mnrl": each run's test scores of that model}
     for run_dir in args.runs:
         result = json.loads((run_dir / "report.json").read_text(encoding="utf-8"))
-        done = {name: r for name, r in result["candidates"].items() if r["status"] == "done"}
-        items = {name: test.item_scores(load_candidate(r)) for name, r in done.items()}
+        done = {name: found_from(run_dir, result, r) for name, r in result["candidates"].items()
+                if r["status"] == "done"}
         start = next(name for name, r in done.items() if r["kind"] == "start")
-        pooled["start"].append(items[start])
-        selected = result["selected"] if args.rule is None else rule_choice(run_dir, result, args.rule)
-        pooled["selected"].append(items[selected])
-        pooled["mnrl"].extend(items[name] for name, r in done.items() if r["method"] == "mnrl")
+        chosen = ({rule: rule_choice(run_dir, result, rule) for rule in rules} if args.rules
+                  else {rules[0]: result["selected"]})
+        mnrl = [name for name, r in done.items() if r["method"] == "mnrl"]
+        needed = {start, *chosen.values(), *mnrl} if args.pooled_only else set(done)
+        items = {name: test.item_scores(load_candidate(done[name])) for name in done if name in needed}
+        for key, name in [("start", start), *chosen.items(), *(("mnrl", name) for name in mnrl)]:
+            pooled.setdefault(key, []).append(items[name])
         print(f"\n## {run_dir.name}: test {result['test_metric']} on {len(items[start])} units, gain over {start}\n")
         print(f"| candidate | dev {result['metric']} | test | test gain [95 %] |")
         print("|---|---:|---:|---|")
         for name, scores in items.items():
             gain = paired_bootstrap(items[start], scores, seed=args.seed)
-            mark = " **(selected)**" if name == selected else ""
+            mark = "".join(f" **(selected: {rule})**" for rule, chose in chosen.items() if chose == name)
             print(f"| {name}{mark} | {done[name]['dev']:.2f} | {scores.score():.2f} | "
                   f"{gain.difference:+.2f} [{gain.low:+.2f}, {gain.high:+.2f}] |")
     if len(args.runs) > 1:  # the same test units in every run: one resample draws them for all the runs at once
         print(f"\n## Pooled over the {len(args.runs)} runs: the mean test gain over the start [95 %]\n")
-        for name in ("selected", "mnrl"):
-            if len(pooled[name]) == len(args.runs):
-                gain = paired_bootstrap(pooled["start"], pooled[name], seed=args.seed)
-                print(f"- {name}: {gain.difference:+.2f} [{gain.low:+.2f}, {gain.high:+.2f}]")
+        for key in [*rules, "mnrl"]:
+            if len(pooled.get(key, [])) == len(args.runs):
+                gain = paired_bootstrap(pooled["start"], pooled[key], seed=args.seed)
+                label = f"selected ({key})" if key != "mnrl" else "mnrl"
+                print(f"- {label}: {gain.difference:+.2f} [{gain.low:+.2f}, {gain.high:+.2f}]")
+
+
+def found_from(run_dir: Path, saved: dict, candidate: dict) -> dict:
+    """The candidate's report.json entry with its model path found from here: the run wrote it relative to the
+    folder it was started in, which is the run's folder less the output path it was given."""
+    output = Path(saved["model"]).parent  # OUTPUT/model, as the run was given OUTPUT
+    path = candidate.get("model_path")
+    if path is None or Path(path).is_absolute() or output.is_absolute() or Path(path).exists():
+        return candidate
+    found = run_dir.resolve().parents[len(output.parts) - 1] / path
+    return {**candidate, "model_path": str(found)} if found.exists() else candidate  # else a short name
 
 
 def map_results(saved: dict):
@@ -377,7 +394,10 @@ def main() -> None:
     intervals_parser.add_argument("runs", type=Path, nargs="+", help="adapt output folders (report.json)")
     intervals_parser.add_argument("--test", type=Path, required=True, help="the test file the runs were given")
     intervals_parser.add_argument("--seed", type=int, default=0, help="of the bootstrap")
-    intervals_parser.add_argument("--rule", help="the model this selection rule chooses (default: each run's own)")
+    intervals_parser.add_argument("--rules", type=lambda s: s.split(","),
+                                  help="the models these selection rules choose (default: each run's own choice)")
+    intervals_parser.add_argument("--pooled-only", action="store_true",
+                                  help="score only the start model, the selected ones and mnrl")
     rules_parser = commands.add_parser("selection-rules", help="each selection rule on finished runs: regret on test")
     rules_parser.add_argument("runs", type=Path, nargs="+", help="adapt output folders (report.json, dev-items/)")
     rules_parser.add_argument("--rules", type=lambda s: s.split(","), default=["simplest", "significant"])
