@@ -1,9 +1,9 @@
 """`sentforge adapt --engine ray` on a local Ray cluster (a head and a worker node, one CPU each, started by the
 test): the trained candidates, probed and trained side by side on the workers, give the sequential run's dev
-scores, steps, weights and selection, and a rerun resumes; a worker process SIGKILLed mid-training is retried and
-resumes from the candidate's checkpoint to the same result; without the flag Ray is never imported; bad engine
-options and an unreachable cluster are one error line; the budget counts the wall time of the side-by-side work.
-The cluster tests skip where Ray is not installed."""
+scores, steps, weights and selection, and a rerun resumes; a worker process SIGKILLed mid-training, or the worker
+node removed mid-training, is retried and resumes from the candidate's checkpoint to the same result; without the
+flag Ray is never imported; bad engine options and an unreachable cluster are one error line; the budget counts
+the wall time of the side-by-side work. The cluster tests skip where Ray is not installed."""
 
 from __future__ import annotations
 
@@ -11,6 +11,8 @@ import json
 import os
 import subprocess
 import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -19,7 +21,7 @@ import torch
 import labels_worker
 from adapt_domain import run, write_domain
 from conftest import assert_one_line_error, run_cli
-from ray_cluster import assert_engine_errors, cluster  # noqa: F401 - the fixture
+from ray_cluster import assert_engine_errors, cluster, started  # noqa: F401 - the fixture
 from sentforge.adaptation.adapt_state import AdaptState
 from sentforge.adaptation.result import finished
 
@@ -99,11 +101,53 @@ def test_a_worker_killed_mid_training_is_retried_and_resumes_to_the_same_result(
     report = run(tiny_bert_dir, data, out, callbacks=[labels_worker.KillOnce(marker, step=4)],
                  test=data / "test.jsonl", engine="ray", address=cluster.address, **CANDIDATES)
     assert int(marker.read_text()) != os.getpid()  # a worker process was killed, not the coordinator
-    resumed = [path for path in (out / "runs").glob("**/training/metrics.jsonl")
-               if any(json.loads(line).get("event") == "resume" and json.loads(line)["step"] == 4
-                      for line in path.read_text().splitlines())]
-    assert len(resumed) == 1  # the killed candidate went on from its step-4 checkpoint in a new worker process
+    assert len(resumed_at(out, step=4)) == 1  # the killed candidate went on from there in a new worker process
     same_result(report.to_json(), expected)
+
+
+@pytest.fixture()
+def cluster_that_loses_a_node(cluster):  # noqa: F811
+    """The module's cluster, given a fresh worker node after the test if it removed the one there."""
+    yield cluster
+    if not cluster.worker_nodes:
+        started(lambda: cluster.add_node(num_cpus=1))
+
+
+def test_a_node_lost_mid_training_resumes_on_another_node_to_the_same_result(tiny_bert_dir, sequential, tmp_path,
+                                                                             cluster_that_loses_a_node):
+    data, expected = sequential
+    nodes, out, marker = cluster_that_loses_a_node, tmp_path / "ray", tmp_path / "held-pid"
+    lost, done = next(iter(nodes.worker_nodes)), threading.Event()
+    # The worker node's training is held at step 4 (past every 3-step probe, after its checkpoint) and the node
+    # removed; the task resumes on the head, the one node left, once the candidate training there is done.
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        removal = pool.submit(remove_when_marked, nodes, lost, marker, done)
+        try:
+            report = run(tiny_bert_dir, data, out, callbacks=[labels_worker.HoldOnNode(marker, 4, lost.node_id)],
+                         test=data / "test.jsonl", engine="ray", address=nodes.address, **CANDIDATES)
+        finally:
+            done.set()
+        assert removal.result(), "no training reached step 4 on the worker node"
+    assert len(resumed_at(out, step=4)) == 1  # the held candidate went on from its step-4 checkpoint
+    trained = [r for r in report.to_json()["candidates"].values() if r["kind"] == "train"]
+    assert {r["worker"]["node_id"] for r in trained} == {nodes.head_node.node_id}
+    same_result(report.to_json(), expected)
+
+
+def remove_when_marked(nodes, node, marker: Path, done: threading.Event) -> bool:
+    """Remove `node` from the cluster `nodes` once `marker` exists; False when `done` is set first."""
+    while not marker.exists():
+        if done.wait(0.2):
+            return False
+    nodes.remove_node(node)
+    return True
+
+
+def resumed_at(out: Path, step: int) -> list[Path]:
+    """The trainings under `out`/runs that resumed from their checkpoint at `step` (their metrics files)."""
+    return [path for path in (out / "runs").glob("**/training/metrics.jsonl")
+            if any(json.loads(line).get("event") == "resume" and json.loads(line)["step"] == step
+                   for line in path.read_text().splitlines())]
 
 
 def test_without_the_ray_engine_ray_is_never_imported(tiny_bert_dir, tmp_path):

@@ -1,5 +1,6 @@
-"""A labels run for tests/learning_curve/test_labels.py, run as a subprocess that may be SIGKILLed, and a
-callback that SIGKILLs the Ray worker process training a run (tests/learning_curve/test_labels_ray.py).
+"""A labels run for tests/learning_curve/test_labels.py, run as a subprocess that may be SIGKILLed, and the
+callbacks that SIGKILL the Ray worker process training a run (tests/learning_curve/test_labels_ray.py) or hold it
+until its node is removed (tests/adaptation/test_adapt_ray.py).
 
 usage: labels_worker.py MODEL_DIR DATA_DIR OUTPUT [--kill-in-run N --kill-at-step S]
 Kills itself (SIGKILL) at step S of the N-th run it trains (1-based), after that step's checkpoint.
@@ -10,6 +11,7 @@ from __future__ import annotations
 import argparse
 import os
 import signal
+import time
 from pathlib import Path
 
 import torch
@@ -34,15 +36,34 @@ class KillOnce:
         self.marker, self.step = marker, step
 
     def __call__(self, state) -> None:
-        if state.step != self.step:
-            return
-        try:
-            handle = os.open(self.marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-        except FileExistsError:
-            return
-        os.write(handle, str(os.getpid()).encode())
-        os.close(handle)
-        os.kill(os.getpid(), signal.SIGKILL)
+        if state.step == self.step and first_to_mark(self.marker):
+            os.kill(os.getpid(), signal.SIGKILL)
+
+
+class HoldOnNode:
+    """A training callback that, on the Ray node `node_id` only, holds the first run that reaches step `step` there
+    (after that step's checkpoint): it writes its pid to `marker` and sleeps until the node's removal ends it."""
+
+    def __init__(self, marker: Path, step: int, node_id: str) -> None:
+        self.marker, self.step, self.node_id = marker, step, node_id
+
+    def __call__(self, state) -> None:
+        import ray
+
+        if (state.step == self.step and ray.get_runtime_context().get_node_id() == self.node_id
+                and first_to_mark(self.marker)):
+            time.sleep(600)  # far longer than the test waits for the node's removal
+
+
+def first_to_mark(marker: Path) -> bool:
+    """Whether this process is the first in any to get here: it creates `marker` and writes its pid there."""
+    try:
+        handle = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    except FileExistsError:
+        return False
+    os.write(handle, str(os.getpid()).encode())
+    os.close(handle)
+    return True
 
 
 def main() -> None:
