@@ -55,7 +55,9 @@ def test_an_interrupted_old_run_resumes_to_the_old_report(tiny_bert_dir, domain,
     start = f"{tiny_bert_dir.name}.start"
     # The start model's per-unit dev scores, which the earlier version saved beside the state as it finished.
     save_items(out, start, load_dataset(domain / "dev.jsonl").item_scores(sentforge.load(tiny_bert_dir)))
-    report = run(tiny_bert_dir, domain, out, test=domain / "test.jsonl", candidates=CANDIDATES)
+    # Its rule, "significant", was the default then: the same command now names it.
+    report = run(tiny_bert_dir, domain, out, test=domain / "test.jsonl", candidates=CANDIDATES,
+                 select_rule="significant")
     old = json.loads(old_file("report.json", tiny_bert_dir, domain, out))
     assert report["selected"] == old["selected"]
     assert list(report["candidates"]) == list(old["candidates"])
