@@ -16,10 +16,18 @@ import heapq
 import json
 from pathlib import Path
 
+from sentforge.adaptation.candidates import METHODS
+
+
+def _starts_from(name: str, method: str) -> str | None:
+    """The candidate whose model `name` starts from, by its method's declared order (tsdae+mnrl: tsdae)."""
+    before = METHODS[method].after if method in METHODS else None
+    return None if before is None else name.removesuffix(method) + before
+
 
 def replay(candidates: dict[str, dict], slots: int) -> float:
     """Seconds from the first start model to the last candidate on `slots` slots (list scheduling in run order;
-    a candidate whose `start` is another trained candidate's model waits for that one)."""
+    a candidate that starts from another trained candidate's model waits for that one)."""
     done = {name: c for name, c in candidates.items() if c.get("status") == "done" and c.get("wall_s")}
     starts = sum(c["wall_s"] for c in done.values() if c["kind"] == "start")
     trained = {name: c for name, c in done.items() if c["kind"] == "train" and not c.get("continues")}
@@ -27,7 +35,7 @@ def replay(candidates: dict[str, dict], slots: int) -> float:
     free = [starts] * slots  # when each slot frees
     heapq.heapify(free)
     for name, c in trained.items():
-        after = next((other for other in trained if other in Path(c.get("start") or "").parts), None)
+        after = _starts_from(name, c["method"])
         begin = max(heapq.heappop(free), finished.get(after, 0.0))
         finished[name] = begin + c["wall_s"]
         heapq.heappush(free, finished[name])

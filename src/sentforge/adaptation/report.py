@@ -170,7 +170,8 @@ def _comparison_lines(selection: dict[str, Any]) -> list[str]:
         return []
     leader = selection["leader"]
     lines = ["", f"Paired on the dev units, the leader {leader} against the other candidates that pass the gate:", "",
-             f"| candidate | {leader} − candidate [95 % interval] | costs less to run |", "|---|---:|---|"]
+             f"| candidate | {leader} − candidate [95 % interval] | costs less (to run, or in training stages) |",
+             "|---|---:|---|"]
     for c in selection["comparisons"]:
         cost = c["cheaper"] or ("no: the same architecture" if c["same_cost"] else "no")
         lines.append(f"| {c['candidate']} | {_gain(c)} | {cost} |")
