@@ -26,16 +26,19 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
 def main() -> None:
-    import ray
-
-    from sentforge.scale.streaming import encode_file, read_manifest
-
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("lines_file", type=Path)
     parser.add_argument("--lines", type=int, default=4000)
     parser.add_argument("--chunk-size", type=int, default=500)
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
+    try:  # after the arguments: `--help` works where Ray is not installed
+        import ray
+    except ImportError:
+        parser.exit(2, "error: this benchmark needs Ray: pip install 'sentforge[ray]'\n")
+
+    from sentforge.scale.streaming import encode_file, read_manifest
+
     model = str(SHARED / "models/paraphrase-MiniLM-L3-v2")
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     print(f"{args.lines} lines, chunk {args.chunk_size}, {os.cpu_count()} CPU cores, Ray local cluster of 2 CPUs")
