@@ -281,7 +281,8 @@ def test_intervals(args: argparse.Namespace) -> None:
         done = {name: found_from(run_dir, result, r) for name, r in result["candidates"].items()
                 if r["status"] == "done"}
         start = next(name for name, r in done.items() if r["kind"] == "start")
-        chosen = ({rule: rule_choice(run_dir, result, rule) for rule in rules} if args.rules
+        results = candidate_results(result)
+        chosen = ({rule: rule_choice(run_dir, result, results, rule) for rule in rules} if args.rules
                   else {rules[0]: result["selected"]})
         mnrl = [name for name, r in done.items() if r["method"] == "mnrl"]
         needed = {start, *chosen.values(), *mnrl} if args.pooled_only else set(done)
@@ -316,18 +317,19 @@ def found_from(run_dir: Path, saved: dict, candidate: dict) -> dict:
     return {**candidate, "model_path": str(found)} if found.exists() else candidate  # else a short name
 
 
-def map_results(saved: dict):
+def candidate_results(saved: dict) -> dict:
+    """The candidates of a finished run's report.json (`saved`), as adapt records them."""
     from sentforge.adaptation.result import CandidateResult
 
     return {name: CandidateResult.from_json(r) for name, r in saved["candidates"].items()}
 
 
-def rule_choice(run_dir: Path, saved: dict, rule: str) -> str:
-    """What `rule` chooses among a finished run's candidates (report.json `saved`), from its saved dev scores."""
+def rule_choice(run_dir: Path, saved: dict, results: dict, rule: str) -> str:
+    """What `rule` chooses among a finished run's candidates (report.json `saved`, read into `results`), from its
+    saved dev scores."""
     from sentforge.adaptation.intervals import selection_items
     from sentforge.adaptation.select import select
 
-    results = map_results(saved)
     done = {name: r for name, r in results.items() if r.done}
     starts = [name for name, r in done.items() if r.kind == "start"]
     seed = saved["settings"]["seed"]
@@ -344,12 +346,13 @@ def selection_rules(args: argparse.Namespace) -> None:
     regrets: dict[str, list[float]] = {rule: [] for rule in args.rules}
     for run_dir in args.runs:
         saved = json.loads((run_dir / "report.json").read_text(encoding="utf-8"))
-        done = {name: r for name, r in map_results(saved).items() if r.done}
+        results = candidate_results(saved)
+        done = {name: r for name, r in results.items() if r.done}
         made = {name: r.test for name, r in done.items() if r.kind != "start" and r.test is not None}
         best = max(made, key=made.__getitem__)
         mnrl = next((r.test for name, r in done.items() if r.method == "mnrl"), None)
         for rule in args.rules:
-            chosen = rule_choice(run_dir, saved, rule)
+            chosen = rule_choice(run_dir, saved, results, rule)
             test = done[chosen].test
             regret = max(made[best] - test, 0.0)
             regrets[rule].append(regret)
