@@ -28,6 +28,10 @@ A rerun of `run` resumes every unfinished experiment where it stopped (adapt's o
 `test-intervals` scores every finished candidate of one or more adapt outputs on a test file, per query
 or pair, and prints its test gain over the start model with a paired bootstrap interval (the seeds of one
 domain: is the selected candidate's test gain resolved on the test set at all?).
+`split-labelled` makes a dev file of a fraction of a labels file's sentence1 groups (and the labels file
+without them); `hidden-labels` writes a dev file of the pairs whose labels a few-labels file hid; `other-dev`
+applies each selection rule to finished runs as if they had been given another dev file (does a dev set
+from another source choose what the test prefers?).
 """
 
 from __future__ import annotations
@@ -337,22 +341,22 @@ def rule_choice(run_dir: Path, saved: dict, results: dict, rule: str) -> str:
     return select(results, starts, rule, items, seed, saved["selection"]["min_texts_per_second"]).chosen
 
 
-def selection_rules(args: argparse.Namespace) -> None:
-    """Each selection rule applied to finished runs (their saved per-unit dev scores): what it would have chosen,
-    that model's test score, and the selection regret (the best candidate's test score minus it). Test scores
-    come from report.json; nothing here is chosen with them."""
+def regret_table(runs: list[Path], rules: list[str], choose) -> None:
+    """For each finished run and rule, what `choose(run_dir, saved, results, rule)` selects, that model's test
+    score, and the selection regret (the best candidate's test score minus it), then each rule's mean regret.
+    Test scores come from report.json; nothing here is chosen with them."""
     print("| run | rule | selected | its test | best candidate (test) | regret | mnrl's test | selected >= mnrl |")
     print("|---|---|---|---:|---|---:|---:|---|")
-    regrets: dict[str, list[float]] = {rule: [] for rule in args.rules}
-    for run_dir in args.runs:
+    regrets: dict[str, list[float]] = {rule: [] for rule in rules}
+    for run_dir in runs:
         saved = json.loads((run_dir / "report.json").read_text(encoding="utf-8"))
         results = candidate_results(saved)
         done = {name: r for name, r in results.items() if r.done}
         made = {name: r.test for name, r in done.items() if r.kind != "start" and r.test is not None}
         best = max(made, key=made.__getitem__)
-        mnrl = next((r.test for name, r in done.items() if r.method == "mnrl"), None)
-        for rule in args.rules:
-            chosen = rule_choice(run_dir, saved, results, rule)
+        mnrl = next((r.test for r in done.values() if r.method == "mnrl"), None)
+        for rule in rules:
+            chosen = choose(run_dir, saved, results, rule)
             test = done[chosen].test
             regret = max(made[best] - test, 0.0)
             regrets[rule].append(regret)
@@ -362,6 +366,80 @@ def selection_rules(args: argparse.Namespace) -> None:
     for rule, values in regrets.items():
         print(f"\n{rule}: mean regret {sum(values) / len(values):.2f} over {len(values)} run(s)")
 
+
+def selection_rules(args: argparse.Namespace) -> None:
+    """Each selection rule applied to finished runs (their saved per-unit dev scores)."""
+    regret_table(args.runs, args.rules, rule_choice)
+
+def split_labelled(args: argparse.Namespace) -> None:
+    """A dev file from a labels file's own pairs: a random --fraction of its sentence1 groups that hold a label
+    become dev (their labelled pairs), and the other groups, all their rows, the labels file to train on (no
+    text of a dev group stays in it), so that dev comes from the same source as the labels."""
+    import random
+
+    rows = [json.loads(line) for line in args.given.read_text(encoding="utf-8").splitlines() if line.strip()]
+    groups = sorted({r["sentence1"] for r in rows if r.get("label") is not None})
+    held = set(random.Random(args.seed).sample(groups, round(args.fraction * len(groups))))
+    dev = [r for r in rows if r["sentence1"] in held and r.get("label") is not None]
+    kept = [r for r in rows if r["sentence1"] not in held]
+    for path, chosen in ((args.dev_output, dev), (args.labelled_output, kept)):
+        path.write_text("".join(json.dumps(r) + "\n" for r in chosen), encoding="utf-8")
+    print(f"{args.dev_output}: {len(dev)} labelled pairs of {len(held)} groups ({sum(r['label'] for r in dev)} "
+          f"labelled 1); {args.labelled_output}: {len(kept)} of {len(rows)} rows, "
+          f"{sum(r.get('label') is not None for r in kept)} with a label")
+
+
+def hidden_labels(args: argparse.Namespace) -> None:
+    """A dev file of pairs whose labels the few-labels file hid: the rows of --given with no label whose label
+    --all has (the same rows, in the same order), a random --pairs of them. No candidate trained on these
+    labels; every candidate that reads the unlabelled tweets or --given's texts has seen their texts."""
+    import random
+
+    def rows(path: Path) -> list[dict]:
+        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+    given, labelled = rows(args.given), rows(args.all)
+    if len(given) != len(labelled) or any((g["sentence1"], g["sentence2"]) != (a["sentence1"], a["sentence2"])
+                                          for g, a in zip(given, labelled)):
+        raise SystemExit(f"error: {args.given} and {args.all} do not hold the same pairs in the same order")
+    hidden = [a for g, a in zip(given, labelled) if g.get("label") is None and a.get("label") is not None]
+    chosen = random.Random(args.seed).sample(hidden, min(args.pairs, len(hidden)))
+    args.output.write_text("".join(json.dumps({key: r[key] for key in ("sentence1", "sentence2", "label")}) + "\n"
+                                   for r in chosen), encoding="utf-8")
+    print(f"{args.output}: {len(chosen)} of {len(hidden)} hidden-label pairs, {sum(r['label'] for r in chosen)} "
+          "labelled 1")
+
+
+def other_dev(args: argparse.Namespace) -> None:
+    """Each rule on finished runs as if they had been given --dev instead of their own dev file: every finished
+    candidate scored on it per unit, then the rule applied to those scores (adapt's own select)."""
+    from sentforge.adaptation.result import load_candidate
+    from sentforge.adaptation.select import select
+    from sentforge.evaluation import load_dataset
+
+    if "cross-fitted" in args.rules:  # a run kept its checkpoints' scores on its own dev file only
+        raise SystemExit("error: --rules: cross-fitted needs every checkpoint scored on the dev file; "
+                         "choose from simplest, significant, best")
+    dev = load_dataset(args.dev, name="other-dev")
+    scored: dict[Path, tuple[dict, dict]] = {}  # run folder: (rescored results, per-unit scores on --dev)
+
+    def choose(run_dir: Path, saved: dict, results: dict, rule: str) -> str:
+        if run_dir not in scored:
+            items = {name: dev.item_scores(load_candidate(found_from(run_dir, saved, saved["candidates"][name])))
+                     for name, r in results.items() if r.done}
+            scored[run_dir] = ({name: r.update(dev=items[name].score()) if r.done else r
+                                for name, r in results.items()}, items)
+        rescored, items = scored[run_dir]
+        starts = [name for name, r in rescored.items() if r.done and r.kind == "start"]
+        return select(rescored, starts, rule, items, saved["settings"]["seed"],
+                      saved["selection"]["min_texts_per_second"]).chosen
+
+    regret_table(args.runs, args.rules, choose)
+    print(f"\n| run | candidate | {args.dev.name} | test |\n|---|---|---:|---:|")
+    for run_dir, (rescored, _) in scored.items():
+        for name, r in rescored.items():
+            if r.done:
+                print(f"| {run_dir.name} | {name} | {r.dev:.2f} | {'–' if r.test is None else f'{r.test:.2f}'} |")
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -404,6 +482,22 @@ def main() -> None:
     rules_parser = commands.add_parser("selection-rules", help="each selection rule on finished runs: regret on test")
     rules_parser.add_argument("runs", type=Path, nargs="+", help="adapt output folders (report.json, dev-items/)")
     rules_parser.add_argument("--rules", type=lambda s: s.split(","), default=["simplest", "significant"])
+    hidden_parser = commands.add_parser("hidden-labels", help="a dev file of the pairs whose labels a file hid")
+    hidden_parser.add_argument("--given", type=Path, required=True, help="the few-labels file the runs were given")
+    hidden_parser.add_argument("--all", type=Path, required=True, help="the same pairs with every label")
+    hidden_parser.add_argument("--pairs", type=int, default=4000, help="how many to draw")
+    hidden_parser.add_argument("--seed", type=int, default=0)
+    hidden_parser.add_argument("--output", type=Path, required=True)
+    split_parser = commands.add_parser("split-labelled", help="a dev file from a fraction of a labels file's groups")
+    split_parser.add_argument("--given", type=Path, required=True, help="the labels file")
+    split_parser.add_argument("--fraction", type=float, default=0.2, help="of its labelled sentence1 groups")
+    split_parser.add_argument("--seed", type=int, default=0)
+    split_parser.add_argument("--dev-output", type=Path, required=True)
+    split_parser.add_argument("--labelled-output", type=Path, required=True)
+    other_parser = commands.add_parser("other-dev", help="each selection rule on finished runs, given another dev file")
+    other_parser.add_argument("runs", type=Path, nargs="+", help="adapt output folders (report.json)")
+    other_parser.add_argument("--dev", type=Path, required=True, help="the dev file to score every candidate on")
+    other_parser.add_argument("--rules", type=lambda s: s.split(","), default=["simplest", "significant"])
     args = parser.parse_args()
     unknown = [name for name in getattr(args, "experiments", []) if name not in EXPERIMENTS]
     if unknown:
@@ -419,7 +513,8 @@ def main() -> None:
     try:
         {"run": run, "report": report, "compare-pause": compare_pause,
          "compare-pretraining": compare_pretraining, "twitterpara-tests": twitterpara_tests,
-         "test-intervals": test_intervals, "selection-rules": selection_rules}[args.command](args)
+         "test-intervals": test_intervals, "selection-rules": selection_rules,
+         "hidden-labels": hidden_labels, "split-labelled": split_labelled, "other-dev": other_dev}[args.command](args)
     except SentforgeError as err:
         print(f"error: {err}", file=sys.stderr)
         sys.exit(2)
