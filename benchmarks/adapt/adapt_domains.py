@@ -391,8 +391,9 @@ def split_labelled(args: argparse.Namespace) -> None:
 
 def hidden_labels(args: argparse.Namespace) -> None:
     """A dev file of pairs whose labels the few-labels file hid: the rows of --given with no label whose label
-    --all has (the same rows, in the same order), a random --pairs of them. No candidate trained on these
-    labels; every candidate that reads the unlabelled tweets or --given's texts has seen their texts."""
+    --all has (the same rows, in the same order), a random --pairs of them; with --unlabelled-groups, only of
+    the sentence1 groups with no label in --given. No candidate trained on these labels; every candidate that
+    reads the unlabelled tweets or --given's texts has seen their texts."""
     import random
 
     def rows(path: Path) -> list[dict]:
@@ -403,6 +404,9 @@ def hidden_labels(args: argparse.Namespace) -> None:
                                           for g, a in zip(given, labelled)):
         raise SystemExit(f"error: {args.given} and {args.all} do not hold the same pairs in the same order")
     hidden = [a for g, a in zip(given, labelled) if g.get("label") is None and a.get("label") is not None]
+    if args.unlabelled_groups:  # no pair of theirs trained a supervised candidate
+        with_label = {g["sentence1"] for g in given if g.get("label") is not None}
+        hidden = [a for a in hidden if a["sentence1"] not in with_label]
     chosen = random.Random(args.seed).sample(hidden, min(args.pairs, len(hidden)))
     args.output.write_text("".join(json.dumps({key: r[key] for key in ("sentence1", "sentence2", "label")}) + "\n"
                                    for r in chosen), encoding="utf-8")
@@ -431,10 +435,14 @@ def other_dev(args: argparse.Namespace) -> None:
                                 for name, r in results.items()}, items)
         rescored, items = scored[run_dir]
         starts = [name for name, r in rescored.items() if r.done and r.kind == "start"]
-        return select(rescored, starts, rule, items, saved["settings"]["seed"],
-                      saved["selection"]["min_texts_per_second"]).chosen
+        selection = select(rescored, starts, rule, items, saved["settings"]["seed"],
+                           saved["selection"]["min_texts_per_second"])
+        reasons.append(f"- {run_dir.name}, {rule}: {selection.why}")
+        return selection.chosen
 
+    reasons: list[str] = []
     regret_table(args.runs, args.rules, choose)
+    print("\n" + "\n".join(reasons))
     print(f"\n| run | candidate | {args.dev.name} | test |\n|---|---|---:|---:|")
     for run_dir, (rescored, _) in scored.items():
         for name, r in rescored.items():
@@ -486,6 +494,8 @@ def main() -> None:
     hidden_parser.add_argument("--given", type=Path, required=True, help="the few-labels file the runs were given")
     hidden_parser.add_argument("--all", type=Path, required=True, help="the same pairs with every label")
     hidden_parser.add_argument("--pairs", type=int, default=4000, help="how many to draw")
+    hidden_parser.add_argument("--unlabelled-groups", action="store_true",
+                               help="only pairs whose sentence1 has no label in --given")
     hidden_parser.add_argument("--seed", type=int, default=0)
     hidden_parser.add_argument("--output", type=Path, required=True)
     split_parser = commands.add_parser("split-labelled", help="a dev file from a fraction of a labels file's groups")
