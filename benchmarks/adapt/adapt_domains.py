@@ -371,12 +371,29 @@ def selection_rules(args: argparse.Namespace) -> None:
     """Each selection rule applied to finished runs (their saved per-unit dev scores)."""
     regret_table(args.runs, args.rules, rule_choice)
 
+def refuse_input_as_output(output: Path, *inputs: Path) -> None:
+    """An output file that is one of the inputs (however spelled) would overwrite it: refused."""
+    from sentforge.support.errors import ConfigError
+
+    if any(path.exists() and output.exists() and output.samefile(path) or output.resolve() == path.resolve()
+           for path in inputs):
+        raise ConfigError(f"{output}: an output may not be an input; choose another file")
+
+
 def split_labelled(args: argparse.Namespace) -> None:
     """A dev file from a labels file's own pairs: a random --fraction of its sentence1 groups that hold a label
     become dev (their labelled pairs), and the other groups, all their rows, the labels file to train on (no
     text of a dev group stays in it), so that dev comes from the same source as the labels."""
     import random
 
+    from sentforge.support.errors import ConfigError
+
+    if not 0 < args.fraction < 1:
+        raise ConfigError(f"--fraction {args.fraction}: give a number between 0 and 1")
+    refuse_input_as_output(args.dev_output, args.given)
+    refuse_input_as_output(args.labelled_output, args.given)
+    if args.labelled_output.resolve() == args.dev_output.resolve():
+        raise ConfigError("--labelled-output and --dev-output name the same file; give two files")
     rows = [json.loads(line) for line in args.given.read_text(encoding="utf-8").splitlines() if line.strip()]
     groups = sorted({r["sentence1"] for r in rows if r.get("label") is not None})
     held = set(random.Random(args.seed).sample(groups, round(args.fraction * len(groups))))
@@ -396,13 +413,17 @@ def hidden_labels(args: argparse.Namespace) -> None:
     reads the unlabelled tweets or --given's texts has seen their texts."""
     import random
 
+    from sentforge.support.errors import ConfigError
+
+    refuse_input_as_output(args.output, args.given, args.all)
+
     def rows(path: Path) -> list[dict]:
         return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
     given, labelled = rows(args.given), rows(args.all)
     if len(given) != len(labelled) or any((g["sentence1"], g["sentence2"]) != (a["sentence1"], a["sentence2"])
                                           for g, a in zip(given, labelled)):
-        raise SystemExit(f"error: {args.given} and {args.all} do not hold the same pairs in the same order")
+        raise ConfigError(f"{args.given} and {args.all} do not hold the same pairs in the same order")
     hidden = [a for g, a in zip(given, labelled) if g.get("label") is None and a.get("label") is not None]
     if args.unlabelled_groups:  # no pair of theirs trained a supervised candidate
         with_label = {g["sentence1"] for g in given if g.get("label") is not None}
@@ -420,10 +441,11 @@ def other_dev(args: argparse.Namespace) -> None:
     from sentforge.adaptation.result import load_candidate
     from sentforge.adaptation.select import select
     from sentforge.evaluation import load_dataset
+    from sentforge.support.errors import ConfigError
 
     if "cross-fitted" in args.rules:  # a run kept its checkpoints' scores on its own dev file only
-        raise SystemExit("error: --rules: cross-fitted needs every checkpoint scored on the dev file; "
-                         "choose from simplest, significant, best")
+        raise ConfigError("--rules: cross-fitted needs every checkpoint scored on the dev file; "
+                          "choose from simplest, significant, best")
     dev = load_dataset(args.dev, name="other-dev")
     scored: dict[Path, tuple[dict, dict]] = {}  # run folder: (rescored results, per-unit scores on --dev)
 
