@@ -371,13 +371,46 @@ def selection_rules(args: argparse.Namespace) -> None:
     """Each selection rule applied to finished runs (their saved per-unit dev scores)."""
     regret_table(args.runs, args.rules, rule_choice)
 
-def refuse_input_as_output(output: Path, *inputs: Path) -> None:
-    """An output file that is one of the inputs (however spelled) would overwrite it: refused."""
-    from sentforge.support.errors import ConfigError
+def pair_rows(path: Path, option: str) -> list[dict]:
+    """The rows of a pairs .jsonl file (sentence1, sentence2, an optional 0/1 or null label), in file order;
+    a missing file, a malformed line or a row without its texts or with another label names the file and line."""
+    from sentforge.data.texts import iter_jsonl_objects
+    from sentforge.support.errors import InputFileError
 
-    if any(path.exists() and output.exists() and output.samefile(path) or output.resolve() == path.resolve()
-           for path in inputs):
-        raise ConfigError(f"{output}: an output may not be an input; choose another file")
+    if not path.is_file():
+        raise InputFileError(f"{option} {path}: no such file")
+    rows = []
+    with path.open(encoding="utf-8") as lines:
+        for line_no, row in iter_jsonl_objects(path, lines):
+            if not all(isinstance(row.get(key), str) for key in ("sentence1", "sentence2")):
+                raise InputFileError(f"{path}:{line_no}: needs text fields sentence1 and sentence2")
+            if row.get("label") not in (None, 0, 1):
+                raise InputFileError(f"{path}:{line_no}: label {row['label']!r}: give 0, 1 or null")
+            rows.append(row)
+    if not rows:
+        raise InputFileError(f"{option} {path}: holds no pairs")
+    return rows
+
+
+def refuse_outputs(outputs: dict[str, Path], inputs: dict[str, Path]) -> None:
+    """Before any work: an output that is, holds or lies in an input, names an existing file (a .jsonl output
+    carries no mark of what wrote it, so none is replaced) or is another output, is refused."""
+    from sentforge.support.errors import ConfigError, OutputExistsError
+    from sentforge.support.output_guard import refuse_inputs_around
+
+    for option, output in outputs.items():
+        refuse_inputs_around(output, inputs.items(), option)
+        if output.exists():
+            raise OutputExistsError(f"{option} {output} exists; remove it or choose another path")
+    if len({output.resolve() for output in outputs.values()}) < len(outputs):
+        raise ConfigError(f"{' and '.join(outputs)} name the same file; give one file each")
+
+
+def write_jsonl(path: Path, rows: list[dict]) -> None:
+    from sentforge.support.io import atomic_file
+
+    with atomic_file(path, "w", overwrite=False) as handle:
+        handle.writelines(json.dumps(row) + "\n" for row in rows)
 
 
 def split_labelled(args: argparse.Namespace) -> None:
@@ -390,17 +423,15 @@ def split_labelled(args: argparse.Namespace) -> None:
 
     if not 0 < args.fraction < 1:
         raise ConfigError(f"--fraction {args.fraction}: give a number between 0 and 1")
-    refuse_input_as_output(args.dev_output, args.given)
-    refuse_input_as_output(args.labelled_output, args.given)
-    if args.labelled_output.resolve() == args.dev_output.resolve():
-        raise ConfigError("--labelled-output and --dev-output name the same file; give two files")
-    rows = [json.loads(line) for line in args.given.read_text(encoding="utf-8").splitlines() if line.strip()]
+    refuse_outputs({"--dev-output": args.dev_output, "--labelled-output": args.labelled_output},
+                   {"--given": args.given})
+    rows = pair_rows(args.given, "--given")
     groups = sorted({r["sentence1"] for r in rows if r.get("label") is not None})
     held = set(random.Random(args.seed).sample(groups, round(args.fraction * len(groups))))
     dev = [r for r in rows if r["sentence1"] in held and r.get("label") is not None]
     kept = [r for r in rows if r["sentence1"] not in held]
-    for path, chosen in ((args.dev_output, dev), (args.labelled_output, kept)):
-        path.write_text("".join(json.dumps(r) + "\n" for r in chosen), encoding="utf-8")
+    write_jsonl(args.dev_output, dev)
+    write_jsonl(args.labelled_output, kept)
     print(f"{args.dev_output}: {len(dev)} labelled pairs of {len(held)} groups ({sum(r['label'] for r in dev)} "
           f"labelled 1); {args.labelled_output}: {len(kept)} of {len(rows)} rows, "
           f"{sum(r.get('label') is not None for r in kept)} with a label")
@@ -415,12 +446,8 @@ def hidden_labels(args: argparse.Namespace) -> None:
 
     from sentforge.support.errors import ConfigError
 
-    refuse_input_as_output(args.output, args.given, args.all)
-
-    def rows(path: Path) -> list[dict]:
-        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-
-    given, labelled = rows(args.given), rows(args.all)
+    refuse_outputs({"--output": args.output}, {"--given": args.given, "--all": args.all})
+    given, labelled = pair_rows(args.given, "--given"), pair_rows(args.all, "--all")
     if len(given) != len(labelled) or any((g["sentence1"], g["sentence2"]) != (a["sentence1"], a["sentence2"])
                                           for g, a in zip(given, labelled)):
         raise ConfigError(f"{args.given} and {args.all} do not hold the same pairs in the same order")
@@ -429,8 +456,7 @@ def hidden_labels(args: argparse.Namespace) -> None:
         with_label = {g["sentence1"] for g in given if g.get("label") is not None}
         hidden = [a for a in hidden if a["sentence1"] not in with_label]
     chosen = random.Random(args.seed).sample(hidden, min(args.pairs, len(hidden)))
-    args.output.write_text("".join(json.dumps({key: r[key] for key in ("sentence1", "sentence2", "label")}) + "\n"
-                                   for r in chosen), encoding="utf-8")
+    write_jsonl(args.output, [{key: r[key] for key in ("sentence1", "sentence2", "label")} for r in chosen])
     print(f"{args.output}: {len(chosen)} of {len(hidden)} hidden-label pairs, {sum(r['label'] for r in chosen)} "
           "labelled 1")
 
