@@ -374,19 +374,18 @@ def selection_rules(args: argparse.Namespace) -> None:
 def pair_rows(path: Path, option: str) -> list[dict]:
     """The rows of a pairs .jsonl file (sentence1, sentence2, an optional 0/1 or null label), in file order;
     a missing file, a malformed line or a row without its texts or with another label names the file and line."""
-    from sentforge.data.texts import iter_jsonl_objects
+    from sentforge.data.pairs import file_rows
     from sentforge.support.errors import InputFileError
 
     if not path.is_file():
         raise InputFileError(f"{option} {path}: no such file")
     rows = []
-    with path.open(encoding="utf-8") as lines:
-        for line_no, row in iter_jsonl_objects(path, lines):
-            if not all(isinstance(row.get(key), str) for key in ("sentence1", "sentence2")):
-                raise InputFileError(f"{path}:{line_no}: needs text fields sentence1 and sentence2")
-            if row.get("label") not in (None, 0, 1):
-                raise InputFileError(f"{path}:{line_no}: label {row['label']!r}: give 0, 1 or null")
-            rows.append(row)
+    for where, row in file_rows(path):  # the library's reader: decoding and malformed lines name file:line
+        if not all(isinstance(row.get(key), str) for key in ("sentence1", "sentence2")):
+            raise InputFileError(f"{where}: needs text fields sentence1 and sentence2")
+        if row.get("label") not in (None, 0, 1):
+            raise InputFileError(f"{where}: label {row['label']!r}: give 0, 1 or null")
+        rows.append(row)
     if not rows:
         raise InputFileError(f"{option} {path}: holds no pairs")
     return rows
