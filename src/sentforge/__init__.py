@@ -14,6 +14,7 @@ __version__ = "0.1.0"
 # public name -> the module that defines it
 _EXPORTS = {
     "CallableEncoder": "sentforge.specs.external",
+    "CrossEncoder": "sentforge.cross_encoder",
     "Encoder": "sentforge.encoder",
     "MetaEncoder": "sentforge.meta.meta_encoder",
     "SentenceEncoder": "sentforge.encoder",
@@ -27,8 +28,10 @@ _EXPORTS = {
     "labels": "sentforge.learning_curve.run",
     "explain": "sentforge.explanation",
     "load": "sentforge.loading",
+    "load_cross_encoder": "sentforge.cross_encoder",
     "model_info": "sentforge.loading",
     "train": "sentforge.recipes.api",
+    "train_cross_encoder": "sentforge.recipes.cross_encoder",
 }
 
 __all__ = [*sorted(_EXPORTS), "__version__"]
