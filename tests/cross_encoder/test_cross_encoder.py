@@ -129,3 +129,17 @@ def test_eval_with_a_reranker_and_the_errors_for_models_in_each_others_place(tin
                             tmp_path / "ce2", "--steps", "1"], capsys)
     assert_one_line_error(code, err, "rerank.jsonl:1", "sentence1")
     assert not (tmp_path / "ce2").exists()
+
+
+def test_search_with_a_reranker_gives_the_cross_encoders_order(tiny_bert_dir, cross_dir, tmp_path, capsys):
+    from sentence_transformers import CrossEncoder as Reference
+
+    corpus = tmp_path / "corpus.txt"
+    texts = list(dict.fromkeys(CORPUS))
+    corpus.write_text("\n".join(texts) + "\n", encoding="utf-8")
+    code, printed, err = run_cli(["search", CORPUS[2], "--corpus", corpus, "-m", tiny_bert_dir, "--reranker",
+                                  cross_dir, "--rerank-top", len(texts), "-k", 3], capsys)
+    assert code == 0, err
+    shown = [line.split("  ", 2)[-1] for line in printed.splitlines()[1:]]
+    expected = Reference(str(cross_dir), device="cpu").rank(CORPUS[2], texts, top_k=3)
+    assert shown == [texts[r["corpus_id"]] for r in expected]

@@ -81,16 +81,20 @@ def search(
     field: Annotated[Optional[str], typer.Option(help="JSONL field holding the text.")] = None,
     column: Annotated[Optional[str], typer.Option(help="CSV/TSV column holding the text.")] = None,
     batch_size: Annotated[int, typer.Option(min=1)] = 32,
+    reranker: Annotated[Optional[Path], typer.Option(help="A cross-encoder directory that re-ranks the "
+                                                          "--rerank-top nearest texts (its scores are shown).")] = None,
+    rerank_top: Annotated[int, typer.Option(min=1, help="Nearest texts the --reranker re-ranks.")] = 10,
     device: DeviceOpt = None,
     seed: SeedOpt = 0,
 ) -> None:
-    """Print the corpus texts nearest to each query by cosine similarity."""
+    """Print the corpus texts nearest to each query by cosine similarity (or re-ranked by a cross-encoder)."""
     from sentforge.scale.index import search_texts
     from sentforge.support.seed import set_seed
 
     set_seed(seed)
     hits = search_texts(query, corpus=corpus, index=index, model=model or (None if index else DEFAULT_MODEL),
-                        top_k=top_k, field=field, column=column, batch_size=batch_size, device=device)
+                        top_k=top_k, field=field, column=column, batch_size=batch_size, device=device,
+                        reranker=reranker, rerank_top=rerank_top)
     for text, found in zip(query, hits):
         typer.echo(f"query: {text}")
         for rank, hit in enumerate(found, 1):

@@ -287,8 +287,11 @@ def index_file(model: Any, input: str | Path, output: str | Path, texts: str | P
 
 def search_texts(queries: Sequence[str], *, corpus: str | Path | None = None, index: str | Path | None = None,
                  model: str | Path | None = None, top_k: int = 5, field: str | None = None, column: str | None = None,
-                 batch_size: int = 32, device: str | None = None) -> list[list[Hit]]:
-    """`sentforge search`: the `top_k` texts nearest to each query by cosine similarity, best first.
+                 batch_size: int = 32, device: str | None = None, reranker: str | Path | None = None,
+                 rerank_top: int = 10) -> list[list[Hit]]:
+    """`sentforge search`: the `top_k` texts nearest to each query by cosine similarity, best first; with
+    `reranker` (a cross-encoder directory) the `max(top_k, rerank_top)` nearest re-ranked by its scores
+    (a Hit's score is then the cross-encoder's).
 
     Give one of `corpus`, a text file (.txt, .jsonl with its `field`, .csv/.tsv with its `column`) encoded
     on each call with `model` (a Hit's id is the text's row), and `index`, a directory that `index_file`
@@ -299,6 +302,8 @@ def search_texts(queries: Sequence[str], *, corpus: str | Path | None = None, in
 
     if (corpus is None) == (index is None):
         raise ConfigError("give exactly one of --corpus (texts) and --index (a built index)")
+    cross_encoder = _cross_encoder(reranker, device)
+    depth = max(top_k, rerank_top) if cross_encoder is not None else top_k
     if index is not None:
         loaded = VectorIndex.load(index)
         if model is None and loaded.identity is None:
@@ -306,7 +311,7 @@ def search_texts(queries: Sequence[str], *, corpus: str | Path | None = None, in
                               "with -m")
         spec = model or loaded.identity.name
         _note_fewer(top_k, len(loaded), f"the index {index}")
-        return loaded.search(load(spec, device), queries, top_k, name=spec)
+        return _reranked(queries, loaded.search(load(spec, device), queries, depth, name=spec), cross_encoder, top_k)
     from sentforge.data.texts import count_texts, read_texts
 
     texts = read_texts(corpus, field=field, column=column)
@@ -317,8 +322,30 @@ def search_texts(queries: Sequence[str], *, corpus: str | Path | None = None, in
     encoder = load(model, device)
     documents = encoder.encode(texts, batch_size=batch_size, normalize=True)
     vectors = encoder.encode(list(queries), batch_size=batch_size, normalize=True)
-    return [[Hit(int(row), float(scores[row]), texts[row]) for row in np.argsort(-scores)[:top_k]]
+    hits = [[Hit(int(row), float(scores[row]), texts[row]) for row in np.argsort(-scores)[:depth]]
             for scores in vectors @ documents.T]
+    return _reranked(queries, hits, cross_encoder, top_k)
+
+
+def _cross_encoder(reranker: str | Path | None, device: str | None) -> Any:
+    """The cross-encoder of --reranker, checked before anything is encoded (None without one)."""
+    if reranker is None:
+        return None
+    from sentforge.cross_encoder import is_cross_encoder_dir, load_cross_encoder
+
+    if not is_cross_encoder_dir(reranker):
+        raise ConfigError(f"--reranker {reranker}: not a cross-encoder directory (a bi-encoder? give it as --model)")
+    return load_cross_encoder(reranker, device=device)
+
+
+def _reranked(queries: Sequence[str], hits: list[list[Hit]], cross_encoder: Any, top_k: int) -> list[list[Hit]]:
+    """Each query's hits ordered by the cross-encoder's score of (query, text), the `top_k` best; unchanged
+    without a cross-encoder."""
+    if cross_encoder is None:
+        return hits
+    scores = iter(cross_encoder.predict([(q, hit.text) for q, found in zip(queries, hits) for hit in found]))
+    rescored = [[Hit(hit.id, float(next(scores)), hit.text) for hit in found] for found in hits]
+    return [sorted(found, key=lambda hit: -hit.score)[:top_k] for found in rescored]
 
 
 def _note_fewer(top_k: int, held: int, where: str) -> None:
