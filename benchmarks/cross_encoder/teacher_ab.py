@@ -3,8 +3,10 @@
 For each seed: a cross-encoder trained on --labelled (`sentforge.train_cross_encoder`, a run directory under
 --output, reused when finished), then on the dev and test files: the start bi-encoder, the cross-encoder alone,
 the cross-encoder re-ranking the start's top --rerank-top, and with --bi-encoder each other bi-encoder (e.g. an
-`mnrl` model) alone and re-ranked. Each row: the score and the paired 95 % bootstrap interval of its gain over
-the start on the same units; pooled over seeds (one draw of the units for all seeds).
+`mnrl` model) alone and re-ranked: by the cross-encoder's score (weight 1), and by the interpolation of the
+bi-encoder's and the cross-encoder's scores whose weight is chosen on dev (the first split) and reported on the
+others. Each row: the score and the paired 95 % bootstrap interval of its gain over the start on the same
+units; pooled over seeds (one draw of the units for all seeds).
 
     python benchmarks/cross_encoder/teacher_ab.py --domain domain-data/qatarliving \
         --labelled domain-data/qatarliving/labelled-without-test.jsonl --seeds 0 1 2 --output runs/ce-ab/ql
@@ -16,6 +18,24 @@ import argparse
 import logging
 import time
 from pathlib import Path
+
+
+WEIGHTS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+
+
+class Memo:
+    """A cross-encoder whose scores of a pair are computed once (the weights re-rank the same pairs)."""
+
+    def __init__(self, cross_encoder):
+        self.cross_encoder, self.name, self.kept = cross_encoder, cross_encoder.name, {}
+
+    def predict(self, pairs, batch_size=32, show_progress_bar=None):
+        import numpy as np
+
+        new = [p for p in dict.fromkeys(pairs) if p not in self.kept]
+        if new:
+            self.kept.update(zip(new, self.cross_encoder.predict(new, batch_size=batch_size)))
+        return np.array([self.kept[p] for p in pairs], dtype=np.float64)
 
 
 def main() -> None:
@@ -59,14 +79,21 @@ def main() -> None:
                                                lr=args.lr, batch_size=args.batch_size, negatives=args.negatives,
                                                symmetric=args.symmetric, max_length=args.max_length)
         print(f"seed {seed}: cross-encoder ready in {time.perf_counter() - began:.0f} s ({run})", flush=True)
+        memo, chosen = Memo(ce), {}
         for split, task in tasks.items():
             scored = {name: items for name, items in first[split].items()}
             alone = Reranked(None, ce, None)
             scored["cross-encoder alone"] = task.item_scores(alone)
+            memo.kept.clear()  # the texts of each split are scored afresh
             for name, model in bi.items():
-                reranked = Reranked(model, ce, args.rerank_top)
-                scored[f"{name} + cross-encoder top {args.rerank_top}"] = task.item_scores(reranked)
-            print(f"  {split}: {alone.pairs_per_second or 0:.1f} pairs/s (cross-encoder alone)")
+                label = f"{name} + cross-encoder top {args.rerank_top}"
+                by_weight = {w: task.item_scores(Reranked(model, memo, args.rerank_top, weight=w)) for w in WEIGHTS}
+                scored[label] = by_weight[1.0]
+                if not chosen.get(name):  # the first split (dev) chooses the weight
+                    chosen[name] = max(WEIGHTS, key=lambda w: (by_weight[w].score(), -w))
+                scored[f"{name} + interpolated (weight chosen on {args.splits[0]})"] = by_weight[chosen[name]]
+            print(f"  {split}: {alone.pairs_per_second or 0:.1f} pairs/s (cross-encoder alone); weights chosen on "
+                  f"{args.splits[0]}: {chosen}")
             for name, items in scored.items():
                 rows[split].setdefault(name, []).append(items)
                 gain = paired_bootstrap(first[split]["start"], items, seed=0)

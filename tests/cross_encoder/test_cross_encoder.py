@@ -102,6 +102,13 @@ def test_reranking_orders_the_first_stage_top_k_by_the_cross_encoder_above_the_r
     assert list(np.argsort(-scores, kind="stable")) == [0, 2, 1, 3, 4]  # top 3 by length, then the rest
     (alone,) = Reranked(None, Lengths(), top_k=None).score(["q"], [candidates])
     assert list(np.argsort(-alone, kind="stable")) == [4, 0, 2, 3, 1]
+    (kept,) = Reranked(Fixed(first), Lengths(), top_k=3, weight=0.0).score(["q"], [candidates])
+    assert list(np.argsort(-kept, kind="stable")) == [0, 1, 2, 3, 4]  # weight 0: the first stage's order
+    # Interpolated: 0.9 * first + 0.1 * length -> 1.21, 0.82, 0.93 for the top 3: 0, 2, 1.
+    (mixed,) = Reranked(Fixed(first), Lengths(), top_k=3, weight=0.1).score(["q"], [candidates])
+    assert np.allclose(mixed[:3], [1.21, 0.82, 0.93]) and list(np.argsort(-mixed, kind="stable")) == [0, 2, 1, 3, 4]
+    with pytest.raises(ConfigError, match="weight"):
+        Reranked(Fixed(first), Lengths(), weight=1.5)
     reranked = Reranked(Fixed(first), Lengths(), top_k=2)
     assert np.array_equal(reranked.pair_scores(["x", "y"], ["abc", "a"]), [3.0, 1.0])
     assert reranked.pairs_scored == 2
@@ -143,3 +150,28 @@ def test_search_with_a_reranker_gives_the_cross_encoders_order(tiny_bert_dir, cr
     shown = [line.split("  ", 2)[-1] for line in printed.splitlines()[1:]]
     expected = Reference(str(cross_dir), device="cpu").rank(CORPUS[2], texts, top_k=3)
     assert shown == [texts[r["corpus_id"]] for r in expected]
+
+
+class Topics:
+    """A stand-in bi-encoder: a text's vector is its topic (the word before the first space) as a one-hot."""
+
+    topics = ["cat", "dog", "car"]
+
+    def encode(self, texts, **_):
+        return np.array([[float(t.split()[0] == topic) + 0.01 * i for i, topic in enumerate(self.topics)]
+                         for t in texts])
+
+
+def test_silver_pairs_pair_each_anchor_with_its_neighbours_once_and_leave_the_gold_pairs_out():
+    from sentforge.recipes.silver import candidate_pairs, silver_pairs
+
+    texts = ["cat one", "cat two", "dog one", "dog two", "car one", "car two"]
+    pairs = candidate_pairs(["cat one", "dog one", "cat two"], texts, Topics(), k=1, bm25=False)
+    assert pairs == [("cat one", "cat two"), ("dog one", "dog two")]  # (cat two, cat one) is the same pair
+    gold = [("cat one", "cat two", 1)]
+    silver = silver_pairs(Lengths(), Topics(), gold, ["dog one", "dog two", "car one"], k=1, anchors=3, bm25=False)
+    unordered = [frozenset((a, b)) for a, b, _ in silver]
+    assert len(unordered) == len(set(unordered)) == 2  # the dogs once; car one with its nearest other text
+    assert frozenset(("dog one", "dog two")) in unordered and frozenset(("cat one", "cat two")) not in unordered
+    assert any("car one" in pair for pair in unordered)
+    assert all(score == len(b) for _, b, score in silver)

@@ -3,8 +3,11 @@
 `Reranked` speaks the scorer protocol of the lexical baseline (`score`, `search`, `pair_scores`; no `encode`),
 so the re-ranking, retrieval and labelled-pair tasks score it as they score BM25. Each query's first-stage
 top `top_k` candidates are ordered by the cross-encoder's scores and placed above the rest, which keep the
-first stage's order; with `top_k=None` (or no first stage) the cross-encoder scores every candidate. A labelled
-pair is scored by the cross-encoder alone: its own score of the pair.
+first stage's order; with `top_k=None` (or no first stage) the cross-encoder scores every candidate. With
+`weight` below 1 the top K are ordered by the interpolation (1 - weight) * first-stage score + weight *
+cross-encoder score (a cosine and a sigmoid score, both about [0, 1]: score interpolation, as re-rankers are
+often deployed when the cross-encoder alone is not better than its first stage). A labelled pair is scored by
+the cross-encoder alone: its own score of the pair.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from sentforge.evaluation.similarity import is_lexical, unit_embeddings
+from sentforge.support.errors import ConfigError
 
 # Re-ranked candidates sit this far above the first stage's scores (cosines in [-1, 1], sigmoid scores in [0, 1];
 # BM25 scores are shifted by their own maximum first).
@@ -33,8 +37,13 @@ class Reranked:
     cross_encoder: Any
     top_k: int | None = 10
     batch_size: int = 32
+    weight: float = 1.0
     pairs_scored: int = field(default=0, init=False)
     rerank_seconds: float = field(default=0.0, init=False)
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.weight <= 1:
+            raise ConfigError(f"the cross-encoder's weight must be in [0, 1], got {self.weight}")
 
     @property
     def name(self) -> str:
@@ -68,7 +77,7 @@ class Reranked:
         for s, rows in zip(first, chosen):
             final = s - (s.max() if len(s) else 0.0) - _ABOVE  # the rest stay in first-stage order, below
             for i in rows:
-                final[i] = next(cross)
+                final[i] = self.weight * next(cross) + (1 - self.weight) * s[i]
             scores.append(final)
         return scores
 
@@ -77,7 +86,7 @@ class Reranked:
         from sentforge.evaluation.search import exact_search
 
         if self.first_stage is None:
-            raise ValueError("searching a corpus needs a first stage to re-rank")
+            raise ConfigError("searching a corpus needs a first stage to re-rank")
         depth = min(max(k, self.top_k or k), len(corpus))
         if is_lexical(self.first_stage):
             _, ids = self.first_stage.search(queries, corpus, depth)
