@@ -116,7 +116,7 @@ def test_a_layer_of_several_modules_is_a_package():
 
 def test_every_source_and_test_path_that_the_docs_name_exists():
     """README.md and docs/ name source files and tests by their path from the top of the repository."""
-    docs = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+    docs = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
     missing = [f"{doc.relative_to(REPO)}: {path}" for doc in docs
                for path in sorted(set(REPO_PATH.findall(doc.read_text(encoding="utf-8"))))
                if not (REPO / path).exists()]
