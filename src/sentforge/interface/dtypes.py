@@ -12,11 +12,11 @@ than float32 and less accurate than bfloat16 at once.
 from __future__ import annotations
 
 import contextlib
-import sys
 from collections.abc import Iterator
 from typing import Any
 
 from sentforge.support.errors import ConfigError
+from sentforge.support.loaded import is_instance
 
 # Accepted names -> torch dtype names (torch is imported only when a dtype is used).
 DTYPE_NAMES = {"float32": "float32", "fp32": "float32", "float": "float32",
@@ -32,9 +32,8 @@ def dtype_name(value: Any, what: str = "dtype") -> str | None:
         return None
     if isinstance(value, str):
         name = DTYPE_NAMES.get(value.strip().lower().removeprefix("torch."), "")
-    else:  # a torch dtype exists only once torch is imported
-        torch = sys.modules.get("torch")
-        name = str(value).removeprefix("torch.") if torch is not None and isinstance(value, torch.dtype) else ""
+    else:
+        name = str(value).removeprefix("torch.") if is_instance(value, "torch", "dtype") else ""
     if name not in CHOICES:
         raise ConfigError(f"{what} {value!r} is not a compute precision; use one of {', '.join(CHOICES)} "
                           "(a name or the torch dtype)")

@@ -8,13 +8,13 @@ dimensions per byte (binary is the packed byte shifted by -128 into int8, as sen
 from __future__ import annotations
 
 import logging
-import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from sentforge.support.errors import ConfigError
+from sentforge.support.loaded import is_instance
 
 if TYPE_CHECKING:
     import torch
@@ -75,18 +75,14 @@ def quantize_embeddings(embeddings: np.ndarray | torch.Tensor | Sequence, precis
     return packed if precision == "ubinary" else (packed - 128).astype(np.int8)
 
 
-def _is_tensor(value) -> bool:
-    """Whether `value` is a torch tensor; torch is not imported for it (a tensor exists only once torch is)."""
-    torch = sys.modules.get("torch")
-    return torch is not None and isinstance(value, torch.Tensor)
-
-
 def _as_float_array(embeddings) -> np.ndarray:
-    if _is_tensor(embeddings):
+    if is_instance(embeddings, "torch", "Tensor"):
         embeddings = embeddings.detach().cpu().float().numpy()
     elif isinstance(embeddings, (list, tuple)):
-        if embeddings and _is_tensor(embeddings[0]):
-            embeddings = sys.modules["torch"].stack(list(embeddings)).detach().cpu().float().numpy()
+        if embeddings and is_instance(embeddings[0], "torch", "Tensor"):
+            import torch
+
+            embeddings = torch.stack(list(embeddings)).detach().cpu().float().numpy()
         embeddings = np.asarray(embeddings)
     embeddings = np.asarray(embeddings)
     if not np.issubdtype(embeddings.dtype, np.floating):
