@@ -41,14 +41,12 @@ def encode(
 
     Killed and run again with the same arguments, it continues from the last complete chunk.
     """
-    from sentforge.support.seed import set_seed
     from sentforge.scale.streaming import encode_file
 
-    set_seed(seed)
     logger.info("encoding %s with %s", input, model)
     encode_file(model, input, output, chunk_size=chunk_size, batch_size=batch_size, normalize=normalize,
                 max_seq_length=max_seq_length, precision=precision, field=field, column=column,
-                overwrite=overwrite, engine=engine, workers=workers, device=device, dtype=dtype)
+                overwrite=overwrite, engine=engine, workers=workers, device=device, dtype=dtype, seed=seed)
 
 
 @app.command()
@@ -89,11 +87,9 @@ def search(
 ) -> None:
     """Print the corpus texts nearest to each query by cosine similarity (or re-ranked by a cross-encoder)."""
     from sentforge.scale.index import search_texts
-    from sentforge.support.seed import set_seed
 
-    set_seed(seed)
     hits = search_texts(query, corpus=corpus, index=index, model=model or (None if index else DEFAULT_MODEL),
-                        top_k=top_k, field=field, column=column, batch_size=batch_size, device=device,
+                        top_k=top_k, field=field, column=column, batch_size=batch_size, device=device, seed=seed,
                         reranker=reranker, rerank_top=rerank_top)
     for text, found in zip(query, hits):
         typer.echo(f"query: {text}")

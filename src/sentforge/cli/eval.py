@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from sentforge.cli.app import DEFAULT_MODEL, DeviceOpt, ModelOpt, OverwriteOpt, app
+from sentforge.cli.app import DEFAULT_MODEL, DeviceOpt, ModelOpt, OverwriteOpt, app, seed_option
 
 
 @app.command("eval")
@@ -32,7 +32,7 @@ def eval_command(
                                          "(default: skip it with a warning).")] = False,
     device: DeviceOpt = None,
     overwrite: OverwriteOpt = False,
-    seed: Annotated[int, typer.Option(help="Random seed (1111 is SentEval's).")] = 1111,
+    seed: seed_option("Random seed (1111 is SentEval's).") = 1111,
     add_to_card: Annotated[bool, typer.Option(help="Also add the results to the model card (README.md) of the "
                                               "model directory given as --model.")] = False,
     reranker: Annotated[Path | None, typer.Option(help="A cross-encoder directory that re-ranks --model's top "

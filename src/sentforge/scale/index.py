@@ -248,20 +248,25 @@ def index_file(model: Any, input: str | Path, output: str | Path, texts: str | P
                params: IndexParams = IndexParams(), field: str | None = None, column: str | None = None,
                batch_size: int = 32, chunk_size: int = 10_000, overwrite: bool = False, seed: int = 0) -> Path:
     """Index a text file (encoded here, chunk by chunk, with `model`) or a shard directory written by
-    `sentforge encode` (whose texts are in the file `texts`)."""
+    `sentforge encode` (whose texts are in the file `texts`). `seed` seeds the random generators
+    (`set_seed`) once the options are checked, and the index's training."""
     import shutil
     import tempfile
 
     from sentforge.data.texts import iter_texts
     from sentforge.scale.streaming import encode_file
-
-    from sentforge.loading import load
+    from sentforge.support.seed import check_seed
 
     input, output = Path(input), Path(output)
-    # Every option and the output are checked before any model loads or any text is encoded.
+    # Every option and the output are checked before the model stack is imported or any text is encoded.
     params.check()
+    check_seed(seed, "seed (--seed)")
     guard_output(output, [("input", input), ("texts", texts),
                           ("model", model if isinstance(model, (str, Path)) else None)], INDEX, overwrite)
+    from sentforge.loading import load
+    from sentforge.support.seed import set_seed
+
+    set_seed(seed)
     if not input.is_dir():
         if texts is not None:
             raise ConfigError("texts (--texts) is for a directory of encoded vectors; a text file indexes its own "
@@ -287,8 +292,8 @@ def index_file(model: Any, input: str | Path, output: str | Path, texts: str | P
 
 def search_texts(queries: Sequence[str], *, corpus: str | Path | None = None, index: str | Path | None = None,
                  model: str | Path | None = None, top_k: int = 5, field: str | None = None, column: str | None = None,
-                 batch_size: int = 32, device: str | None = None, reranker: str | Path | None = None,
-                 rerank_top: int = 10) -> list[list[Hit]]:
+                 batch_size: int = 32, device: str | None = None, seed: int | None = None,
+                 reranker: str | Path | None = None, rerank_top: int = 10) -> list[list[Hit]]:
     """`sentforge search`: the `top_k` texts nearest to each query by cosine similarity, best first; with
     `reranker` (a cross-encoder directory) the `max(top_k, rerank_top)` nearest re-ranked by its scores
     (a Hit's score is then the cross-encoder's).
@@ -296,12 +301,20 @@ def search_texts(queries: Sequence[str], *, corpus: str | Path | None = None, in
     Give one of `corpus`, a text file (.txt, .jsonl with its `field`, .csv/.tsv with its `column`) encoded
     on each call with `model` (a Hit's id is the text's row), and `index`, a directory that `index_file`
     built: only the queries are encoded, by `model` or, by default, the model that built the index (another
-    model is refused). A `top_k` above the texts held gives them all, with a warning.
+    model is refused). A `top_k` above the texts held gives them all, with a warning. `seed` seeds the random
+    generators (`set_seed`) once the options are checked; None leaves them as they are.
     """
-    from sentforge.loading import load
+    from sentforge.support.seed import check_seed
 
     if (corpus is None) == (index is None):
         raise ConfigError("give exactly one of --corpus (texts) and --index (a built index)")
+    if seed is not None:
+        check_seed(seed, "seed (--seed)")
+    from sentforge.loading import load
+    from sentforge.support.seed import set_seed
+
+    if seed is not None:
+        set_seed(seed)
     cross_encoder = _cross_encoder(reranker, device)
     depth = max(top_k, rerank_top) if cross_encoder is not None else top_k
     if index is not None:
