@@ -78,7 +78,8 @@ def test_a_candidate_racing_stopped_below_the_leader_is_not_chosen_through_an_ea
     # simcse's kept checkpoint is within the leader's noise, but racing stopped it later as significantly below.
     results, items = table({"l6.start": (BASE, L6, 0), "l6.tsdae+mnrl": (BASE + 4.5 + 4 * SWING, L6, 88),
                             "l6.simcse": (BASE + 3.0 - 4 * SWING, L6, 48)})
-    verdict = RaceDecision("below the leader", "l6.tsdae+mnrl", PairedInterval(-5.62, -9.50, -1.89, 1.9, 0.95, 1000, 43), 40.1, 48)
+    behind = PairedInterval(-5.62, -9.50, -1.89, 1.9, 0.95, 1000, 43)
+    verdict = RaceDecision("below the leader", "l6.tsdae+mnrl", behind, 40.1, 48)
     results["l6.simcse"] = results["l6.simcse"].update(race=verdict)
     chosen = select(results, ["l6.start"], rule, items)
     assert chosen.chosen == "l6.tsdae+mnrl"
