@@ -120,6 +120,30 @@ def test_labelled_pairs_threshold_from_dev_versus_test_optimal(tmp_path):
     assert with_dev["accuracy_threshold"] != own["accuracy_threshold"]  # the dev file did choose
 
 
+def swapped(row: dict) -> dict:
+    return row | ({"sentence1": row["sentence2"], "sentence2": row["sentence1"]} if "sentence1" in row else {})
+
+
+@pytest.mark.parametrize("target", ["score", "label", "query"])
+def test_repeated_rows_are_counted_once_with_a_warning_naming_the_file(tmp_path, caplog, target):
+    """Every row twice (the second copy of a pair in the other order): the same metrics, units and per-unit
+    scores as the file once; a unit counted twice would narrow every paired interval by about √2."""
+    rows = (pair_rows(30, 4, target) if target != "query" else
+            [{"query": f"q {w}", "positive": [f"{w} cat"], "negative": ["sea fish", f"{w} dog"]} for w in WORDS])
+    once = write_table(tmp_path / "once.jsonl", rows)
+    twice = write_table(tmp_path / "twice.jsonl", rows + [swapped(r) for r in rows])
+    encoder = bag_of_words()
+    single, doubled = load_dataset(once), load_dataset(twice)
+    assert [(r.levelname, r.getMessage()) for r in caplog.records if "repeat" in r.getMessage()] == [
+        ("WARNING", f"{twice}: {len(rows)} of its {2 * len(rows)} rows repeat an earlier row (row {len(rows) + 1} "
+                    f"repeats row 1); each distinct {'query' if target == 'query' else 'pair'} is counted once: "
+                    f"{len(rows)} units")]
+    assert doubled.evaluate(encoder) == single.evaluate(encoder)
+    units, units_twice = single.item_scores(encoder), doubled.item_scores(encoder)
+    assert len(units.values) == len(units_twice.values) == len(rows)
+    np.testing.assert_array_equal(units_twice.values, units.values)
+
+
 @pytest.mark.parametrize("content, fragments", [
     ('{"sentence1": "a", "sentence2": "b", "label": 1}\n{"sentence1": "a", oops\n', ["bad.jsonl:2", "JSON"]),
     ('{"sentence1": "a", "sentence2": "b", "label": 1}\n{"sentence1": "a", "label": 0}\n',

@@ -22,6 +22,7 @@ from sentforge.support.errors import InputFileError
 from sentforge.evaluation.paired import ItemScores
 from sentforge.evaluation.own.base import (
     OwnDataTask,
+    distinct_rows,
     records,
     require_fields,
     text_field,
@@ -37,9 +38,15 @@ LABELS = {"0": 0, "1": 1}
 
 def read_scored_pairs(path: Path) -> STSPairs:
     """The pairs and scores of a scored-pairs file, read as the STS training data is."""
-    rows = read_pairs(path, with_scores=True)
-    return STSPairs(str(path), [a.strip() for a, _, _ in rows], [b.strip() for _, b, _ in rows],
+    rows = [(a.strip(), b.strip(), score) for a, b, score in read_pairs(path, with_scores=True)]
+    rows = [rows[i] for i in distinct_rows(path, [(*_unordered(a, b), score) for a, b, score in rows], "pair")]
+    return STSPairs(str(path), [a for a, _, _ in rows], [b for _, b, _ in rows],
                     np.asarray([score for _, _, score in rows], dtype=np.float64))
+
+
+def _unordered(first: str, second: str) -> tuple[str, str]:
+    """A pair as a unit: its cosine is the same in either order."""
+    return (first, second) if first <= second else (second, first)
 
 
 def read_labelled_pairs(path: Path) -> LabelledPairs:
@@ -53,7 +60,9 @@ def read_labelled_pairs(path: Path) -> LabelledPairs:
         first.append(text_field(path, line_no, record, "sentence1"))
         second.append(text_field(path, line_no, record, "sentence2"))
         labels.append(label)
-    labels_array = np.asarray(labels, dtype=np.int64)
+    keep = distinct_rows(path, [(*_unordered(a, b), label) for a, b, label in zip(first, second, labels)], "pair")
+    first, second = [first[i] for i in keep], [second[i] for i in keep]
+    labels_array = np.asarray([labels[i] for i in keep], dtype=np.int64)
     if labels_array.min() == labels_array.max():
         raise InputFileError(f"{path}: every pair has label {labels[0]}; average precision and a threshold need both "
                              "0 and 1")
