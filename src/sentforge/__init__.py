@@ -43,4 +43,5 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *_EXPORTS])
+    """The public names and the module's own dunders, not this file's helpers (importlib, Any, ...)."""
+    return sorted({*__all__, *(name for name in globals() if name.startswith("__"))})

@@ -101,7 +101,8 @@ def test_lines_corpus_and_overwrite(tiny_bert_dir, tmp_path, capsys):
     assert summary["examples"] == len(set(CORPUS))  # de-duplicated
     code, _, err = run_cli(["train", "simcse", "--model", tiny_bert_dir, "--corpus", toks, "--output", tmp_path / "out",
                             "--steps", 1, "--batch-size", 4], capsys)
-    assert_one_line_error(code, err, "not empty", "--overwrite")
+    assert_one_line_error(code, err, "not empty", "pass --overwrite to replace it")
+    assert "overwrite=True" not in err
     train("simcse", tiny_bert_dir, toks, tmp_path / "out", capsys, "--steps", 1, "--overwrite")
 
 

@@ -104,7 +104,7 @@ def test_labelled_pairs_threshold_from_dev_versus_test_optimal(tmp_path):
     dev_labels = np.array([r["label"] for r in dev_rows])
 
     own = load_dataset(test_path).evaluate(encoder)
-    assert own["threshold_source"] == "test"
+    assert own["threshold_source"] == "self"  # the evaluated file itself: a dev file scored during training too
     assert own["ap"] == pytest.approx(100 * average_precision_score(labels, scores), abs=1e-9)
     assert own["accuracy"] == pytest.approx(
         100 * BinaryClassificationEvaluator.find_best_acc_and_threshold(scores, labels, True)[0], abs=1e-9)

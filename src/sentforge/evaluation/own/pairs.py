@@ -6,7 +6,7 @@ the cosine similarity with the score. Labelled pairs report the average precisio
 similarity, and accuracy and F1 (×100) of "paraphrase when cosine >= threshold". Each threshold is the
 best one on a dev file when one is given (`threshold_source: dev`; the evaluated file's own optimum is
 then reported too, as `*_test_optimal`), else the best one on the evaluated file itself
-(`threshold_source: test`, an optimistic figure, as MTEB's pair classification reports it).
+(`threshold_source: self`, an optimistic figure, as MTEB's pair classification reports it).
 """
 
 from __future__ import annotations
@@ -122,7 +122,7 @@ def labelled_pair_metrics(scores: np.ndarray, labels: np.ndarray, dev_scores: np
     best_f1, f1_threshold = best_f1_threshold(scores, labels)
     metrics: dict[str, Any] = {"ap": 100 * float(average_precision_score(labels, scores))}
     if dev_scores is None:
-        metrics.update(accuracy=100 * best_accuracy, f1=100 * best_f1, threshold_source="test")
+        metrics.update(accuracy=100 * best_accuracy, f1=100 * best_f1, threshold_source="self")
     else:
         _, accuracy_threshold = best_accuracy_threshold(dev_scores, dev_labels)
         _, f1_threshold = best_f1_threshold(dev_scores, dev_labels)
