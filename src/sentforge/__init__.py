@@ -31,10 +31,15 @@ _EXPORTS = {
     "train": "sentforge.recipes.api",
 }
 
-__all__ = [*sorted(_EXPORTS), "__version__"]
+# public modules, reached as attributes too (`sentforge.util.cos_sim`, as `sentence_transformers.util.cos_sim`)
+_MODULES = ("util",)
+
+__all__ = [*sorted(_EXPORTS), *_MODULES, "__version__"]
 
 
 def __getattr__(name: str) -> Any:
+    if name in _MODULES:
+        return importlib.import_module(f"sentforge.{name}")
     if name not in _EXPORTS:
         raise AttributeError(f"module 'sentforge' has no attribute {name!r}")
     value = getattr(importlib.import_module(_EXPORTS[name]), name)
