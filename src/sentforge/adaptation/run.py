@@ -124,9 +124,10 @@ def adapt(model: str | Sequence[str], unlabelled: str | os.PathLike, dev: str | 
         "models": [str(m) for m in models], "unlabelled": input_record(unlabelled), "dev": input_record(dev),
         "labelled": input_record(labelled), "test": input_record(test),
         "members": [str(m) for m in members], "candidates": methods, "seed": seed, "device": device,
-        "select": select_rule, "keep_dev_texts": keep_dev_texts, "race": race, **settings})
+        "select": select_rule, "keep_dev_texts": keep_dev_texts, "race": race, **settings}, started)
     cluster = contextlib.nullcontext() if engine == "local" else RayRuns(address, resources)
-    with cluster:  # an unreachable cluster fails before anything is written; leaving it disconnects
+    # An unreachable cluster fails before anything is written; leaving it disconnects. Ctrl-C saves this call's time.
+    with cluster, state.saved_if_interrupted():
         if engine == "ray":
             cluster.slots()  # so do resources that no node of it holds
         resumed = state.open()
