@@ -30,3 +30,10 @@ def test_help_is_light():
 
 def test_public_names_load_on_first_use():
     assert "torch" in loaded_after("import sentforge; sentforge.Encoder")
+
+
+def test_dir_lists_the_public_names_and_none_of_the_modules_helpers():
+    import sentforge
+
+    assert set(sentforge.__all__) <= set(dir(sentforge))
+    assert not {"Any", "importlib", "annotations", "_EXPORTS"} & set(dir(sentforge))

@@ -34,10 +34,15 @@ _EXPORTS = {
     "train_cross_encoder": "sentforge.recipes.cross_encoder",
 }
 
-__all__ = [*sorted(_EXPORTS), "__version__"]
+# public modules, reached as attributes too (`sentforge.util.cos_sim`, as `sentence_transformers.util.cos_sim`)
+_MODULES = ("util",)
+
+__all__ = [*sorted(_EXPORTS), *_MODULES, "__version__"]
 
 
 def __getattr__(name: str) -> Any:
+    if name in _MODULES:
+        return importlib.import_module(f"sentforge.{name}")
     if name not in _EXPORTS:
         raise AttributeError(f"module 'sentforge' has no attribute {name!r}")
     value = getattr(importlib.import_module(_EXPORTS[name]), name)
@@ -46,4 +51,5 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *_EXPORTS])
+    """The public names and the module's own dunders, not this file's helpers (importlib, Any, ...)."""
+    return sorted({*__all__, *(name for name in globals() if name.startswith("__"))})

@@ -1,12 +1,14 @@
-"""What an adapt run leaves on disk: --keep selected keeps only OUTPUT/model and the report (a rerun of the same
-command still reads it), --keep all every candidate's model; the disk need said before a run."""
+"""What an adapt run leaves on disk: --keep selected (the default) keeps only OUTPUT/model and the report (a rerun
+of the same command still reads it), --keep all every candidate's model; the disk need said before a run."""
 
 from __future__ import annotations
 
+import inspect
 import json
 
 import pytest
 
+import sentforge
 from sentforge.adaptation.run import _check_same_choice, disk_need
 from sentforge.support.errors import ConfigError
 
@@ -21,7 +23,8 @@ def test_keep_selected_leaves_the_model_and_the_report_and_a_rerun_reads_them(ti
     assert report["keep"] == "selected" and not (out / "runs").exists() and not (out / "cache").exists()
     assert (out / "model").is_dir() and (out / "report.md").is_file() and (out / "adapt.json").is_file()
     assert 0 < report["output_bytes"] < report["output_bytes_all"]
-    assert "--keep selected: only model/ and the report kept" in (out / "report.md").read_text(encoding="utf-8")
+    assert ("--keep selected: only model/ and the report kept" in (text := (out / "report.md").read_text("utf-8"))
+            and "to keep every candidate's model under runs/ too, run the command with --keep all" in text)
     # The same command again: every candidate is reused and the same choice is kept, its model in place.
     again = run(tiny_bert_dir, domain, out, candidates=["tsdae", "mnrl"], keep="selected")
     assert again["selected"] == report["selected"] and (out / "model").is_dir()
@@ -36,8 +39,10 @@ def test_a_rerun_cannot_choose_a_model_that_keep_selected_removed(tmp_path):
         _check_same_choice(tmp_path, "m.mnrl")
 
 
-def test_keep_takes_all_or_selected(tiny_bert_dir, domain, tmp_path):
-    with pytest.raises(ConfigError, match="--keep: unknown value 'best'; choose from all, selected"):
+def test_keep_takes_selected_by_default_or_all(tiny_bert_dir, domain, tmp_path):
+    """A first run leaves the chosen model and the report, not every candidate's model (gigabytes)."""
+    assert inspect.signature(sentforge.adapt).parameters["keep"].default == "selected"
+    with pytest.raises(ConfigError, match="--keep: unknown value 'best'; choose from selected, all"):
         run(tiny_bert_dir, domain, tmp_path / "adapted", keep="best")
     assert not (tmp_path / "adapted").exists()
 

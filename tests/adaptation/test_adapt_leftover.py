@@ -71,6 +71,17 @@ def test_a_leader_that_peaked_before_its_last_evaluation_ends_the_run_early(monk
                             "evaluation (step 60): more steps of it are not measured to help")
 
 
+def test_a_leader_cut_by_its_time_limit_says_so_rather_than_that_it_peaked_before_its_last_evaluation(
+        monkeypatch):
+    cut = finished("train", "mnrl", "m", dev=80.0, best_step=5, steps=5, planned_steps=60, eval_every=5,
+                   evaluations=[{"step": 5, "score": 80.0}], stopped="time limit", wall_s=60.0,
+                   model_path="runs/m.mnrl")
+    leftover = planner(results(cut), 600.0, monkeypatch=monkeypatch).leftover()
+    assert leftover.continued is None
+    assert leftover.why == ("the leading trained candidate, m.mnrl, was stopped by its time limit at step 5 of 60, "
+                            "and the time left does not take it to another dev evaluation")
+
+
 def test_too_little_time_to_reach_the_first_evaluation_or_none_at_all_ends_it_too(monkeypatch):
     # The first evaluation after 10 steps at 5 s, the trained minimum (25 s) and the loads (6 s): 81 s.
     need = 10 * 5.0 + COSTS.trained_minimum + (LOADS_AFTER_TRAINING + 1) * COSTS.load_s
@@ -79,6 +90,8 @@ def test_too_little_time_to_reach_the_first_evaluation_or_none_at_all_ends_it_to
     assert short.continued is None and short.why.startswith("continuing m.mnrl needs about 81 s")
     spent = planner(results(mnrl(60)), 20.0, monkeypatch=monkeypatch).leftover()
     assert spent.continued is None and spent.why == "the budget is spent"
+    overrun = planner(results(mnrl(60)), -4.0, monkeypatch=monkeypatch).leftover()  # the loads took more
+    assert overrun.seconds == 0.0 and overrun.why == "the budget is spent"
 
 
 def test_the_step_cost_is_re_measured_from_the_candidates_own_run(monkeypatch):

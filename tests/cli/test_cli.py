@@ -75,7 +75,8 @@ def test_existing_output_needs_overwrite(tiny_bert_dir, tmp_path, capsys):
     (tmp_path / "in.txt").write_text("hello\n", encoding="utf-8")
     np.save(tmp_path / "v.npy", np.zeros(3))
     code, _, err = run_cli(["encode", tmp_path / "in.txt", "-m", tiny_bert_dir, "-o", tmp_path / "v.npy"], capsys)
-    assert_one_line_error(code, err, "already exists", "--overwrite")
+    assert_one_line_error(code, err, "already exists", "pass --overwrite to replace it")
+    assert "overwrite=True" not in err  # the command line names its option, not the Python argument
     assert np.load(tmp_path / "v.npy").shape == (3,)
     code, _, _ = run_cli(["encode", tmp_path / "in.txt", "-m", tiny_bert_dir, "-o", tmp_path / "v.npy",
                           "--overwrite"], capsys)

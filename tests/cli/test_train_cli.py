@@ -52,6 +52,29 @@ def test_tsdae_from_the_cli_loads_in_sentence_transformers(tiny_bert_dir, corpus
     np.testing.assert_allclose(ours, theirs, atol=1e-5)
 
 
+def test_a_pooling_that_the_method_changes_is_said_on_the_last_line_and_lines_are_told_from_sentences(
+        tiny_bert_dir, tmp_path, capsys, caplog):
+    """A plain Hugging Face directory pools by mean; TSDAE trains with CLS pooling, a switch that alone moves every
+    score. Two sentences on one line are two training sentences (adapt reads one text per line)."""
+    corpus = tmp_path / "corpus.txt"
+    lines = [f"{first}. {second.capitalize()}." for first, second in zip(CORPUS[:10], CORPUS[10:20])]
+    corpus.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")  # two sentences a line
+    code, out, err = run_cli(["train", "tsdae", "--model", tiny_bert_dir, "--corpus", corpus, "--output",
+                              tmp_path / "t", "--batch-size", 4, "--steps", 1], capsys)
+    assert code == 0, err
+    assert out.splitlines()[-1] == ("pooling: mean -> cls, tsdae's pooling: the switch alone changes every score of "
+                                    "the model; --pooling keep trains with the start model's")
+    assert json.loads((tmp_path / "t" / "train.json").read_text())["pooling_before"] == "mean"
+    assert any(r.getMessage().startswith(f"corpus.txt: 10 texts split into {2 * 10} sentences (a line may hold a "
+                                         "paragraph; split=False, --no-split, trains on one text per line as adapt "
+                                         "does)") for r in caplog.records)
+    code, out, err = run_cli(["train", "tsdae", "--model", tiny_bert_dir, "--corpus", corpus, "--output",
+                              tmp_path / "k", "--batch-size", 4, "--steps", 1, "--pooling", "keep"], capsys)
+    assert code == 0, err
+    assert not any(line.startswith("pooling:") for line in out.splitlines())
+    assert "pooling_before" not in json.loads((tmp_path / "k" / "train.json").read_text())
+
+
 @pytest.mark.parametrize("method,extra,modules", [
     ("mlm", [], ["Transformer", "Pooling"]),
     ("simcse", [], ["Transformer", "Pooling"]),
@@ -101,7 +124,8 @@ def test_lines_corpus_and_overwrite(tiny_bert_dir, tmp_path, capsys):
     assert summary["examples"] == len(set(CORPUS))  # de-duplicated
     code, _, err = run_cli(["train", "simcse", "--model", tiny_bert_dir, "--corpus", toks, "--output", tmp_path / "out",
                             "--steps", 1, "--batch-size", 4], capsys)
-    assert_one_line_error(code, err, "not empty", "--overwrite")
+    assert_one_line_error(code, err, "not empty", "pass --overwrite to replace it")
+    assert "overwrite=True" not in err
     train("simcse", tiny_bert_dir, toks, tmp_path / "out", capsys, "--steps", 1, "--overwrite")
 
 

@@ -104,7 +104,7 @@ def test_labelled_pairs_threshold_from_dev_versus_test_optimal(tmp_path):
     dev_labels = np.array([r["label"] for r in dev_rows])
 
     own = load_dataset(test_path).evaluate(encoder)
-    assert own["threshold_source"] == "test"
+    assert own["threshold_source"] == "self"  # the evaluated file itself: a dev file scored during training too
     assert own["ap"] == pytest.approx(100 * average_precision_score(labels, scores), abs=1e-9)
     assert own["accuracy"] == pytest.approx(
         100 * BinaryClassificationEvaluator.find_best_acc_and_threshold(scores, labels, True)[0], abs=1e-9)
@@ -118,6 +118,30 @@ def test_labelled_pairs_threshold_from_dev_versus_test_optimal(tmp_path):
     assert with_dev["accuracy"] <= with_dev["accuracy_test_optimal"]
     assert with_dev["f1"] <= with_dev["f1_test_optimal"]
     assert with_dev["accuracy_threshold"] != own["accuracy_threshold"]  # the dev file did choose
+
+
+def swapped(row: dict) -> dict:
+    return row | ({"sentence1": row["sentence2"], "sentence2": row["sentence1"]} if "sentence1" in row else {})
+
+
+@pytest.mark.parametrize("target", ["score", "label", "query"])
+def test_repeated_rows_are_counted_once_with_a_warning_naming_the_file(tmp_path, caplog, target):
+    """Every row twice (the second copy of a pair in the other order): the same metrics, units and per-unit
+    scores as the file once; a unit counted twice would narrow every paired interval by about √2."""
+    rows = (pair_rows(30, 4, target) if target != "query" else
+            [{"query": f"q {w}", "positive": [f"{w} cat"], "negative": ["sea fish", f"{w} dog"]} for w in WORDS])
+    once = write_table(tmp_path / "once.jsonl", rows)
+    twice = write_table(tmp_path / "twice.jsonl", rows + [swapped(r) for r in rows])
+    encoder = bag_of_words()
+    single, doubled = load_dataset(once), load_dataset(twice)
+    assert [(r.levelname, r.getMessage()) for r in caplog.records if "repeat" in r.getMessage()] == [
+        ("WARNING", f"{twice}: {len(rows)} of its {2 * len(rows)} rows repeat an earlier row (row {len(rows) + 1} "
+                    f"repeats row 1); each distinct {'query' if target == 'query' else 'pair'} is counted once: "
+                    f"{len(rows)} units")]
+    assert doubled.evaluate(encoder) == single.evaluate(encoder)
+    units, units_twice = single.item_scores(encoder), doubled.item_scores(encoder)
+    assert len(units.values) == len(units_twice.values) == len(rows)
+    np.testing.assert_array_equal(units_twice.values, units.values)
 
 
 @pytest.mark.parametrize("content, fragments", [

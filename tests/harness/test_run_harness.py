@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import shlex
 import sys
+import time
 from types import SimpleNamespace
 
 import pytest
@@ -28,7 +29,31 @@ def test_a_new_state_is_saved_and_a_rerun_of_the_same_command_resumes(tmp_path):
     assert again.open() is True
     assert again.results == {"a": {"status": "done", "wall_s": 2.0}} and again.spent() == 2.0
     saved = json.loads((tmp_path / "out" / "labels.json").read_text())
+    calls = saved.pop("calls_s")
     assert saved == {"settings": {"seed": 0}, "results": {"a": {"status": "done", "wall_s": 2.0}}, "running": None}
+    assert len(calls) == 1 and 0 <= calls[0] < 60  # this process's call, its elapsed time at the last save
+
+
+def test_the_budget_counts_the_earlier_calls_whole_wall_time_and_an_interrupted_call_saves_it(tmp_path):
+    """Reading the inputs and loading models lie outside every unit: a rerun's budget counts the earlier calls'
+    wall time as saved (`calls_s`), the interrupted call's up to the moment it stopped."""
+    first = LabelsState(tmp_path / "out", {"seed": 0}, started=time.monotonic() - 30.0)  # 30 s of loading so far
+    first.open()
+    first.record("a", {"status": "done", "wall_s": 2.0})
+    with pytest.raises(KeyboardInterrupt), first.saved_if_interrupted():
+        first.started -= 10.0  # 10 s more before Ctrl-C, and no save in between
+        raise KeyboardInterrupt
+    again = LabelsState(tmp_path / "out", {"seed": 0})
+    again.open()
+    assert again.spent() == pytest.approx(40.0, abs=1.0)  # not the 2 s that the one unit recorded
+    again.save()
+    calls = json.loads(again.path.read_text())["calls_s"]
+    assert len(calls) == 2 and calls[0] == pytest.approx(40.0, abs=1.0)
+    # Nothing is saved into a directory that the state has not opened.
+    other = LabelsState(tmp_path / "other", {"seed": 0})
+    with pytest.raises(KeyboardInterrupt), other.saved_if_interrupted():
+        raise KeyboardInterrupt
+    assert not (tmp_path / "other").exists()
 
 
 def test_a_rerun_of_another_command_is_refused_naming_the_settings_that_differ(tmp_path):
@@ -63,7 +88,7 @@ def test_adapt_sections_are_saved_after_the_results_and_resumed(tmp_path):
     state.leftover = {"seconds": 600.0, "continued": None, "why": "the budget is spent"}
     state.save()
     assert list(json.loads(state.path.read_text())) == ["settings", "results", "running", "measured", "probes",
-                                                        "races", "leftover"]
+                                                        "races", "leftover", "calls_s"]
     again = AdaptState(tmp_path / "out", {"seed": 0})
     again.open()
     assert (again.measured, again.races) == ({"dev_s": 1.5}, {"m.tsdae": decision})

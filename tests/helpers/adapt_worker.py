@@ -22,7 +22,7 @@ import sentforge
 # domain builds every text from the same dozen sentences, so dev hygiene would drop all of them: kept here,
 # and tested on its own in test_adapt_selection.py.
 FAST = {"eval_every": 2, "max_epochs": 2, "show_progress": False, "candidates": ["tsdae", "mnrl"],
-        "keep_dev_texts": True,
+        "keep_dev_texts": True, "keep": "all",  # the tests read the candidates' runs
         "overrides": {"tsdae": {"lr": 1e-3}, "mnrl": {"lr": 1e-3, "batch_size": 4}}}
 
 

@@ -95,6 +95,28 @@ def test_a_fine_tuned_copy_of_the_indexing_model_is_refused_naming_both(tiny_ber
     assert run_cli(["search", "a cat", "--index", tmp_path / "idx", "-m", tmp_path / "copy"], capsys)[0] == 0
 
 
+def test_a_model_directory_replaced_after_indexing_is_refused_although_its_name_is_the_same(tiny_bert_dir, tmp_path,
+                                                                                             capsys):
+    """The check is keyed on what the model computes: the same path holding other weights is another model."""
+    (tmp_path / "corpus.txt").write_text("\n".join(TEXTS) + "\n", encoding="utf-8")
+    model = tmp_path / "model"
+    sentforge.load(tiny_bert_dir).save(model)
+    assert run_cli(["index", "build", tmp_path / "corpus.txt", "-m", model, "--kind", "flat",
+                    "-o", tmp_path / "idx"], capsys)[0] == 0
+    before = ModelIdentity.of(sentforge.load(model))
+    replaced = sentforge.load(model)
+    with torch.no_grad():
+        embeddings = replaced[0].model.embeddings.word_embeddings.weight
+        embeddings += 0.02 * torch.randn(embeddings.shape, generator=torch.Generator().manual_seed(0))
+    replaced.save(model, overwrite=True)  # as `export ... --overwrite` or `train --output` over it does
+    cosine = before.cosine(ModelIdentity.of(sentforge.load(model)))
+    assert 0.95 <= cosine < 0.9999
+    for model_option in ([], ["-m", model]):
+        code, _, err = run_cli(["search", "a cat", "--index", tmp_path / "idx", *model_option], capsys)
+        assert_one_line_error(code, err, f"built with model '{model}', which now embeds text differently "
+                              f"(probe cosine {cosine:.4f})", "replaced or changed since", "build it again")
+
+
 def test_an_index_without_a_model_identity_loads_and_warns_that_it_cannot_be_checked(tiny_bert_dir, tmp_path, capsys,
                                                                                     caplog):
     (tmp_path / "corpus.txt").write_text("\n".join(TEXTS) + "\n", encoding="utf-8")

@@ -56,13 +56,13 @@ class AdaptState(RunState):
             return {name: decision.to_json() for name, decision in values.items()}
         return values
 
-    def spent(self) -> float:
+    def units_spent(self) -> float:
         """The harness's, and the probes of the candidates still to run; a probe on a cluster's worker (it names
         its `worker`) is in the wall time of the side-by-side runs."""
         running = (self.running or {}).get("name")
         probed = sum(p["wall_s"] for name, p in self.probes.items()
                      if name not in self.results and name != running and "worker" not in p)
-        return super().spent() + probed
+        return super().units_spent() + probed
 
     def probed(self, name: str, probe: dict[str, float]) -> None:
         """Record a finished probe; its seconds count as the candidate's until the candidate is recorded."""

@@ -311,7 +311,7 @@ class Planner:
     def leftover(self) -> Leftover:
         """Step 7, once every planned candidate is recorded and none is left to extend."""
         costs = self.costs()
-        available = self.available(costs)
+        available = max(self.available(costs), 0.0)  # a budget overrun (a tiny corpus's loads) leaves 0 s, not less
         trained = {name: r for name, r in self.state.results.items() if r.trained and r.continues is None}
         if available < costs.trained_minimum:
             return Leftover(available, why="the budget is spent")
@@ -320,7 +320,11 @@ class Planner:
         leader = max(trained, key=lambda name: trained[name].dev)
         result = trained[leader]
         evaluated = [evaluation["step"] for evaluation in result.evaluations or []]
-        if not evaluated or result.best_step != max(evaluated) or was_cut(result):
+        if was_cut(result):  # not extended (step 5): the time left takes it to no further dev evaluation
+            return Leftover(available, why=f"the leading trained candidate, {leader}, was stopped by its time limit "
+                                           f"at step {result.steps} of {result.planned_steps}, and the time left "
+                                           "does not take it to another dev evaluation")
+        if not evaluated or result.best_step != max(evaluated):
             return Leftover(available, why=f"the leading trained candidate, {leader}, scored best on dev at step "
                                            f"{result.best_step}, before its last evaluation (step "
                                            f"{max(evaluated, default=0)}): more steps of it are not measured to help")

@@ -324,11 +324,12 @@ def markdown(report: dict[str, Any]) -> str:
     if skipped:
         lines += ["", "Not run:", ""] + [f"- {name}: {r['status']}: {r['reason']}" for name, r in skipped.items()]
     lines += ["", f"Output: {human_size(report['output_bytes'])} on disk (" + (
-        f"--keep selected: only model/ and the report kept, of {human_size(report['output_bytes_all'])}"
+        f"--keep selected: only model/ and the report kept, of {human_size(report['output_bytes_all'])}; to keep "
+        "every candidate's model under runs/ too, run the command with --keep all and a new --output"
         if report.get("keep") == "selected" else
-        "the candidates' training checkpoints kept" if report["keep_checkpoints"] else
-        "each candidate keeps its model and metrics; the training checkpoints were removed; --keep selected "
-        "keeps only model/ and the report") + ")."]
+        "--keep all: every candidate's model and metrics kept under runs/; the training checkpoints were removed "
+        "(--keep-checkpoints keeps them)" if not report["keep_checkpoints"] else
+        "--keep all --keep-checkpoints: every candidate's model, metrics and training checkpoints kept") + ")."]
     lines += ["", "## Dev score of every evaluated checkpoint", ""]
     for name, r in report["candidates"].items():
         if r.get("evaluations"):

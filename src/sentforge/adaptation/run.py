@@ -43,7 +43,7 @@ from sentforge.support.output_guard import locked_output
 
 logger = logging.getLogger(__name__)
 
-KEEP = ("all", "selected")  # --keep: every candidate's model, or only OUTPUT/model (and the report)
+KEEP = ("selected", "all")  # --keep: only OUTPUT/model (and the report), or every candidate's model too
 CACHE_DIR = "cache"
 CHECKPOINT_MODELS = 3  # a training checkpoint holds the model and the optimizer's two moments (Adam): 3 models
 DISK_NOTE_BYTES = 10 ** 9  # a run that may need more is announced in the log before it starts
@@ -58,7 +58,7 @@ def adapt(model: str | Sequence[str], unlabelled: str | os.PathLike, dev: str | 
           meta_members: int = 2, device: str | None = None, show_progress: bool | None = None,
           overrides: dict[str, dict[str, Any]] | None = None, select_rule: str = "labels-first",
           keep_dev_texts: bool = False, race: bool = True, keep_checkpoints: bool = False,
-          min_texts_per_second: float | None = None, keep: str = "all",
+          min_texts_per_second: float | None = None, keep: str = "selected",
           callbacks: Sequence[Callable[[Any], None]] = (), started: float | None = None, engine: str = "local",
           address: str | None = None, cpus_per_run: int = 1, gpus_per_run: float = 0.0) -> AdaptReport:
     """Run the candidates within the budget, write OUTPUT (model/, report.md, report.json, dev-curve.png,
@@ -85,9 +85,10 @@ def adapt(model: str | Sequence[str], unlabelled: str | os.PathLike, dev: str | 
     where it is more than a point below the start model (or below the leader by more than a point and no
     longer improving; 95 % paired intervals), its time going to the others.
     keep_checkpoints: keep the candidates' training checkpoints once the run is done (by default each
-    candidate keeps its model and metrics; an interrupted run keeps them to resume). keep: "all" (every
-    candidate's model under OUTPUT/runs) or "selected" (once the report is written, only OUTPUT/model, the
-    report, the data and the per-unit dev scores: a rerun then chooses again only the same model).
+    candidate keeps its model and metrics; an interrupted run keeps them to resume). keep: "selected" (the
+    default: once the report is written, only OUTPUT/model, the report, the data and the per-unit dev scores, a
+    small fraction of the candidates' gigabytes; a rerun then chooses again only the same model) or "all" (every
+    candidate's model under OUTPUT/runs as well).
     The budget is the wall time of the whole call, from its start (or `started`, a time.monotonic() value: the
     command line gives its own start, so that loading the libraries counts too) to the report.
     callbacks: called with the TrainerState after every training step (of every trained candidate).
@@ -124,9 +125,10 @@ def adapt(model: str | Sequence[str], unlabelled: str | os.PathLike, dev: str | 
         "models": [str(m) for m in models], "unlabelled": input_record(unlabelled), "dev": input_record(dev),
         "labelled": input_record(labelled), "test": input_record(test),
         "members": [str(m) for m in members], "candidates": methods, "seed": seed, "device": device,
-        "select": select_rule, "keep_dev_texts": keep_dev_texts, "race": race, **settings})
+        "select": select_rule, "keep_dev_texts": keep_dev_texts, "race": race, **settings}, started)
     cluster = contextlib.nullcontext() if engine == "local" else RayRuns(address, resources)
-    with cluster:  # an unreachable cluster fails before anything is written; leaving it disconnects
+    # An unreachable cluster fails before anything is written; leaving it disconnects. Ctrl-C saves this call's time.
+    with cluster, state.saved_if_interrupted():
         if engine == "ray":
             cluster.slots()  # so do resources that no node of it holds
         resumed = state.open()
@@ -172,7 +174,7 @@ def adapt(model: str | Sequence[str], unlabelled: str | os.PathLike, dev: str | 
 
 def _select_and_report(state: AdaptState, inputs: AdaptInputs, order: list[str], budget_minutes: float, budget: Budget,
                        hygiene: Hygiene, keep_checkpoints: bool, speed_texts: int,
-                       min_texts_per_second: float | None, keep: str = "all",
+                       min_texts_per_second: float | None, keep: str = "selected",
                        cluster: dict[str, Any] | None = None) -> AdaptReport:
     """Choose the model (select.py), save it as OUTPUT/model and write the report (report.py); `cluster`: where
     the trained candidates ran with --engine ray."""

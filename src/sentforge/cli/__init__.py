@@ -8,7 +8,7 @@ import typer
 from typer.exceptions import TyperException
 
 from sentforge.cli.app import app
-from sentforge.support.errors import SentforgeError
+from sentforge.support.errors import SentforgeError, for_command_line
 
 # Importing a command module registers its commands on `app`.
 from sentforge.cli import encode  # noqa: F401
@@ -46,7 +46,7 @@ def main() -> None:
             typer.echo(f"error: {message}{hint}", err=True)
         sys.exit(getattr(err, "exit_code", 2))
     except SentforgeError as err:
-        typer.echo(f"error: {err}", err=True)
+        typer.echo(f"error: {for_command_line(str(err))}", err=True)
         sys.exit(2)
     except OSError as err:  # the file system said no: a directory for a file, no permission, a full disk
         typer.echo(f"error: {describe_os_error(err)}", err=True)

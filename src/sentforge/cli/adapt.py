@@ -63,9 +63,9 @@ def adapt(
     keep_checkpoints: Annotated[bool, typer.Option(help="Keep the candidates' training checkpoints once the run is "
                                                         "done (by default each keeps its model and metrics).")
                                 ] = False,
-    keep: Annotated[str, typer.Option(help="all: every candidate's model under OUTPUT/runs; selected: once the "
-                                           "report is written, only OUTPUT/model and the report (a rerun can then "
-                                           "not choose another candidate).")] = "all",
+    keep: Annotated[str, typer.Option(help="selected: once the report is written, only OUTPUT/model and the "
+                                           "report (a rerun can then not choose another candidate); all: every "
+                                           "candidate's model under OUTPUT/runs too (gigabytes).")] = "selected",
     device: DeviceOpt = None,
     seed: SeedOpt = 0,
     engine: EngineOpt = "local",

@@ -141,16 +141,20 @@ def _run(recipe: Recipe, *, output: Path, lr_boundaries: str | None, lr_factors:
 
 
 def echo_summary(output: Path, summary: dict[str, Any]) -> None:
-    """What was saved, then what ran: the encoder chosen on --dev when it is not the last step's."""
+    """What was saved, then what ran: the encoder chosen on --dev when it is not the last step's; and a pooling
+    that the method changed, which alone moves the trained model's scores."""
     ran = f"{summary['method']}, {summary['steps']} steps{last_loss(summary.get('final_loss'))}"
     best = summary.get("best")
     if best is None or best["step"] == summary["steps"]:
         typer.echo(f"wrote {output}: {ran}")
-        return
-    score = f"{best['metric']} {best['value']:.4f}"
-    saved = (f"the start encoder, unchanged (it scored best on --dev: {score})" if best["step"] == 0 else
-             f"the encoder of step {best['step']} (it scored best on --dev: {score})")
-    typer.echo(f"wrote {output}: {saved}; ran {ran}")
+    else:
+        score = f"{best['metric']} {best['value']:.4f}"
+        saved = (f"the start encoder, unchanged (it scored best on --dev: {score})" if best["step"] == 0 else
+                 f"the encoder of step {best['step']} (it scored best on --dev: {score})")
+        typer.echo(f"wrote {output}: {saved}; ran {ran}")
+    if summary.get("pooling_before"):
+        typer.echo(f"pooling: {summary['pooling_before']} -> {summary['pooling']}, {summary['method']}'s pooling: the "
+                   "switch alone changes every score of the model; --pooling keep trains with the start model's")
 
 
 def last_loss(loss: float | None) -> str:

@@ -212,7 +212,11 @@ def read_corpus(path: str | Path, field: str | None = None, split: bool = True) 
     texts = read_texts(path, field=field)
     if not split:
         return [t.strip() for t in texts if t.strip()]
-    return [s for text in texts for s in split_sentences(text)]
+    sentences = [s for text in texts for s in split_sentences(text)]
+    # Said because adapt (--unlabelled) reads a line as one text: the counts of the two commands differ.
+    logger.info("%s: %d texts split into %d sentences (a line may hold a paragraph; split=False, --no-split, "
+                "trains on one text per line as adapt does)", path.name, len(texts), len(sentences))
+    return sentences
 
 
 @dataclass(frozen=True)

@@ -3,16 +3,19 @@ seconds of a running step): the settings of the command, with its input files' i
 each finished or skipped unit of work (an adapt candidate, a labels run). A rerun with the same settings takes
 up where it stopped; a rerun with different settings (or changed input files) is refused, so that the results
 of two commands are never mixed. The run's wall-clock budget counts the time spent by the earlier calls of the
-same run (a resumed run does not start its budget again).
+same run (a resumed run does not start its budget again): every save records the call's elapsed wall time
+(`calls_s`), loading and reading included, and an interrupted call saves it once more as it stops.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import time
 from dataclasses import dataclass, field
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -38,8 +41,13 @@ class RunState:
     state_file = ""
     SECTIONS: tuple[str, ...] = ()
 
-    def __init__(self, output: str | os.PathLike, settings: dict[str, Any]) -> None:
+    def __init__(self, output: str | os.PathLike, settings: dict[str, Any], started: float | None = None) -> None:
         self.output = Path(output)
+        # This call's start (a time.monotonic() value); each save records its elapsed time after the earlier
+        # calls' (`calls_s`), so that a rerun's budget counts all of their wall time.
+        self.started = time.monotonic() if started is None else started
+        self.calls_s: list[float] = []
+        self._opened = False
         self.path = self.output / self.state_file
         self.settings = settings
         self.results: dict[str, Any] = {}
@@ -61,6 +69,7 @@ class RunState:
         check_resumable_dir(self.output, self.kind, self.state_file)
         if not self.path.is_file():
             self.output.mkdir(parents=True, exist_ok=True)
+            self._opened = True
             self.save()
             return False
         saved = json.loads(self.path.read_text(encoding="utf-8"))
@@ -75,15 +84,33 @@ class RunState:
         self.parallel = saved.get("parallel", {})
         for section in self.SECTIONS:
             setattr(self, section, self.section_from_json(section, saved.get(section, {})))
+        self.calls_s = list(saved.get("calls_s", []))
+        self._opened = True
         return True
+
+    @contextlib.contextmanager
+    def saved_if_interrupted(self) -> Iterator[None]:
+        """Save the state once more when the call is interrupted (Ctrl-C), so that the time since the last save
+        counts in the rerun's budget (nothing is saved into a directory this state has not opened)."""
+        try:
+            yield
+        except KeyboardInterrupt:
+            if self._opened:
+                self.save()
+            raise
 
     def run_dir(self, name: str) -> Path:
         return self.output / RUNS_DIR / name
 
     def spent(self) -> float:
-        """Seconds of the budget used by earlier calls: the wall times of the units recorded one by one, the
-        interrupted one's elapsed time and the wall time of the side-by-side runs (reading the inputs and
-        loading models between units is not carried over)."""
+        """Seconds of the budget used by earlier calls: their wall times as saved (`calls_s`: reading the inputs
+        and loading models included), and never less than what the units recorded (`units_spent`, all that a
+        state file written before `calls_s` was kept tells)."""
+        return max(self.units_spent(), sum(self.calls_s))
+
+    def units_spent(self) -> float:
+        """The wall times of the units recorded one by one, the interrupted one's elapsed time and the wall time
+        of the side-by-side runs."""
         side_by_side = self.side_by_side()
         return (sum(self.result_to_json(r).get("wall_s", 0.0) for name, r in self.results.items()
                     if name not in side_by_side)
@@ -143,7 +170,8 @@ class RunState:
                 "results": {name: self.result_to_json(r) for name, r in self.results.items()},
                 "running": self.running,
                 **{section: self.section_to_json(section, getattr(self, section)) for section in self.SECTIONS},
-                **({"parallel": self.parallel} if self.parallel else {})}
+                **({"parallel": self.parallel} if self.parallel else {}),
+                "calls_s": [*self.calls_s, round(time.monotonic() - self.started, 2)]}
 
     def save(self) -> None:
         save_json(self.path, self.to_json())

@@ -12,11 +12,14 @@ than float32 and less accurate than bfloat16 at once.
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import Iterator
 from typing import Any
 
 from sentforge.support.errors import ConfigError
 from sentforge.support.loaded import is_instance
+
+logger = logging.getLogger(__name__)
 
 # Accepted names -> torch dtype names (torch is imported only when a dtype is used).
 DTYPE_NAMES = {"float32": "float32", "fp32": "float32", "float": "float32",
@@ -65,6 +68,7 @@ def weights_in(module, dtype, device) -> Iterator[None]:
     dtype they have). The cast copies are made once per call, as sentence-transformers' half-precision
     models hold them; the original tensors are put back afterwards, untouched."""
     if dtype is None:
+        note_half_weights(module, device)
         yield
         return
     check_device_dtype(dtype, device)
@@ -76,3 +80,18 @@ def weights_in(module, dtype, device) -> Iterator[None]:
     finally:
         for param, data in originals:
             param.data = data
+
+
+def note_half_weights(module, device) -> None:
+    """Say once per model what `.half()` on the CPU does (sentence-transformers' habit, so it runs rather than being
+    refused as `dtype="float16"` is): the forward pass computes in float16 there, slowly and in float16's range,
+    and the vectors come back as float32 (sentence-transformers returns them as float16)."""
+    import torch
+
+    if device.type != "cpu" or getattr(module, "_noted_half_weights", False):
+        return
+    if any(param.dtype == torch.float16 for param in module.parameters()):
+        module._noted_half_weights = True
+        logger.warning("the model's weights are float16 (.half()) on the CPU: the forward pass computes in float16, "
+                       "which CPUs run slowly, and the vectors are returned as float32 all the same; use .float(), "
+                       "or encode(dtype='bfloat16') for a faster, half-size forward pass on the CPU")

@@ -47,7 +47,7 @@ def _as_tensor(vectors: Vectors) -> torch.Tensor:
     return tensor
 
 
-def _as_batch(vectors: Vectors) -> torch.Tensor:
+def as_batch(vectors: Vectors) -> torch.Tensor:
     """A (n, dim) float tensor; one vector is a batch of one."""
     tensor = _as_tensor(vectors)
     return tensor.unsqueeze(0) if tensor.dim() == 1 else tensor
@@ -55,7 +55,7 @@ def _as_batch(vectors: Vectors) -> torch.Tensor:
 
 def similarity_matrix(fn_name: str, embeddings1: Vectors, embeddings2: Vectors) -> torch.Tensor:
     """(n1, n2) scores between every vector of `embeddings1` and every vector of `embeddings2`."""
-    a, b = _as_batch(embeddings1), _as_batch(embeddings2)
+    a, b = as_batch(embeddings1), as_batch(embeddings2)
     if fn_name == "cosine":
         return torch.mm(F.normalize(a, p=2, dim=-1), F.normalize(b, p=2, dim=-1).transpose(0, 1))
     if fn_name == "dot":

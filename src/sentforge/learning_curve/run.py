@@ -90,6 +90,7 @@ def labels(model: str, labelled: str | os.PathLike, dev: str | os.PathLike, outp
     from sentforge.learning_curve.report import short_warning
     from sentforge.loading import load
 
+    started = time.monotonic()  # the budget counts this call from here: reading the inputs and the model too
     _check(repeats, budget_minutes, steps, epochs, batch_size, max_seq_length)
     resources = RunResources(cpus_per_run, gpus_per_run)
     check_engine(engine, address, resources)
@@ -106,11 +107,12 @@ def labels(model: str, labelled: str | os.PathLike, dev: str | os.PathLike, outp
                 "method": data.method, "sizes": sizes, "fractions": [float(f) for f in fractions],
                 "repeats": repeats, "steps": steps, "epochs": epochs, "batch_size": batch_size,
                 "max_seq_length": max_seq_length, "seed": seed, "budget_minutes": budget_minutes, "device": device}
-    state = LabelsState(output, settings)
-    with _cluster(engine, address, resources) as cluster:  # an unreachable cluster fails before anything is written
+    state = LabelsState(output, settings, started)
+    # An unreachable cluster fails before anything is written; Ctrl-C saves this call's time.
+    with _cluster(engine, address, resources) as cluster, state.saved_if_interrupted():
         if state.open():
             logger.info("resuming the labels run in %s (%d runs recorded)", output, len(state.results))
-        budget = Budget(budget_minutes * 60.0, state.spent())
+        budget = Budget(budget_minutes * 60.0, state.spent(), started)
         runner = _Runner(state, data, task, str(model), budget, device, show_progress, list(callbacks),
                          keep_checkpoints)
         unseen = runner.unseen()

@@ -112,9 +112,9 @@ def run_recipe(method: str, model: str | os.PathLike | Any, data: Any, output: s
                           "or sentence-transformers model")
     run.prepare(device)  # after the inputs are read: nothing of theirs can be removed before
 
-    chosen_pooling = pooling or recipe.pooling
+    chosen_pooling, pooling_before = pooling or recipe.pooling, None
     if chosen_pooling != "keep":
-        encoder = with_pooling(encoder, chosen_pooling)
+        encoder, pooling_before = with_pooling(encoder, chosen_pooling, recipe.name)
     if max_seq_length:
         encoder.max_seq_length = max_seq_length
     training = _with_defaults(recipe, training, device)
@@ -141,6 +141,8 @@ def run_recipe(method: str, model: str | os.PathLike | Any, data: Any, output: s
 
     trained = result_encoder()
     extra: dict[str, Any] = {"pooling": chosen_pooling, **plan.summary}
+    if pooling_before is not None:
+        extra["pooling_before"] = pooling_before  # the start model's: the pooling alone moves the scores
     if trainer.state.stop_reason:
         extra["stopped"] = trainer.state.stop_reason
     if result.evaluations:

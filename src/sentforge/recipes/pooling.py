@@ -9,8 +9,10 @@ from sentforge.support.errors import ConfigError
 logger = logging.getLogger(__name__)
 
 
-def with_pooling(encoder, mode: str):
-    """The encoder with its pooling module replaced by `mode` pooling (modules after pooling kept)."""
+def with_pooling(encoder, mode: str, method: str):
+    """The encoder with its pooling module replaced by `mode` pooling, `method`'s (modules after pooling kept), and
+    the start model's pooling when it differs (None when unchanged): the summary and the command's last line say
+    so, as a change of pooling alone moves the scores of the trained model."""
     from sentforge.modules import Pooling
 
     index = next((i for i, module in enumerate(encoder) if isinstance(module, Pooling)), None)
@@ -18,7 +20,8 @@ def with_pooling(encoder, mode: str):
         raise ConfigError(f"--pooling {mode}: the model has no pooling module to replace")
     modules = list(encoder)
     if modules[index].modes == (mode,):
-        return encoder
+        return encoder, None
+    before = ",".join(encoder[index].modes)
     modules[index] = Pooling(modules[index].dim, mode)
-    logger.info("pooling: %s -> %s", ",".join(encoder[index].modes), mode)
-    return encoder.with_modules(modules)
+    logger.info("pooling: %s -> %s, %s's pooling (--pooling keep keeps the start model's)", before, mode, method)
+    return encoder.with_modules(modules), before

@@ -5,6 +5,11 @@ Every error carries an actionable message; the CLI prints it on one line and exi
 
 from __future__ import annotations
 
+import re
+
+# A message names a setting for both audiences as `name=value (--option)`; the command line shows the option alone.
+_PYTHON_AND_OPTION = re.compile(r"\b\w+=\S+ \((--[\w-]+)\)")
+
 
 class SentforgeError(Exception):
     """Base class of every error that sentforge raises on purpose."""
@@ -40,3 +45,8 @@ class DataNotFoundError(SentforgeError):
 
 class TrainingDivergedError(SentforgeError):
     """Training produced a non-finite loss or non-finite weights and was stopped."""
+
+
+def for_command_line(message: str) -> str:
+    """The message as the command line prints it: `pass overwrite=True (--overwrite)` reads `pass --overwrite`."""
+    return _PYTHON_AND_OPTION.sub(r"\1", message)

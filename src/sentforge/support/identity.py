@@ -1,9 +1,10 @@
 """What produced a set of vectors: the model's name, dimension and its vector of a fixed probe text.
 
-Stored next to encoded shards and indexes so that vectors are never compared across models: a model
-with another dimension, or whose probe vector points elsewhere, is refused; so is a model of another name
-whose probe vector is close but not the same (a fine-tuned or quantized copy embeds a corpus a little
-differently from the model that built it).
+Stored next to encoded shards and indexes so that vectors are never compared across models. The check is
+keyed on what the model computes, not on its name: a model with another dimension, or whose probe vector is
+not the stored one to float rounding, is refused, whatever its name (a fine-tuned or quantized copy embeds a
+corpus a little differently from the model that built it, and a directory replaced by another model, e.g. by
+`export --overwrite` or `train --output` over it, keeps its name); the same weights under another name pass.
 """
 
 from __future__ import annotations
@@ -47,15 +48,21 @@ class ModelIdentity:
         return float(a @ b / denom) if denom else 0.0
 
     def check_same(self, other: ModelIdentity, what: str) -> None:
-        """Raise ConfigError unless `other` (the model in use) is the model that produced `what`."""
+        """Raise ConfigError unless `other` (the model in use) computes what the model that produced `what` did."""
+        cosine = self.cosine(other) if other.dim == self.dim else 0.0
+        if cosine >= SAME_WEIGHTS_MIN_COSINE:
+            return
+        if other.name == self.name:
+            change = (f"now has dimension {other.dim}, not {self.dim}" if other.dim != self.dim
+                      else f"now embeds text differently (probe cosine {cosine:.4f})")
+            raise ConfigError(f"{what} was built with model {self.name!r}, which {change}: the model was replaced "
+                              "or changed since (trained or exported over?); build it again with this model")
         if other.dim != self.dim:
             raise ConfigError(f"{what} was built with model {self.name!r} of dimension {self.dim}; "
                               f"model {other.name!r} has dimension {other.dim}: use the same model")
-        cosine = self.cosine(other)
         if cosine < SAME_MODEL_MIN_COSINE:
             raise ConfigError(f"{what} was built with model {self.name!r}; model {other.name!r} embeds text "
                               f"differently (probe cosine {cosine:.3f}): use the same model")
-        if cosine < SAME_WEIGHTS_MIN_COSINE and other.name != self.name:
-            raise ConfigError(f"{what} was built with model {self.name!r}; model {other.name!r} embeds text close to "
-                              f"it but not the same (probe cosine {cosine:.4f}: a fine-tuned or quantized copy?): "
-                              f"use {self.name!r}, or build it again with {other.name!r}")
+        raise ConfigError(f"{what} was built with model {self.name!r}; model {other.name!r} embeds text close to "
+                          f"it but not the same (probe cosine {cosine:.4f}: a fine-tuned or quantized copy?): "
+                          f"use {self.name!r}, or build it again with {other.name!r}")

@@ -6,7 +6,7 @@ the cosine similarity with the score. Labelled pairs report the average precisio
 similarity, and accuracy and F1 (×100) of "paraphrase when cosine >= threshold". Each threshold is the
 best one on a dev file when one is given (`threshold_source: dev`; the evaluated file's own optimum is
 then reported too, as `*_test_optimal`), else the best one on the evaluated file itself
-(`threshold_source: test`, an optimistic figure, as MTEB's pair classification reports it).
+(`threshold_source: self`, an optimistic figure, as MTEB's pair classification reports it).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from sentforge.support.errors import InputFileError
 from sentforge.evaluation.paired import ItemScores
 from sentforge.evaluation.own.base import (
     OwnDataTask,
+    distinct_rows,
     records,
     require_fields,
     text_field,
@@ -37,9 +38,15 @@ LABELS = {"0": 0, "1": 1}
 
 def read_scored_pairs(path: Path) -> STSPairs:
     """The pairs and scores of a scored-pairs file, read as the STS training data is."""
-    rows = read_pairs(path, with_scores=True)
-    return STSPairs(str(path), [a.strip() for a, _, _ in rows], [b.strip() for _, b, _ in rows],
+    rows = [(a.strip(), b.strip(), score) for a, b, score in read_pairs(path, with_scores=True)]
+    rows = [rows[i] for i in distinct_rows(path, [(*_unordered(a, b), score) for a, b, score in rows], "pair")]
+    return STSPairs(str(path), [a for a, _, _ in rows], [b for _, b, _ in rows],
                     np.asarray([score for _, _, score in rows], dtype=np.float64))
+
+
+def _unordered(first: str, second: str) -> tuple[str, str]:
+    """A pair as a unit: its cosine is the same in either order."""
+    return (first, second) if first <= second else (second, first)
 
 
 def read_labelled_pairs(path: Path) -> LabelledPairs:
@@ -53,7 +60,9 @@ def read_labelled_pairs(path: Path) -> LabelledPairs:
         first.append(text_field(path, line_no, record, "sentence1"))
         second.append(text_field(path, line_no, record, "sentence2"))
         labels.append(label)
-    labels_array = np.asarray(labels, dtype=np.int64)
+    keep = distinct_rows(path, [(*_unordered(a, b), label) for a, b, label in zip(first, second, labels)], "pair")
+    first, second = [first[i] for i in keep], [second[i] for i in keep]
+    labels_array = np.asarray([labels[i] for i in keep], dtype=np.int64)
     if labels_array.min() == labels_array.max():
         raise InputFileError(f"{path}: every pair has label {labels[0]}; average precision and a threshold need both "
                              "0 and 1")
@@ -113,7 +122,7 @@ def labelled_pair_metrics(scores: np.ndarray, labels: np.ndarray, dev_scores: np
     best_f1, f1_threshold = best_f1_threshold(scores, labels)
     metrics: dict[str, Any] = {"ap": 100 * float(average_precision_score(labels, scores))}
     if dev_scores is None:
-        metrics.update(accuracy=100 * best_accuracy, f1=100 * best_f1, threshold_source="test")
+        metrics.update(accuracy=100 * best_accuracy, f1=100 * best_f1, threshold_source="self")
     else:
         _, accuracy_threshold = best_accuracy_threshold(dev_scores, dev_labels)
         _, f1_threshold = best_f1_threshold(dev_scores, dev_labels)

@@ -17,6 +17,7 @@ from sentforge.support.errors import InputFileError
 from sentforge.evaluation.paired import ItemScores
 from sentforge.evaluation.own.base import (
     OwnDataTask,
+    distinct_rows,
     records,
     require_fields,
     text_field,
@@ -52,7 +53,8 @@ def read_reranking(path: Path) -> list[RankingQuery]:
         negatives = _text_list(path, line_no, record, "negative")
         queries.append(RankingQuery(f"{path.name}:{line_no}", text_field(path, line_no, record, "query"),
                                     (*negatives, *positives), (False,) * len(negatives) + (True,) * len(positives)))
-    return queries
+    keys = [(q.query, tuple(sorted(zip(q.candidates, q.relevant)))) for q in queries]
+    return [queries[i] for i in distinct_rows(path, keys, "query")]
 
 
 def reranking_metrics(queries: list[RankingQuery], scores: list[np.ndarray]) -> dict[str, float]:
