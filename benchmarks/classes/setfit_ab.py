@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from benchlib import DATA, fail  # noqa: E402
+from benchlib import DATA, fail
 
 ARMS = ("start", "setfit", "sentforge")
 
@@ -122,7 +122,13 @@ def main() -> None:
     parser.add_argument("--arms", default=",".join(ARMS), help=f"Comma-separated, of {', '.join(ARMS)}.")
     parser.add_argument("--iterations", type=int, default=20, help="Pair rounds per text (both SetFits).")
     parser.add_argument("--loss", default="cosine", help="sentforge's setfit loss: cosine or supcon.")
+    parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's); 1 is much "
+                        "faster than 2 on two cores that other jobs share.")
     options = parser.parse_args()
+    if options.threads:
+        import torch
+
+        torch.set_num_threads(options.threads)
     arms = [arm.strip() for arm in options.arms.split(",")]
     if any(arm not in ARMS for arm in arms):
         fail(f"--arms {options.arms}: choose from {', '.join(ARMS)}")
