@@ -12,6 +12,7 @@ from collections.abc import Hashable, Sequence
 
 import numpy as np
 
+from sentforge.data.classes import class_members
 from sentforge.support.errors import ConfigError
 
 
@@ -23,9 +24,7 @@ class ClassGroupSampler:
 
     def order(self) -> np.ndarray:
         rng = np.random.default_rng(self.seed)
-        members: dict[Hashable, list[int]] = {}
-        for i, label in enumerate(self.labels):
-            members.setdefault(label, []).append(i)
+        members = class_members(self.labels)
         keys = sorted(members, key=str)
         sequence: list[np.ndarray] = []
         for _ in range(self.iterations):

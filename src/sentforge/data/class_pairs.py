@@ -4,11 +4,11 @@ and each text, one pair with a text of its class (similarity 1) and one with a t
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
-from sentforge.data.classes import ClassExample
+from sentforge.data.classes import ClassExample, class_members
 from sentforge.support.errors import ConfigError
 
 
@@ -17,10 +17,8 @@ def class_pairs(examples: Sequence[ClassExample], iterations: int, seed: int) ->
     if iterations < 1:
         raise ConfigError(f"iterations must be at least 1, got {iterations}")
     rng = np.random.default_rng(seed)
-    members: dict[Hashable, list[int]] = {}
-    for i, (_, label) in enumerate(examples):
-        members.setdefault(label, []).append(i)
     labels = [label for _, label in examples]
+    members = class_members(labels)
     pairs: list[tuple[str, str, float]] = []
     for _ in range(iterations):
         for i, (text, label) in enumerate(examples):

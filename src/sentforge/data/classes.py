@@ -115,15 +115,21 @@ def unseen_classes(training: Sequence[ClassExample], evaluated: Sequence[ClassEx
     return unseen
 
 
+def class_members(labels: Sequence[Hashable]) -> dict[Hashable, list[int]]:
+    """The positions of each class's items, classes in order of first appearance."""
+    members: dict[Hashable, list[int]] = {}
+    for i, label in enumerate(labels):
+        members.setdefault(label, []).append(i)
+    return members
+
+
 def per_class_draw(examples: Sequence[ClassExample], shots: int, seed: int) -> list[ClassExample]:
     """`shots` examples of each class (all of a smaller class), nested over `shots` for one seed: each class
     is one seeded permutation and the draw takes its first `shots`; file order kept in the result."""
     if shots < 1:
         raise ConfigError(f"shots must be at least 1, got {shots}")
     rng = np.random.default_rng(seed)
-    members: dict[Hashable, list[int]] = {}
-    for i, (_, label) in enumerate(examples):
-        members.setdefault(label, []).append(i)
+    members = class_members([label for _, label in examples])
     kept: list[int] = []
     for label in sorted_classes(list(members)):
         kept.extend(int(i) for i in rng.permutation(members[label])[:shots])
