@@ -20,7 +20,8 @@ def eval_command(
                                               "(default: sts, or none when --dataset is given).")] = None,
     dataset: Annotated[list[str] | None, typer.Option(
         help="Your own data, repeatable: a .tsv/.csv/.jsonl file or a BEIR folder, the kind (scored-pairs, "
-             "labelled-pairs, reranking, retrieval) detected from the columns, or given as KIND:PATH.")] = None,
+             "labelled-pairs, reranking, retrieval, classes) detected from the columns, or given as KIND:PATH; "
+             "classes (text, label) are scored by a head fitted on the train.jsonl/.csv/.tsv beside the file.")] = None,
     dev: Annotated[Path | None, typer.Option(help="Labelled-pairs dev file whose best accuracy and F1 "
                                              "thresholds the labelled-pairs datasets use (default: each "
                                              "dataset's own best threshold).")] = None,
