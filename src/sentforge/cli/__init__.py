@@ -22,6 +22,7 @@ from sentforge.cli import index  # noqa: F401
 from sentforge.cli import adapt  # noqa: F401
 from sentforge.cli import labels  # noqa: F401
 from sentforge.cli import explain  # noqa: F401
+from sentforge.cli import distil  # noqa: F401
 
 
 def describe_os_error(err: OSError) -> str:
