@@ -103,3 +103,15 @@ def test_encoders_without_transformer_and_pooling_are_refused(tiny_bert_dir, tmp
         sentforge.distil_static(dense, tmp_path / "out")
     with pytest.raises(ConfigError, match="at least 2"):
         sentforge.distil_static(build_encoder(tiny_bert_dir), tmp_path / "out", texts=["one", " ", "one"])
+
+
+def test_a_saved_static_model_is_fitted_without_distilling_again(plain, tiny_bert_dir, tmp_path):
+    teacher = build_encoder(tiny_bert_dir)
+    fitted = sentforge.distil_static(teacher, tmp_path / "fitted", texts=TEXTS, start=str(plain.path), epochs=2)
+    direct = fit_token_vectors(sentforge.load(str(plain.path))[0], TEXTS, teacher.encode(TEXTS), epochs=2)
+    assert np.allclose(fitted.encoder.encode(TEXTS, normalize=True),
+                       sentforge.Encoder([direct.vectors]).encode(TEXTS, normalize=True), atol=1e-4)
+    with pytest.raises(ConfigError, match="needs the texts"):
+        sentforge.distil_static(teacher, tmp_path / "a", start=str(plain.path))
+    with pytest.raises(ConfigError, match="must be a static model"):
+        sentforge.distil_static(teacher, tmp_path / "b", texts=TEXTS, start=str(tiny_bert_dir))

@@ -23,6 +23,9 @@ def distil(
              "model's vectors of them (default: no fit).")] = None,
     field: Annotated[Optional[str], typer.Option(help="JSONL field or CSV/TSV column of the texts "
                                                       "(default: text).")] = None,
+    from_static: Annotated[Optional[Path], typer.Option(
+        help="Fit this static model (a directory: one saved before, a model2vec or potion model) to the model's "
+             "vectors of --texts instead of distilling one.")] = None,
     pca_dims: Annotated[int, typer.Option(min=1, help="Dimensions of the distilled vectors (PCA); a fitted "
                                                       "model has the model's own dimension.")] = 256,
     epochs: Annotated[int, typer.Option(min=1, help="Epochs of the fit over --texts.")] = 10,
@@ -41,9 +44,9 @@ def distil(
     if not static:
         raise ConfigError("--static: the one kind of distillation this command makes; "
                           "`sentforge train distil --teacher MODEL` distils into a transformer")
-    result = distil_static(model, output, texts=texts, field=field, pca_dims=pca_dims, epochs=epochs, lr=lr,
-                           time_limit=time_limit, batch_size=batch_size, device=device, overwrite=overwrite,
-                           seed=seed)
+    result = distil_static(model, output, texts=texts, field=field, start=from_static, pca_dims=pca_dims,
+                           epochs=epochs, lr=lr, time_limit=time_limit, batch_size=batch_size, device=device,
+                           overwrite=overwrite, seed=seed)
     fitted = (f", fitted on {result.fitted_texts} texts (mean cosine to the model {result.fit.cosine_before:.3f} "
               f"-> {result.fit.cosine_after:.3f})" if result.fit else "")
     typer.echo(f"wrote {result.path}: {result.encoder.dim}-dimensional static model{fitted} "

@@ -86,6 +86,17 @@ def _teacher_vectors(encoder: Encoder, texts: list[str], deadline: float | None,
     return np.concatenate(chunks) if chunks else np.empty((0, encoder.dim), dtype=np.float32)
 
 
+def _start_vectors(start: Encoder | str | os.PathLike) -> TokenVectors:
+    if isinstance(start, (str, os.PathLike)):
+        from sentforge.loading import load
+
+        start = load(start)
+    if not isinstance(start, Encoder) or not isinstance(start[0], TokenVectors):
+        raise ConfigError(f"the start of the fit must be a static model (a StaticEmbedding of token vectors); "
+                          f"{getattr(start, 'name', start)!r} is not")
+    return start[0]
+
+
 def _read_fit_texts(texts: Sequence[str] | str | os.PathLike, field: str | None) -> list[str]:
     if isinstance(texts, (str, os.PathLike)):
         from sentforge.data.texts import read_texts
@@ -100,17 +111,20 @@ def _read_fit_texts(texts: Sequence[str] | str | os.PathLike, field: str | None)
 @locked_output(DISTIL)
 def distil_static(encoder: Encoder | str | os.PathLike, output: str | os.PathLike, *,
                   texts: Sequence[str] | str | os.PathLike | None = None, field: str | None = None,
-                  pca_dims: int = 256, epochs: int = 10, lr: float = 3e-3, time_limit: float | None = None,
-                  batch_size: int = 32, device: str | None = None, overwrite: bool = False,
-                  seed: int = 0) -> StaticDistillation:
+                  start: Encoder | str | os.PathLike | None = None, pca_dims: int = 256, epochs: int = 10,
+                  lr: float = 3e-3, time_limit: float | None = None, batch_size: int = 32,
+                  device: str | None = None, overwrite: bool = False, seed: int = 0) -> StaticDistillation:
     """Distil a static model from `encoder` (an Encoder or a model spec) into the directory `output`.
 
     texts: the user's unlabelled texts (a list, or a .txt/.jsonl/.csv/.tsv file, `field` its JSONL field or
     column) to fit the static model to the encoder's vectors of them, for `epochs` epochs at Adam's `lr`;
     None: no fit (model2vec's distillation alone, `pca_dims` dimensions). A fitted model has the encoder's
-    dimension. time_limit: seconds for the whole call, checked between steps (the distillation itself
-    runs whole). batch_size: the encoder's batch size on the texts. The output is checked before the model
-    loads and written whole, under the rules of every writing command (`--overwrite` for its own output).
+    dimension. start: a static model (directory or Encoder: a distillation saved before, a model2vec or
+    potion directory) to fit instead of distilling one; it needs `texts`. time_limit: seconds for the whole
+    call, checked between steps (the distillation itself runs whole): the encoder encodes the texts for at
+    most half the time left after the distillation, the fit stops at the limit. batch_size: the encoder's
+    batch size on the texts. The output is checked before the model loads and written whole, under the rules
+    of every writing command (`--overwrite` for its own output).
     """
     from sentforge.support.seed import set_seed
 
@@ -121,17 +135,22 @@ def distil_static(encoder: Encoder | str | os.PathLike, output: str | os.PathLik
     for name, value in (("pca_dims", pca_dims), ("epochs", epochs)):
         if value < 1:
             raise ConfigError(f"{name} must be at least 1, got {value}")
+    if start is not None and texts is None:
+        raise ConfigError("--from-static: a static model to fit needs the texts to fit it on (--texts)")
     source = str(encoder) if isinstance(encoder, (str, os.PathLike)) else None
     file = texts if isinstance(texts, (str, os.PathLike)) else None
-    output = guard_output(output, [("model", source), ("--texts", file)], DISTIL, overwrite)
+    start_dir = start if isinstance(start, (str, os.PathLike)) else None
+    output = guard_output(output, [("model", source), ("--texts", file), ("--from-static", start_dir)], DISTIL,
+                          overwrite)
     fit_texts = None if texts is None else _read_fit_texts(texts, field)
     set_seed(seed)
     if source is not None:
         from sentforge.loading import load
 
         encoder = load(source, device=device)
-    _model2vec_pooling(encoder)  # refused before the distillation runs
-    vectors = _distil_token_vectors(encoder, pca_dims, device)
+    if start is None:
+        _model2vec_pooling(encoder)  # refused before the distillation runs
+    vectors = _distil_token_vectors(encoder, pca_dims, device) if start is None else _start_vectors(start)
     fit, fitted = None, 0
     if fit_texts is not None:
         now = time.monotonic()
@@ -145,8 +164,9 @@ def distil_static(encoder: Encoder | str | os.PathLike, output: str | os.PathLik
                 fit = fit_token_vectors(vectors, fit_texts[:fitted], targets, epochs=epochs, lr=lr,
                                         deadline=deadline, seed=seed)
                 vectors = fit.vectors
-    card = dataclasses.replace(encoder.card, description=f"Static token vectors distilled from {encoder.name}"
-                               + (f", fitted to its vectors of {fitted} texts" if fit else ""))
+    origin = f"distilled from {encoder.name}" if start is None else f"of {getattr(start, 'name', start)}"
+    fitted_to = f", fitted to the vectors of {encoder.name} on {fitted} texts" if fit else ""
+    card = dataclasses.replace(encoder.card, description=f"Static token vectors {origin}{fitted_to}")
     static = Encoder([vectors, Normalize()], name=str(output), card=card)
     static.save(output, overwrite=overwrite, kind=DISTIL)
     return StaticDistillation(output, static, fitted if fit else 0, fit, time.monotonic() - started)
