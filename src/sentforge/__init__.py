@@ -22,6 +22,7 @@ _EXPORTS = {
     "Trainer": "sentforge.training.trainer",
     "TrainingConfig": "sentforge.training.trainer",
     "adapt": "sentforge.adaptation.run",
+    "distil_static": "sentforge.scale.static_distil",
     "build_encoder": "sentforge.loading",
     "evaluate": "sentforge.evaluation",
     "evaluate_datasets": "sentforge.evaluation",

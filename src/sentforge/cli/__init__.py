@@ -24,6 +24,7 @@ from sentforge.cli import adapt  # noqa: F401
 from sentforge.cli import labels  # noqa: F401
 from sentforge.cli import explain  # noqa: F401
 from sentforge.cli import predict  # noqa: F401
+from sentforge.cli import distil  # noqa: F401
 
 
 def describe_os_error(err: OSError) -> str:
