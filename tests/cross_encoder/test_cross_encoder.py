@@ -175,3 +175,16 @@ def test_silver_pairs_pair_each_anchor_with_its_neighbours_once_and_leave_the_go
     assert frozenset(("dog one", "dog two")) in unordered and frozenset(("cat one", "cat two")) not in unordered
     assert any("car one" in pair for pair in unordered)
     assert all(score == len(b) for _, b, score in silver)
+
+
+def test_reranking_with_weight_zero_scores_as_the_bi_encoder_alone(tiny_bert_dir, cross_dir, tmp_path):
+    from sentforge.evaluation import load_dataset
+
+    data = tmp_path / "rerank.jsonl"
+    data.write_text("".join(json.dumps({"query": CORPUS[i], "positive": [CORPUS[i + 1]],
+                                        "negative": [CORPUS[i + 2], CORPUS[i + 3], CORPUS[i + 4]]}) + "\n"
+                            for i in range(8)), encoding="utf-8")
+    task, bi = load_dataset(data), sentforge.load(str(tiny_bert_dir))
+    alone = task.item_scores(bi).values
+    kept = task.item_scores(Reranked(bi, sentforge.load_cross_encoder(cross_dir), top_k=3, weight=0.0)).values
+    assert np.array_equal(alone, kept)
