@@ -470,7 +470,7 @@ def other_dev(args: argparse.Namespace) -> None:
 
     if "cross-fitted" in args.rules:  # a run kept its checkpoints' scores on its own dev file only
         raise ConfigError("--rules: cross-fitted needs every checkpoint scored on the dev file; "
-                          "choose from simplest, significant, best")
+                          "choose from labels-first, simplest, significant, best")
     dev = load_dataset(args.dev, name="other-dev")
     scored: dict[Path, tuple[dict, dict]] = {}  # run folder: (rescored results, per-unit scores on --dev)
 
@@ -510,7 +510,7 @@ def main() -> None:
     run_parser.add_argument("--candidates", type=lambda s: s.split(","), help="default: all that the data allows")
     run_parser.add_argument("--overrides", help='recipe settings per method as JSON, e.g. {"tsdae": {"steps": 20}}')
     run_parser.add_argument("--seed", type=int, default=0)
-    run_parser.add_argument("--select", default="simplest", help="adapt's selection rule (adapt --help)")
+    run_parser.add_argument("--select", default="labels-first", help="adapt's selection rule (adapt --help)")
     run_parser.add_argument("--keep-dev-texts", action="store_true",
                             help="train on dev/test texts too (adapt's opt-out of dev hygiene)")
     run_parser.add_argument("--without-dev-texts", action="store_true",
@@ -536,7 +536,8 @@ def main() -> None:
                                   help="score only the start model, the selected ones and mnrl")
     rules_parser = commands.add_parser("selection-rules", help="each selection rule on finished runs: regret on test")
     rules_parser.add_argument("runs", type=Path, nargs="+", help="adapt output folders (report.json, dev-items/)")
-    rules_parser.add_argument("--rules", type=lambda s: s.split(","), default=["simplest", "significant"])
+    rules_parser.add_argument("--rules", type=lambda s: s.split(","),
+                              default=["labels-first", "simplest", "significant"])
     hidden_parser = commands.add_parser("hidden-labels", help="a dev file of the pairs whose labels a file hid")
     hidden_parser.add_argument("--given", type=Path, required=True, help="the few-labels file the runs were given")
     hidden_parser.add_argument("--all", type=Path, required=True, help="the same pairs with every label")
@@ -554,7 +555,8 @@ def main() -> None:
     other_parser = commands.add_parser("other-dev", help="each selection rule on finished runs, given another dev file")
     other_parser.add_argument("runs", type=Path, nargs="+", help="adapt output folders (report.json)")
     other_parser.add_argument("--dev", type=Path, required=True, help="the dev file to score every candidate on")
-    other_parser.add_argument("--rules", type=lambda s: s.split(","), default=["simplest", "significant"])
+    other_parser.add_argument("--rules", type=lambda s: s.split(","),
+                              default=["labels-first", "simplest", "significant"])
     args = parser.parse_args()
     unknown = [name for name in getattr(args, "experiments", []) if name not in EXPERIMENTS]
     if unknown:
