@@ -32,6 +32,8 @@ REFUSED = [
      "unknown schedule 'NOPE' (--schedule)"),
     (["train", "tsdae", "-m", "model", "--corpus", "in/in.txt", "-o", "run", "--steps", "1", "--epochs", "1"],
      "give steps or epochs"),
+    (["pretrain", "mlm", "--corpus", "in/in.txt", "-o", "pretrained", "--optimizer", "NOPE"],
+     "unknown optimizer 'NOPE'"),
     (["encode", "in/in.txt", "-o", "out.npy", "--seed", "-1"], "--seed must be a whole number from 0"),
     (["index", "build", "in/in.txt", "-o", "index", "--seed", "-1"], "--seed"),
     (["train", "tsdae", "-m", "model", "--corpus", "in/in.txt", "-o", "run", "--seed", "-1"], "--seed"),

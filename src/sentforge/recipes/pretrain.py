@@ -20,24 +20,21 @@ import os
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import torch
-from transformers import AutoTokenizer, BertConfig, BertModel, PreTrainedTokenizerFast, T5Config, T5EncoderModel
 
 from sentforge.data.corpora import SentenceFilter, load_sentences
-from sentforge.support import distributed
-from sentforge.encoder import Encoder
 from sentforge.support.errors import ConfigError, InputFileError
-from sentforge.modules import Pooling, Transformer
-from sentforge.objectives.mlm import MaskedLanguageModeling
-from sentforge.objectives.span_corruption import SpanCorruption
 from sentforge.support.output_guard import locked_output, output_lock
 from sentforge.recipes.run_dir import RunDirectory
-from sentforge.support.seed import set_seed
-from sentforge.recipes.tokenizer import train_unigram, train_wordpiece
-from sentforge.training.trainer import Trainer, TrainingConfig
+from sentforge.training.config import TrainingConfig
+
+if TYPE_CHECKING:  # the model stack is imported where a model is built: `pretrain_corpus` checks its settings first
+    import torch
+    from transformers import PreTrainedTokenizerFast
+
+    from sentforge.encoder import Encoder
 
 logger = logging.getLogger(__name__)
 
@@ -112,8 +109,8 @@ class PretrainConfig:
         if self.heldout < 1:
             raise ConfigError(f"heldout must be >= 1, got {self.heldout}")
         # The trainer's checks of the shared hyper-parameters, before any output is written.
-        TrainingConfig(steps=self.steps, batch_size=self.batch_size, lr=self.learning_rate,
-                       weight_decay=self.weight_decay, warmup_ratio=self.warmup_ratio,
+        TrainingConfig(steps=self.steps, batch_size=self.batch_size, optimizer=self.optimizer, lr=self.learning_rate,
+                       schedule=self.schedule, weight_decay=self.weight_decay, warmup_ratio=self.warmup_ratio,
                        gradient_accumulation=self.gradient_accumulation, log_every=self.log_every)
 
     @property
@@ -140,6 +137,8 @@ def split_heldout(sentences: Sequence[str], n_heldout: int, seed: int) -> tuple[
 
 
 def train_tokenizer(kind: str, sentences: Sequence[str], vocab_size: int) -> PreTrainedTokenizerFast:
+    from sentforge.recipes.tokenizer import train_unigram, train_wordpiece
+
     if kind == "mlm":
         return train_wordpiece(sentences, vocab_size=vocab_size)
     return train_unigram(sentences, vocab_size=vocab_size)
@@ -177,6 +176,14 @@ def canonical_vocabulary(path: str | Path) -> None:
 def build_model(kind: str, size: ModelSize, tokenizer: PreTrainedTokenizerFast, max_seq_length: int,
                 seed: int) -> tuple[Encoder, torch.nn.Module]:
     """A randomly initialised encoder (mean pooling) and its pre-training objective."""
+    from transformers import BertConfig, BertModel, T5Config, T5EncoderModel
+
+    from sentforge.encoder import Encoder
+    from sentforge.modules import Pooling, Transformer
+    from sentforge.objectives.mlm import MaskedLanguageModeling
+    from sentforge.objectives.span_corruption import SpanCorruption
+    from sentforge.support.seed import set_seed
+
     set_seed(seed)
     vocab = len(tokenizer)
     if kind == "mlm":
@@ -212,6 +219,11 @@ def pretrain(sentences: Sequence[str], output: str | Path, config: PretrainConfi
              inputs: Iterable[tuple[str, str | os.PathLike]] = ()) -> dict[str, Any]:
     """Pre-train from scratch on `sentences` and write the model to `output`; returns the summary.
     `inputs` name the files the sentences came from (an overwrite never deletes them)."""
+    from transformers import AutoTokenizer
+
+    from sentforge.support import distributed
+    from sentforge.training.trainer import Trainer
+
     run = RunDirectory(output, resume=resume, overwrite=overwrite, inputs=inputs, summary_file=SUMMARY_FILE,
                        run_name="pre-training run", kind=PRETRAIN)
     run.prepare(config.device)
@@ -269,13 +281,15 @@ def pretrain_corpus(kind: str, corpus: Sequence[str | os.PathLike], output: str 
     torch (default: torch's choice). The output is locked and checked before the settings and before
     the corpus is read; `resume` continues the run in `output` from its last checkpoint.
     """
-    if threads:
-        torch.set_num_threads(threads)
     inputs = [("--corpus", path) for path in corpus]
     with output_lock(output, PRETRAIN):
         RunDirectory(output, resume=resume, overwrite=overwrite, inputs=inputs, run_name="pre-training run",
                      kind=PRETRAIN).check()
         config = PretrainConfig(kind=kind, **settings)
+        if threads:
+            import torch
+
+            torch.set_num_threads(threads)
         sentences = load_sentences(corpus, SentenceFilter(min_words=min_words, max_words=max_words), field=field)
         if not sentences:
             raise InputFileError(f"no sentences of {min_words}-{max_words} words in {', '.join(map(str, corpus))}")
@@ -285,7 +299,11 @@ def pretrain_corpus(kind: str, corpus: Sequence[str | os.PathLike], output: str 
 def random_init_like(model_dir: str | Path, seed: int = 0) -> Encoder:
     """The architecture and tokenizer of a pre-trained directory with random weights, mean pooling:
     the baseline that pre-training is measured against."""
-    from transformers import AutoConfig
+    from transformers import AutoConfig, AutoTokenizer, BertModel, T5EncoderModel
+
+    from sentforge.encoder import Encoder
+    from sentforge.modules import Pooling, Transformer
+    from sentforge.support.seed import set_seed
 
     config = AutoConfig.from_pretrained(str(model_dir))
     tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
