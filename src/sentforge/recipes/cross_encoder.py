@@ -99,18 +99,15 @@ def train_cross_encoder(model: str | os.PathLike | Any, data: Any, output: str |
     CrossEncoder. model: an encoder spec or Encoder (a new cross-encoder from its transformer) or a
     cross-encoder directory (trained on); settings: the fields of CrossEncoderSettings; `steps` replaces its
     epochs; `time_limit` (seconds) stops training cleanly, keeping the last step's model."""
-    from sentforge.cross_encoder import CrossEncoder, is_cross_encoder_dir
-    from sentforge.objectives.cross_encoder import CrossEncoderBCE
-    from sentforge.recipes.summary import run_summary
-    from sentforge.support.seed import set_seed
-    from sentforge.training.trainer import Trainer, TrainingConfig
+    from sentforge.training.config import TrainingConfig
 
+    # Every option is checked before the model stack (torch, transformers) loads and before anything is written.
     unknown = sorted(set(settings) - set(CrossEncoderSettings.__dataclass_fields__))
     if unknown:
         raise ConfigError(f"unknown cross-encoder setting(s) {', '.join(unknown)}; choose from "
                           f"{', '.join(CrossEncoderSettings.__dataclass_fields__)}")
     chosen = CrossEncoderSettings(**settings)
-    given = isinstance(model, (CrossEncoder,)) or not isinstance(model, (str, os.PathLike))
+    given = not isinstance(model, (str, os.PathLike))
     spec = getattr(model, "name", "") if given else str(model)
     paths = data_paths(data)
     run = RunDirectory(output, resume=resume, overwrite=overwrite, model=None if given else spec,
@@ -121,6 +118,12 @@ def train_cross_encoder(model: str | os.PathLike | Any, data: Any, output: str |
               "time_limit": time_limit, "seed": seed, "device": device, "show_progress": show_progress}
     TrainingConfig(output_dir=run.work, **budget, **common)  # checked before any data or model is read
     examples = training_examples(read_examples("labelled pairs", data, arguments=argument_names), chosen, seed)
+    from sentforge.cross_encoder import CrossEncoder, is_cross_encoder_dir
+    from sentforge.objectives.cross_encoder import CrossEncoderBCE
+    from sentforge.recipes.summary import run_summary
+    from sentforge.support.seed import set_seed
+    from sentforge.training.trainer import Trainer
+
     set_seed(seed)
     if isinstance(model, CrossEncoder):
         cross_encoder = model
