@@ -13,6 +13,7 @@ that the reader is to create) are not read.
 
 from __future__ import annotations
 
+import ast
 import re
 import tomllib
 
@@ -115,7 +116,7 @@ def test_a_layer_of_several_modules_is_a_package():
 
 def test_every_source_and_test_path_that_the_docs_name_exists():
     """README.md and docs/ name source files and tests by their path from the top of the repository."""
-    docs = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+    docs = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
     missing = [f"{doc.relative_to(REPO)}: {path}" for doc in docs
                for path in sorted(set(REPO_PATH.findall(doc.read_text(encoding="utf-8"))))
                if not (REPO / path).exists()]
@@ -130,3 +131,83 @@ def test_the_adaptation_bullet_names_the_rows_of_its_layers_contract_in_order():
     rows = re.search(r"its rows, from the top: (.*?), then what they all read", bullet).group(1)
     named = [token.removesuffix(".py") for token in PATH_TOKEN.findall(rows)]
     assert len(named) >= 5 and named == layers[:len(named)]
+
+
+def flat_doc() -> str:
+    """ARCHITECTURE.md with its line breaks and indents made single spaces, so that a sentence reads as one line."""
+    return " ".join(DOC.read_text(encoding="utf-8").split())
+
+
+def named_files(pattern: str) -> list[str]:
+    """The file names in backticks in what `pattern`'s one group matches in ARCHITECTURE.md."""
+    found = re.search(pattern, flat_doc())
+    assert found, f"ARCHITECTURE.md no longer says: {pattern}"
+    return PATH_TOKEN.findall(found.group(1))
+
+
+def sentforge_imports(path, module_level_only: bool = False) -> set[str]:
+    """The sentforge modules that the module at `path` imports (`from sentforge.x import y` names sentforge.x)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    nodes = tree.body if module_level_only else ast.walk(tree)
+    return {node.module for node in nodes if isinstance(node, ast.ImportFrom) and node.module
+            and node.module.startswith("sentforge.")}
+
+
+def test_the_recipe_declarations_import_what_the_architecture_says():
+    allowed = {"sentforge." + ("recipes/" + token if "/" not in token else token).removesuffix(".py").replace("/", ".")
+               for token in named_files(r"at module level they import only (.*?), and each build function")}
+    declarations = sorted(path for path in (PACKAGE / "recipes").glob("*.py")
+                          if path.stem not in ("registry", "__init__")
+                          and re.search(r"^RECIPES\b", path.read_text(encoding="utf-8"), re.MULTILINE))
+    named = named_files(r"(`recipes/methods.py`.*?) — the declarations")
+    assert [f"recipes/{path.name}" for path in declarations] == sorted(named)
+    extra = {f"{path.name}: {module}" for path in declarations
+             for module in sentforge_imports(path, module_level_only=True) - allowed}
+    assert not extra, f"recipe declarations import more than ARCHITECTURE.md says: {sorted(extra)}"
+
+
+def test_the_objectives_that_embed_through_encoder_embed_are_those_the_architecture_names():
+    through_embed = set(named_files(r"`Encoder.embed` is the training path of the objectives that embed texts, "
+                                    r"(.*?): on the CPU"))
+    own_path = set(named_files(r"TSDAE embeds without it, (.*?): it tokenises"))
+    no_sentence = set(named_files(r"\); (`\w+\.py` and `\w+\.py`) train the backbone under a language-model head"))
+    no_sentence |= set(named_files(r"embed no sentence; (`\w+\.py`) trains a\s+cross-encoder"))
+    modules = {path.name: path.read_text(encoding="utf-8") for path in (PACKAGE / "objectives").glob("*.py")}
+    assert {name for name, source in modules.items() if ".embed(" in source} == through_embed
+    losses = {name for name, source in modules.items() if re.search(r"^    def forward\(", source, re.MULTILINE)}
+    assert losses <= through_embed | own_path | no_sentence, "an objective the architecture does not place"
+    assert not (own_path | no_sentence) - set(modules)
+
+
+def test_no_adapt_step_imports_a_later_one_but_where_the_architecture_says():
+    text = DOC.read_text(encoding="utf-8")
+    bullet = text[text.index("- `adaptation/`"):].split("\n- ")[0]
+    pieces = re.split(r"\n  (\d)\. ", bullet)
+    modules = {path.stem for path in (PACKAGE / "adaptation").glob("*.py")}
+    step = {}
+    for number, part in zip(pieces[1::2], pieces[2::2]):
+        for token in PATH_TOKEN.findall(part):
+            if "/" not in token and token.removesuffix(".py") in modules:
+                step.setdefault(token.removesuffix(".py"), int(number))
+    shared = {token.removesuffix(".py") for token in named_files(r"every step may read (.*?); and the plan reads")}
+    plan_reads = {token.removesuffix(".py") for token in named_files(
+        r"the plan reads (.*?), which the contract therefore ranks below `planning.py`")}
+    later = {(module, imported.split(".")[2]) for module in step
+             for imported in sentforge_imports(PACKAGE / "adaptation" / f"{module}.py")
+             if imported.startswith("sentforge.adaptation.") and imported.split(".")[2] not in shared
+             and step.get(imported.split(".")[2], 0) > step[module]}
+    assert later == {("planning", module) for module in plan_reads}
+    assert {"inputs", "hygiene", "planning", "kinds", "select", "report"} <= set(step), "the steps are no longer read"
+
+
+def test_what_the_architecture_says_is_not_typed_is_a_mapping():
+    doc = flat_doc()
+    assert "report.md is rendered from the report's mapping" in doc
+    assert "Its results are not typed" in doc
+    assert "the report that `sentforge.labels` returns (report.json's layout) are dicts" in doc
+    report = ast.parse((PACKAGE / "adaptation" / "report.py").read_text(encoding="utf-8"))
+    markdown = next(node for node in report.body if isinstance(node, ast.FunctionDef) and node.name == "markdown")
+    assert ast.unparse(markdown.args.args[0].annotation).startswith("dict")
+    run = ast.parse((PACKAGE / "learning_curve" / "run.py").read_text(encoding="utf-8"))
+    labels = next(node for node in run.body if isinstance(node, ast.FunctionDef) and node.name == "labels")
+    assert ast.unparse(labels.returns).startswith("dict")

@@ -1,7 +1,7 @@
 """The benchmark scripts stay runnable and findable: every script under benchmarks/ imports and prints its
 `--help` from the repository root (as `python benchmarks/KIND/SCRIPT.py --help`, in two interpreters that
 share the heavy imports: tests/helpers/benchmark_help.py), every `benchmarks/...py` path that README.md,
-ARCHITECTURE.md, docs/*.md and benchmarks/README.md cite exists, and benchmarks/README.md lists every
+ARCHITECTURE.md, docs/ and benchmarks/README.md cite exists, and benchmarks/README.md lists every
 script."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ SCRIPTS = sorted(path.relative_to(REPO).as_posix() for path in (REPO / "benchmar
                  if path.parent.name != "benchlib" and not path.name.startswith("_"))
 CITED = re.compile(r"benchmarks/(?:[a-z0-9_]+/)*[a-z0-9_]+\.py\b")  # not a placeholder: KIND/SCRIPT.py, ...py
 PAGES = [REPO / "README.md", REPO / "ARCHITECTURE.md", REPO / "benchmarks" / "README.md",
-         *sorted((REPO / "docs").glob("*.md"))]
+         *sorted((REPO / "docs").rglob("*.md"))]
 INTERPRETERS = 2
 
 

@@ -1,4 +1,4 @@
-"""Every fenced python and shell block of README.md and docs/*.md runs as written.
+"""Every fenced python and shell block of README.md and the pages under docs/ runs as written.
 
 The blocks of one page run in order in one working folder (a page's later blocks may use what its earlier
 ones made), from the repository root's point of view: the folder holds links to the repository's files

@@ -44,6 +44,7 @@ def _table(ins: dict[str, Path]) -> dict[str, Row]:
         "meta ablate": (["meta", "ablate", "--member", model, "--member", model, "--corpus", texts, "--method",
                          "concat"], True, "--output", ".json"),
         "eval": (["eval", "-m", model, "--dataset", pairs], True, "--output", ".json"),
+        "predict": (["predict", model, texts], True, "--output", ".json"),
         "explain": (["explain", model, "a cat", "a kitten", "--method", "deletion"], True, "--html", ".html"),
         "pretrain": (["pretrain", "mlm", "--corpus", texts, "--config", "tiny", "--steps", "1"], True,
                      "--output", None),

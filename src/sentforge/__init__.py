@@ -14,6 +14,7 @@ __version__ = "0.1.0"
 # public name -> the module that defines it
 _EXPORTS = {
     "CallableEncoder": "sentforge.specs.external",
+    "CrossEncoder": "sentforge.cross_encoder",
     "Encoder": "sentforge.encoder",
     "MetaEncoder": "sentforge.meta.meta_encoder",
     "SentenceEncoder": "sentforge.encoder",
@@ -21,14 +22,17 @@ _EXPORTS = {
     "Trainer": "sentforge.training.trainer",
     "TrainingConfig": "sentforge.training.trainer",
     "adapt": "sentforge.adaptation.run",
+    "distil_static": "sentforge.scale.static_distil",
     "build_encoder": "sentforge.loading",
     "evaluate": "sentforge.evaluation",
     "evaluate_datasets": "sentforge.evaluation",
     "labels": "sentforge.learning_curve.run",
     "explain": "sentforge.explanation",
     "load": "sentforge.loading",
+    "load_cross_encoder": "sentforge.cross_encoder",
     "model_info": "sentforge.loading",
     "train": "sentforge.recipes.api",
+    "train_cross_encoder": "sentforge.recipes.cross_encoder",
 }
 
 # public modules, reached as attributes too (`sentforge.util.cos_sim`, as `sentence_transformers.util.cos_sim`)

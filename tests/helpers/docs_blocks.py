@@ -1,4 +1,4 @@
-"""The fenced code blocks of the user docs (README.md and docs/*.md) that the docs test executes.
+"""The fenced code blocks of the user docs (README.md and the pages under docs/) that the docs test executes.
 
 A block is a fence whose info string names python, bash, shell, console or sh, or a fence without one
 whose first line is a command (`sentforge ...`, `python ...`, `pip ...`, `$ ...`). The line just before the
@@ -33,8 +33,9 @@ class Block:
 
 
 def doc_files(repo: Path) -> list[Path]:
-    """README.md and every docs/*.md, in name order: a new page is picked up without being listed."""
-    return [repo / "README.md", *sorted((repo / "docs").glob("*.md"))]
+    """README.md and every page under docs/ (docs/results/ too), in path order: a new page is picked up without
+    being listed."""
+    return [repo / "README.md", *sorted((repo / "docs").rglob("*.md"))]
 
 
 def blocks_of(path: Path) -> list[Block]:

@@ -56,7 +56,7 @@ def adapt(model: str | Sequence[str], unlabelled: str | os.PathLike, dev: str | 
           budget_minutes: float = 60.0, members: Sequence[str] = (), seed: int = 0,
           eval_every: int | None = None, candidates: Sequence[str] | None = None, max_epochs: int = 10,
           meta_members: int = 2, device: str | None = None, show_progress: bool | None = None,
-          overrides: dict[str, dict[str, Any]] | None = None, select_rule: str = "simplest",
+          overrides: dict[str, dict[str, Any]] | None = None, select_rule: str = "labels-first",
           keep_dev_texts: bool = False, race: bool = True, keep_checkpoints: bool = False,
           min_texts_per_second: float | None = None, keep: str = "selected",
           callbacks: Sequence[Callable[[Any], None]] = (), started: float | None = None, engine: str = "local",
@@ -69,12 +69,13 @@ def adapt(model: str | Sequence[str], unlabelled: str | os.PathLike, dev: str | 
     rows empty (PAUSE). dev / test: own evaluation data (sentforge.evaluation.load_dataset); test is
     reported only. members: extra encoders for the meta-embeddings. candidates: method names to run
     (the start model is always one). overrides: recipe settings per method, e.g. {"simcse": {"lr": 1e-5}}.
-    select_rule: "simplest" (a candidate replaces the start model only when its dev gain's 95 % paired
-    bootstrap interval lies above 0; among those, the highest dev score, unless a candidate that costs less
-    to run, or as much but made in fewer training stages, is not significantly worse than it on the same dev
-    units), "significant" (the same without the training stages), "cross-fitted" (significant's rule on the
-    cross-fitted dev scores of the trained candidates' checkpoints: select.py) or "best" (the highest dev
-    score).
+    select_rule: "labels-first" (a candidate replaces the start model only when its dev gain's 95 % paired
+    bootstrap interval lies above 0; among those, the highest dev score, unless a candidate not significantly
+    worse than it on the same dev units learnt from the labelled pairs where it did not, or, of the same kind of
+    signal, costs less to run or as much but was made in fewer training stages), "simplest" (the same without
+    the labels), "significant" (the same without the labels and the training stages), "cross-fitted"
+    (significant's rule on the cross-fitted dev scores of the trained candidates' checkpoints: select.py) or
+    "best" (the highest dev score).
     min_texts_per_second: only candidates that encode at least this many of your texts per second here are
     eligible (refused before the run when no start model does); it only affects the choice, so a rerun with
     another value chooses again from the finished candidates. keep_dev_texts: train on unlabelled texts and

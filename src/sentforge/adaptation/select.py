@@ -4,7 +4,19 @@ Only candidates that encode at least `min_texts_per_second` texts per second on 
 device are eligible (all of them without a bound); the best eligible start model is the reference. Two
 rules:
 
-"simplest" (the default) is "significant" with one more way to be simpler: between candidates that cost the same
+"labels-first" (the default) is "simplest" with evidence before simplicity: among the candidates whose dev score
+the leader's does not significantly exceed (the paired interval of leader − candidate contains 0), one that learnt
+from the user's labelled pairs (mnrl, tsdae+mnrl, pause, a meta-embedding or distillation with such a member, a
+continuation of one) is preferred to one that learnt from unlabelled text alone (tsdae, simcse, ct); between
+candidates of the same kind of signal, simplest's preferences apply. Why: 43 dev questions cannot tell these
+candidates apart, so the tie-break decides, and in every recorded run on held-out data the candidates trained on
+the labels held up better than the unsupervised ones (docs/adapt.md, "Selection"), where the number of training
+stages says nothing about new data.
+
+Under every rule but "best", a candidate that racing stopped as significantly below another candidate is never
+chosen in that one's place through an earlier checkpoint's dev score: it stays out of the tie-break.
+
+"simplest" is "significant" with one more way to be simpler: between candidates that cost the same
 to run (one architecture), the one made in fewer training stages (`mnrl` against `tsdae+mnrl`, the leader against
 its continuation) replaces the leader when the leader's advantage over it is not significant, as a cheaper one
 does. A candidate made in more stages was chosen among more checkpoints (every rung of the TSDAE ladder, every
@@ -58,8 +70,10 @@ from sentforge.interface.model_card import display_name
 from sentforge.support.output_guard import MARKER
 
 MODEL_DIR = "model"
-Rule = Literal["simplest", "significant", "cross-fitted", "best"]
-RULES: tuple[Rule, ...] = ("simplest", "significant", "cross-fitted", "best")
+Rule = Literal["labels-first", "simplest", "significant", "cross-fitted", "best"]
+RULES: tuple[Rule, ...] = ("labels-first", "simplest", "significant", "cross-fitted", "best")
+DEFAULT_RULE: Rule = "labels-first"
+LABELS_REASON = "learnt from the labelled pairs"
 # Timings on a shared machine move by some per cent between passes: between models that differ in more
 # than one way (more parameters but smaller vectors), a faster encode counts only from this ratio on.
 SPEED_MARGIN = 1.2
@@ -148,24 +162,76 @@ def select(results: Mapping[str, CandidateResult], start: list[str], rule: Rule 
         return Selection(base, bound + f"no candidate's {100 * CONFIDENCE:g} % interval of its dev gain over {base} "
                                        "lies above 0: the start model is kept", base, gains, too_slow=too_slow,
                          rule=rule, min_texts_per_second=min_texts_per_second, continuations=continuations)
-    leader = max(gated, key=lambda name: dev[name])  # the first in run order on a tie
-    costs_less = _costs_less(done, by_stages=rule == "simplest")
+    # Racing's verdicts stand: a candidate it stopped as significantly below another gated one is not chosen.
+    raced_out = {name for name in gated if any(_raced_below(done[name], other) for other in gated if other != name)}
+    leader = max([name for name in gated if name not in raced_out] or gated,
+                 key=lambda name: dev[name])  # the first in run order on a tie
+    costs_less = _preferred(done, rule)
     comparisons = [_compare(leader, name, done, items, seed, costs_less) for name in gated if name != leader]
-    close = [c for c in comparisons if c.cheaper and not c.interval.above_zero]
+    close = [c for c in comparisons if c.cheaper and not c.interval.above_zero and c.candidate not in raced_out]
     chosen = leader
     if close:
         # The ones no other close candidate undercuts (all of them should measured speeds make that circular).
         cheapest = [c for c in close if not any(costs_less(o.candidate, c.candidate) for o in close)] or close
         chosen = max(cheapest, key=lambda c: dev[c.candidate]).candidate
     score = "cross-fitted dev score" if rule == "cross-fitted" else "dev score"
-    why = (f"{bound}{len(gated)} candidate(s) gain significantly over {base} (the lower bound of the "
-           f"{100 * CONFIDENCE:g} % interval above 0); the highest {score} among them is {leader}'s "
-           f"({dev[leader]:.2f})")
+    why = (f"{bound}{_decided(chosen, leader, costs_less)}; {len(gated)} candidate(s) gain significantly over "
+           f"{base} (the lower bound of the {100 * CONFIDENCE:g} % interval above 0); the highest {score} among "
+           f"them is {leader}'s ({dev[leader]:.2f})")
     if comparisons:
-        why += "; paired with the others: " + "; ".join(_verdict(leader, c, chosen, costs_less, score)
+        why += "; paired with the others: " + "; ".join(_verdict(leader, c, chosen, costs_less, score, raced_out)
                                                         for c in comparisons)
     return Selection(chosen, why, base, gains, leader, comparisons, too_slow, rule, min_texts_per_second,
                      continuations)
+
+
+def _decided(chosen: str, leader: str, preferred: Callable[[str, str], str | None]) -> str:
+    """The one sentence that says what decided: the dev leader, or why a candidate within its noise replaced it."""
+    if chosen == leader:
+        return f"{chosen} is chosen: the highest dev score among the candidates that gain significantly"
+    reason = preferred(chosen, leader)
+    because = (f"{chosen} {reason} and {leader} did not" if reason == LABELS_REASON
+               else f"{chosen} costs less ({reason})")
+    return f"{chosen} is chosen over the dev leader {leader}, which is not significantly better: {because}"
+
+
+def _preferred(done: dict[str, CandidateResult], rule: Rule) -> Callable[[str, str], str | None]:
+    """Why candidate `a` is preferred to `b` within the noise of the dev scores, or None: under "labels-first",
+    learning from the labels where `b` did not, else (and between candidates of the same signal) simplest's
+    reasons; under "simplest", costing less to run or fewer training stages; otherwise costing less to run."""
+    costs_less = _costs_less(done, by_stages=rule in ("simplest", "labels-first"))
+    if rule != "labels-first":
+        return costs_less
+
+    def preferred(a: str, b: str) -> str | None:
+        mine, theirs = learns_from_labels(done, a), learns_from_labels(done, b)
+        if mine != theirs:
+            return LABELS_REASON if mine else None
+        return costs_less(a, b)
+    return preferred
+
+
+def learns_from_labels(results: Mapping[str, CandidateResult], name: str) -> bool:
+    """Whether the candidate's model learnt from the labelled pairs: its method trains on them, or it combines,
+    distils or continues a candidate that did."""
+    from sentforge.adaptation.candidates import METHODS
+
+    result = results[name]
+    method = METHODS.get(result.method)
+    if method is not None and method.data in ("positives", "partial"):
+        return True
+    linked = [*(getattr(result, "members", None) or ()), getattr(result, "member", None),
+              getattr(result, "continues", None)]
+    return any(other in results and other != name and learns_from_labels(results, other) for other in linked)
+
+
+def _raced_below(result: CandidateResult, other: str) -> bool:
+    """Racing stopped the candidate as significantly below `other` (or below the candidate `other` continues)."""
+    from sentforge.adaptation.candidates import CONTINUED
+
+    race = getattr(result, "race", None)
+    return (race is not None and race.reason == "below the leader"
+            and other in (race.against, f"{race.against}.{CONTINUED}"))
 
 
 def _costs_less(done: dict[str, CandidateResult], by_stages: bool) -> Callable[[str, str], str | None]:
@@ -199,19 +265,27 @@ def _compare(leader: str, name: str, done: dict[str, CandidateResult], items: Ma
 
 
 def _verdict(leader: str, comparison: Comparison, chosen: str, costs_less: Callable[[str, str], str | None],
-             score: str = "dev score") -> str:
+             score: str = "dev score", raced_out: set[str] = frozenset()) -> str:
     name, interval = comparison.candidate, comparison.interval
     text = f"{leader}: {interval.difference:+.2f} [{interval.low:+.2f}, {interval.high:+.2f}] over {name}; "
     if comparison.cheaper:
-        cost = (f"{name} costs the same to run, {comparison.cheaper}" if comparison.same_cost
-                else f"{name} costs less to run ({comparison.cheaper})")
+        if comparison.cheaper == LABELS_REASON:
+            cost = f"{name} {LABELS_REASON} and {leader} did not"
+        else:
+            cost = (f"{name} costs the same to run, {comparison.cheaper}" if comparison.same_cost
+                    else f"{name} costs less to run ({comparison.cheaper})")
+        if name in raced_out and not interval.above_zero:
+            return text + cost + f", but racing stopped it as significantly below {leader}: it is not chosen"
         if interval.above_zero:
             return text + cost + f", but {leader} is significantly better"
         if name == chosen:
             return text + cost + " and the difference is within the interval: it is chosen"
-        why_not = (f"{chosen} costs less still" if costs_less(chosen, name)
-                   else f"{chosen}, as cheap, has the higher {score}")
+        preferred = costs_less(chosen, name)
+        why_not = (f"{chosen} {LABELS_REASON}" if preferred == LABELS_REASON
+                   else f"{chosen} costs less still" if preferred else f"{chosen}, as cheap, has the higher {score}")
         return text + cost + f" and the difference is within the interval, but {why_not}"
+    if costs_less(leader, name) == LABELS_REASON:
+        return text + f"{name} learnt from unlabelled text alone, {leader} {LABELS_REASON}"
     if comparison.same_cost:
         return text + f"same cost to run, higher {score}"
     return text + f"{name} does not cost less to run, lower {score}"

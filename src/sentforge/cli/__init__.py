@@ -15,6 +15,7 @@ from sentforge.cli import encode  # noqa: F401
 from sentforge.cli import eval  # noqa: F401
 from sentforge.cli import pretrain  # noqa: F401
 from sentforge.cli import train  # noqa: F401
+from sentforge.cli import cross_encoder  # noqa: F401
 from sentforge.cli import meta  # noqa: F401
 from sentforge.cli import st5  # noqa: F401
 from sentforge.cli import export  # noqa: F401
@@ -22,6 +23,8 @@ from sentforge.cli import index  # noqa: F401
 from sentforge.cli import adapt  # noqa: F401
 from sentforge.cli import labels  # noqa: F401
 from sentforge.cli import explain  # noqa: F401
+from sentforge.cli import predict  # noqa: F401
+from sentforge.cli import distil  # noqa: F401
 
 
 def describe_os_error(err: OSError) -> str:

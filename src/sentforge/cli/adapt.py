@@ -40,16 +40,17 @@ def adapt(
                                                         "data (TSDAE paper: 10).")] = 10,
     meta_members: Annotated[int, typer.Option(min=0, help="Best candidates combined in the "
                                                           "meta-embeddings.")] = 2,
-    select: Annotated[str, typer.Option(help="simplest: a candidate replaces the start model only when the 95 % "
-                                             "interval of its dev gain lies above 0; among those the highest dev "
-                                             "score wins, unless one that costs less to run, or as much to run "
-                                             "but was made in fewer training stages, is not significantly worse "
-                                             "(paired on the dev units); significant: the same without the "
-                                             "training stages; cross-fitted: significant's rule on dev "
-                                             "scores where each unit is scored by a checkpoint chosen on the other "
-                                             "half of the units (no gain from choosing among many checkpoints); "
-                                             "best: the highest dev score.")
-                      ] = "simplest",
+    select: Annotated[str, typer.Option(help="labels-first: a candidate replaces the start model only when the 95 "
+                                             "% interval of its dev gain lies above 0; among those the highest dev "
+                                             "score wins, unless one that is not significantly worse (paired on the "
+                                             "dev units) learnt from your labelled pairs where the leader did not, "
+                                             "or, of the same kind of signal, costs less to run or was made in "
+                                             "fewer training stages; simplest: the same without the labels; "
+                                             "significant: the same without the labels and the training stages; "
+                                             "cross-fitted: significant's rule on dev scores where each unit is "
+                                             "scored by a checkpoint chosen on the other half of the units (no gain "
+                                             "from choosing among many checkpoints); best: the highest dev score.")
+                      ] = "labels-first",
     min_texts_per_second: Annotated[Optional[float], typer.Option(
         help="Only candidates that encode at least this many of your texts per second on this machine are "
              "eligible; rerun with another value to choose again from the finished candidates.")] = None,

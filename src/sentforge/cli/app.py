@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -14,7 +14,20 @@ app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 ModelOpt = Annotated[str, typer.Option("--model", "-m", help="Model spec: directory, short name or hub id.")]
-SeedOpt = Annotated[int, typer.Option(help="Random seed.")]
+
+
+def _check_seed(seed: int) -> int:
+    from sentforge.support.seed import check_seed
+
+    return check_seed(seed)
+
+
+def seed_option(help: str = "Random seed.") -> Any:
+    """--seed, checked as it is parsed: a bad seed stops the command before anything loads or is written."""
+    return Annotated[int, typer.Option(help=help, callback=_check_seed)]
+
+
+SeedOpt = seed_option()
 
 
 def _check_device(spec: Optional[str]) -> Optional[str]:

@@ -41,14 +41,12 @@ def encode(
 
     Killed and run again with the same arguments, it continues from the last complete chunk.
     """
-    from sentforge.support.seed import set_seed
     from sentforge.scale.streaming import encode_file
 
-    set_seed(seed)
     logger.info("encoding %s with %s", input, model)
     encode_file(model, input, output, chunk_size=chunk_size, batch_size=batch_size, normalize=normalize,
                 max_seq_length=max_seq_length, precision=precision, field=field, column=column,
-                overwrite=overwrite, engine=engine, workers=workers, device=device, dtype=dtype)
+                overwrite=overwrite, engine=engine, workers=workers, device=device, dtype=dtype, seed=seed)
 
 
 @app.command()
@@ -81,16 +79,18 @@ def search(
     field: Annotated[Optional[str], typer.Option(help="JSONL field holding the text.")] = None,
     column: Annotated[Optional[str], typer.Option(help="CSV/TSV column holding the text.")] = None,
     batch_size: Annotated[int, typer.Option(min=1)] = 32,
+    reranker: Annotated[Optional[Path], typer.Option(help="A cross-encoder directory that re-ranks the "
+                                                          "--rerank-top nearest texts (its scores are shown).")] = None,
+    rerank_top: Annotated[int, typer.Option(min=1, help="Nearest texts the --reranker re-ranks.")] = 10,
     device: DeviceOpt = None,
     seed: SeedOpt = 0,
 ) -> None:
-    """Print the corpus texts nearest to each query by cosine similarity."""
+    """Print the corpus texts nearest to each query by cosine similarity (or re-ranked by a cross-encoder)."""
     from sentforge.scale.index import search_texts
-    from sentforge.support.seed import set_seed
 
-    set_seed(seed)
     hits = search_texts(query, corpus=corpus, index=index, model=model or (None if index else DEFAULT_MODEL),
-                        top_k=top_k, field=field, column=column, batch_size=batch_size, device=device)
+                        top_k=top_k, field=field, column=column, batch_size=batch_size, device=device, seed=seed,
+                        reranker=reranker, rerank_top=rerank_top)
     for text, found in zip(query, hits):
         typer.echo(f"query: {text}")
         for rank, hit in enumerate(found, 1):

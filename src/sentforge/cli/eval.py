@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from sentforge.cli.app import DEFAULT_MODEL, DeviceOpt, ModelOpt, OverwriteOpt, app
+from sentforge.cli.app import DEFAULT_MODEL, DeviceOpt, ModelOpt, OverwriteOpt, app, seed_option
 
 
 @app.command("eval")
@@ -20,7 +20,8 @@ def eval_command(
                                               "(default: sts, or none when --dataset is given).")] = None,
     dataset: Annotated[list[str] | None, typer.Option(
         help="Your own data, repeatable: a .tsv/.csv/.jsonl file or a BEIR folder, the kind (scored-pairs, "
-             "labelled-pairs, reranking, retrieval) detected from the columns, or given as KIND:PATH.")] = None,
+             "labelled-pairs, reranking, retrieval, classes) detected from the columns, or given as KIND:PATH; "
+             "classes (text, label) are scored by a head fitted on the train.jsonl/.csv/.tsv beside the file.")] = None,
     dev: Annotated[Path | None, typer.Option(help="Labelled-pairs dev file whose best accuracy and F1 "
                                              "thresholds the labelled-pairs datasets use (default: each "
                                              "dataset's own best threshold).")] = None,
@@ -32,21 +33,31 @@ def eval_command(
                                          "(default: skip it with a warning).")] = False,
     device: DeviceOpt = None,
     overwrite: OverwriteOpt = False,
-    seed: Annotated[int, typer.Option(help="Random seed (1111 is SentEval's).")] = 1111,
+    seed: seed_option("Random seed (1111 is SentEval's).") = 1111,
     add_to_card: Annotated[bool, typer.Option(help="Also add the results to the model card (README.md) of the "
                                               "model directory given as --model.")] = False,
+    reranker: Annotated[Path | None, typer.Option(help="A cross-encoder directory that re-ranks --model's top "
+                                                       "--rerank-top candidates of every ranking task and scores "
+                                                       "labelled pairs itself.")] = None,
+    rerank_top: Annotated[int, typer.Option(min=1, help="Candidates of each query the --reranker "
+                                                        "re-ranks.")] = 10,
 ) -> None:
     """Evaluate a model (spec, directory, or bm25) on the selected tasks and on your own datasets; each
     text is encoded once."""
     from sentforge.evaluation.runner import evaluate_datasets, markdown_path
 
     report = evaluate_datasets(model, output, tasks, dataset or [], dev=dev, data_dir=data_dir, batch_size=batch_size,
-                               strict=strict, device=device, overwrite=overwrite, seed=seed, add_to_card=add_to_card)
+                               strict=strict, device=device, overwrite=overwrite, seed=seed, add_to_card=add_to_card,
+                               reranker=reranker, rerank_top=rerank_top)
     width = max([24, *map(len, report["tasks"]), *map(len, report["skipped"])])  # dataset paths can be long
     for name, entry in report["tasks"].items():
         typer.echo(f"{name:{width}s} {entry['main_metric']:>16s} {entry['main_score']:8.2f}")
     for name, why in report["skipped"].items():
         typer.echo(f"{name:{width}s} skipped: {why}")
     typer.echo(f"wrote {output} and {markdown_path(output)} ({report['timing']['total_seconds']:.1f} s)")
+    if "reranker" in report:
+        timing = report["timing"]
+        typer.echo(f"re-ranked by {report['reranker']['model']}: {timing['reranked_pairs']} pairs, "
+                   f"{timing['rerank_pairs_per_second'] or 0:.1f} pairs/s")
     if add_to_card:
         typer.echo(f"added the results to the model card {Path(model) / 'README.md'}")

@@ -20,7 +20,5 @@ def export(
 ) -> None:
     """Export a model's Transformer backbone to ONNX Runtime, optionally quantized to int8."""
     from sentforge.scale.export import export_encoder
-    from sentforge.support.seed import set_seed
 
-    set_seed(seed)
-    export_encoder(model, output, format, overwrite=overwrite)
+    export_encoder(model, output, format, overwrite=overwrite, seed=seed)

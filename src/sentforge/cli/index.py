@@ -38,9 +38,7 @@ def build(
 ) -> None:
     """Encode (or read) a corpus and write a searchable index with its texts and model identity."""
     from sentforge.scale.index import IndexParams, index_file
-    from sentforge.support.seed import set_seed
 
-    set_seed(seed)
     params = IndexParams(kind, nlist, pq_m, pq_bits, nprobe, hnsw_m, ef_construction, ef_search)
     index_file(model, input, output, texts, params, field=field, column=column, batch_size=batch_size,
                chunk_size=chunk_size, overwrite=overwrite, seed=seed)

@@ -116,7 +116,6 @@ def _run(recipe: Recipe, *, output: Path, lr_boundaries: str | None, lr_factors:
     from sentforge.recipes.api import run_recipe
     from sentforge.recipes.data import ArgumentNames, SentenceReading, parse_columns
     from sentforge.recipes.options import parse_numbers
-    from sentforge.support import distributed
 
     option = DATA_OPTIONS[recipe.data][0]
     data = settings.pop(option)
@@ -135,6 +134,8 @@ def _run(recipe: Recipe, *, output: Path, lr_boundaries: str | None, lr_factors:
         schedule_boundaries=parse_numbers(lr_boundaries, int, "--lr-boundaries") or None,
         schedule_factors=parse_numbers(lr_factors, float, "--lr-factors") or None,
         snapshots=parse_numbers(snapshot_steps, int, "--snapshot-steps"), **settings)
+    from sentforge.support import distributed  # imports torch: after the run, which checked its options first
+
     if distributed.is_main_process():
         echo_summary(output, summary)
 

@@ -32,6 +32,7 @@ DATA_ENV = "SENTFORGE_DATA"
 
 
 EVAL = "eval"  # the command family named in the lock
+RERANK_TOP = 10  # the first stage's candidates a cross-encoder re-ranks by default
 
 
 def resolve_data_dir(data_dir: str | os.PathLike | None) -> Path:
@@ -58,7 +59,8 @@ def markdown_path(output: str | os.PathLike) -> Path:
 def evaluate(model: Any, tasks: str | Sequence[str | Task] = "sts", data_dir: str | os.PathLike | None = None,
              batch_size: int = 64, seed: int = 1111, strict: bool = False,
              output: str | os.PathLike | None = None, overwrite: bool = False, device: str | None = None,
-             show_progress: bool | None = None) -> dict[str, Any]:
+             show_progress: bool | None = None, reranker: str | os.PathLike | Any = None,
+             rerank_top: int = RERANK_TOP) -> dict[str, Any]:
     """Evaluate `model` (a spec that `sentforge.load` resolves: a model or MetaEncoder directory, a short name
     such as `all-MiniLM-L6-v2`, `bm25`, ...; or an object with `encode`) on `tasks` (families and task
     names, comma-separated or a list; a list may also hold `Task` instances, such as `load_dataset(path)`
@@ -68,9 +70,15 @@ def evaluate(model: Any, tasks: str | Sequence[str | Task] = "sts", data_dir: st
     `strict`; a task that does not apply to the model (e.g. classification on BM25) is skipped. Every
     text of the selected tasks is encoded once, before any task runs. With `output`, writes the
     results as JSON and a Markdown table beside it (same name, `.md`). Seed 1111 is SentEval's default.
+
+    reranker: a cross-encoder (a directory, or a loaded CrossEncoder) that re-ranks the model's top
+    `rerank_top` candidates of every ranking task and scores the labelled pairs itself (evaluation/reranker.py);
+    the tasks that need vectors (STS, transfer, ...) are then skipped. The report gives its pairs per second.
     """
     if batch_size < 1:
         raise ConfigError(f"batch_size must be >= 1, got {batch_size}")
+    if not isinstance(rerank_top, int) or rerank_top < 1:
+        raise ConfigError(f"rerank_top (--rerank-top) must be a positive integer, got {rerank_top!r}")
     instances = [] if isinstance(tasks, str) else [t for t in tasks if isinstance(t, Task)]
     names = tasks if isinstance(tasks, str) else [t for t in tasks if not isinstance(t, Task)]
     selected = resolve_tasks(names) if names or not instances else []
@@ -80,7 +88,8 @@ def evaluate(model: Any, tasks: str | Sequence[str | Task] = "sts", data_dir: st
             raise ConfigError(f"--output {output}: results are written as JSON (plus a Markdown table beside it); "
                               "give a path ending in .json")
         # Before any text is encoded: the report can be written, and replaces no input nor foreign file.
-        inputs = [("--model", model if isinstance(model, (str, os.PathLike)) else None), ("--data-dir", root)]
+        inputs = [("--model", model if isinstance(model, (str, os.PathLike)) else None), ("--data-dir", root),
+                  ("--reranker", reranker if isinstance(reranker, (str, os.PathLike)) else None)]
         guard_output(output, inputs, EVAL, overwrite, file_format="json")
         guard_output(markdown_path(output), inputs, EVAL, overwrite, option=TABLE_OPTION, file_format="markdown")
     set_seed(seed)
@@ -91,9 +100,10 @@ def evaluate(model: Any, tasks: str | Sequence[str | Task] = "sts", data_dir: st
         from sentforge.loading import load
 
         model = load(model_name, device=device, allow_lexical=True)
+    reranking = _reranking(model, reranker, rerank_top, batch_size, device)
     runnable = []
     for task in available:
-        if task.supports(model):
+        if task.supports(reranking or model):
             runnable.append(task)
         else:
             skipped[task.name] = f"does not apply to {model_name}"
@@ -111,6 +121,9 @@ def evaluate(model: Any, tasks: str | Sequence[str | Task] = "sts", data_dir: st
         scorer.warm(texts)
         encode_seconds = time.perf_counter() - tick
 
+    if reranking is not None:
+        reranking.first_stage = scorer
+        scorer = reranking
     results: dict[str, dict[str, Any]] = {}
     for task in tqdm(runnable, desc="tasks", unit="task", disable=None if show_progress is None else not show_progress):
         tick = time.perf_counter()
@@ -127,6 +140,8 @@ def evaluate(model: Any, tasks: str | Sequence[str | Task] = "sts", data_dir: st
                     metrics[task.metadata.main_metric], seconds)
     if isinstance(scorer, CachedEncoder):
         n_texts = len(scorer)
+    if reranking is not None and isinstance(reranking.first_stage, CachedEncoder):
+        n_texts = len(reranking.first_stage)
 
     report = {
         "model": str(model_name),
@@ -137,7 +152,8 @@ def evaluate(model: Any, tasks: str | Sequence[str | Task] = "sts", data_dir: st
                    "strict": strict, "selection": tasks if isinstance(tasks, str)
                    else ",".join(t.name if isinstance(t, Task) else t for t in tasks)},
         "timing": {"encode_seconds": round(encode_seconds, 3), "distinct_texts_encoded": n_texts,
-                   "total_seconds": round(time.perf_counter() - started, 3)},
+                   "total_seconds": round(time.perf_counter() - started, 3), **_rerank_timing(reranking)},
+        **({"reranker": {"model": reranking.cross_encoder.name, "top_k": rerank_top}} if reranking else {}),
         "environment": {"sentforge": _version(), "python": platform.python_version(),
                         "finished": datetime.now(timezone.utc).isoformat(timespec="seconds")},
     }
@@ -149,11 +165,37 @@ def evaluate(model: Any, tasks: str | Sequence[str | Task] = "sts", data_dir: st
     return report
 
 
+def _reranking(model: Any, reranker: Any, top_k: int, batch_size: int, device: str | None) -> Any:
+    """The re-ranking scorer around `model` (its first stage becomes the cached encoder), or None."""
+    if reranker is None:
+        return None
+    from sentforge.cross_encoder import CrossEncoder, is_cross_encoder_dir, load_cross_encoder
+    from sentforge.evaluation.reranker import Reranked
+
+    if isinstance(model, CrossEncoder):
+        raise ConfigError("--model: a cross-encoder scores pairs, it does not encode; give a bi-encoder as --model "
+                          "and the cross-encoder as --reranker")
+    if not isinstance(reranker, CrossEncoder):
+        if not is_cross_encoder_dir(reranker):
+            raise ConfigError(f"--reranker {reranker}: not a cross-encoder directory (a bi-encoder? give it as "
+                              "--model; train a cross-encoder with sentforge train cross-encoder)")
+        reranker = load_cross_encoder(reranker, device=device)
+    return Reranked(model, reranker, top_k, batch_size)
+
+
+def _rerank_timing(reranking: Any) -> dict[str, Any]:
+    if reranking is None:
+        return {}
+    return {"reranked_pairs": reranking.pairs_scored, "rerank_seconds": round(reranking.rerank_seconds, 3),
+            "rerank_pairs_per_second": reranking.pairs_per_second}
+
+
 def evaluate_datasets(model: str | os.PathLike, output: str | os.PathLike, tasks: str | None = None,
                       datasets: Sequence[str] = (), dev: str | os.PathLike | None = None,
                       data_dir: str | os.PathLike | None = None, batch_size: int = 64, strict: bool = False,
                       device: str | None = None, overwrite: bool = False, seed: int = 1111,
-                      add_to_card: bool = False) -> dict[str, Any]:
+                      add_to_card: bool = False, reranker: str | os.PathLike | None = None,
+                      rerank_top: int = RERANK_TOP) -> dict[str, Any]:
     """`sentforge eval`: evaluate `model` on `tasks` and on the user's own `datasets`, write the report to
     `output` (JSON, a Markdown table beside it) and return it, as `evaluate` does.
 
@@ -161,13 +203,14 @@ def evaluate_datasets(model: str | os.PathLike, output: str | os.PathLike, tasks
     given). datasets: files or BEIR folders, each `PATH` or `KIND:PATH` (see `load_dataset`). dev: a
     labelled-pairs file whose best accuracy and F1 thresholds the labelled-pairs datasets use.
     add_to_card: also add the results to the model card of the model directory `model` (checked first).
+    reranker / rerank_top: a cross-encoder directory re-ranking the model's top candidates (see `evaluate`).
     The output is locked and checked against every input before any dataset is read.
     """
     from sentforge.evaluation.own import load_own_datasets, parse_dataset_spec
 
     if add_to_card:
         check_card_target(model)
-    inputs = [("--model", model), ("--dev", dev), ("--data-dir", data_dir),
+    inputs = [("--model", model), ("--dev", dev), ("--data-dir", data_dir), ("--reranker", reranker),
               *(("--dataset", parse_dataset_spec(spec)[1]) for spec in datasets)]
     with output_lock(output, EVAL):
         guard_output(output, inputs, EVAL, overwrite, file_format="json")  # before any dataset is read
@@ -175,7 +218,8 @@ def evaluate_datasets(model: str | os.PathLike, output: str | os.PathLike, tasks
         own = load_own_datasets(list(datasets), dev=dev, seed=seed)
         names = [t.strip() for t in (tasks if tasks is not None else "" if own else "sts").split(",") if t.strip()]
         report = evaluate(model, [*names, *own], data_dir=data_dir, batch_size=batch_size, seed=seed,
-                          strict=strict, output=output, overwrite=overwrite, device=device)
+                          strict=strict, output=output, overwrite=overwrite, device=device, reranker=reranker,
+                          rerank_top=rerank_top)
     if add_to_card:
         add_results_to_card(model, report)
     return report

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from sentforge.support.errors import ConfigError
+from sentforge.support.loaded import is_instance
 
 logger = logging.getLogger(__name__)
 
@@ -27,21 +28,28 @@ DTYPE_NAMES = {"float32": "float32", "fp32": "float32", "float": "float32",
 CHOICES = ("float32", "float16", "bfloat16")
 
 
-def parse_dtype(value: Any, what: str = "dtype"):
-    """The torch dtype that `value` names (a torch dtype or a name such as "bfloat16"); None stays None."""
+def dtype_name(value: Any, what: str = "dtype") -> str | None:
+    """The name in CHOICES of the compute precision `value` names (a torch dtype or a name such as "bf16");
+    None stays None. A name is checked without importing torch (`sentforge encode` checks its options first)."""
     if value is None:
         return None
-    import torch
-
-    if isinstance(value, torch.dtype):
-        name = str(value).removeprefix("torch.")
-    elif isinstance(value, str):
+    if isinstance(value, str):
         name = DTYPE_NAMES.get(value.strip().lower().removeprefix("torch."), "")
     else:
-        name = ""
+        name = str(value).removeprefix("torch.") if is_instance(value, "torch", "dtype") else ""
     if name not in CHOICES:
         raise ConfigError(f"{what} {value!r} is not a compute precision; use one of {', '.join(CHOICES)} "
                           "(a name or the torch dtype)")
+    return name
+
+
+def parse_dtype(value: Any, what: str = "dtype"):
+    """The torch dtype that `value` names (a torch dtype or a name such as "bfloat16"); None stays None."""
+    name = dtype_name(value, what)
+    if name is None:
+        return None
+    import torch
+
     return getattr(torch, name)
 
 

@@ -8,14 +8,16 @@ import dataclasses
 import inspect
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import torch
 
 from sentforge.interface.dtypes import parse_dtype
 from sentforge.support.errors import ConfigError, ModelFormatError
 from sentforge.interface.quantization import check_precision, quantize_embeddings
+
+if TYPE_CHECKING:  # torch is imported where vectors are made: the options can be read and checked without it
+    import torch
 
 # sentence-transformers spelling -> sentforge spelling.
 ALIASES = {"show_progress_bar": "show_progress", "normalize_embeddings": "normalize"}
@@ -85,6 +87,8 @@ def shape_vectors(vectors: torch.Tensor, options: EncodeOptions) -> torch.Tensor
     if options.truncate_dim is not None:
         vectors = vectors[:, : options.truncate_dim]
     if options.normalize:
+        import torch
+
         vectors = torch.nn.functional.normalize(vectors, p=2, dim=1)
     return vectors
 
@@ -102,6 +106,8 @@ def check_finite(vectors: np.ndarray, texts: list[str], name: str) -> None:
 def finish_array(vectors: np.ndarray, texts: list[str], options: EncodeOptions,
                  name: str) -> np.ndarray | torch.Tensor | list[torch.Tensor]:
     """All post-model steps for encoders that produce one float array (callables, meta-embeddings)."""
+    import torch
+
     vectors = shape_vectors(torch.from_numpy(np.ascontiguousarray(vectors, dtype=np.float32)), options).numpy()
     check_finite(vectors, texts, name)
     return finish(vectors, options)
@@ -111,10 +117,12 @@ def finish(vectors: np.ndarray, options: EncodeOptions) -> np.ndarray | torch.Te
     """Quantize and convert float32 vectors of shape (n, dim) as the options ask."""
     if options.precision != "float32" and len(vectors):
         vectors = quantize_embeddings(vectors, options.precision)
+    if options.convert_to_numpy and not options.convert_to_tensor:
+        return vectors
+    import torch
+
     if options.convert_to_tensor:
         return torch.from_numpy(vectors)
-    if options.convert_to_numpy:
-        return vectors
     return list(torch.from_numpy(vectors))
 
 

@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
 
 from sentforge.support.errors import ConfigError
+from sentforge.support.loaded import is_instance
+
+if TYPE_CHECKING:
+    import torch
 
 logger = logging.getLogger(__name__)
 
@@ -72,10 +76,12 @@ def quantize_embeddings(embeddings: np.ndarray | torch.Tensor | Sequence, precis
 
 
 def _as_float_array(embeddings) -> np.ndarray:
-    if isinstance(embeddings, torch.Tensor):
+    if is_instance(embeddings, "torch", "Tensor"):
         embeddings = embeddings.detach().cpu().float().numpy()
     elif isinstance(embeddings, (list, tuple)):
-        if embeddings and isinstance(embeddings[0], torch.Tensor):
+        if embeddings and is_instance(embeddings[0], "torch", "Tensor"):
+            import torch
+
             embeddings = torch.stack(list(embeddings)).detach().cpu().float().numpy()
         embeddings = np.asarray(embeddings)
     embeddings = np.asarray(embeddings)

@@ -1,4 +1,6 @@
-"""Static word vectors: a sentence is the average of the vectors of its known words (GloVe average)."""
+"""Static word vectors: a sentence is the average of the vectors of its known words (GloVe average); and the
+one loader of sentence-transformers' StaticEmbedding directories, word vectors or any other tokenizer's tokens
+(`token_vectors.py`)."""
 
 from __future__ import annotations
 
@@ -15,11 +17,10 @@ from torch import nn
 from sentforge.support.errors import ConfigError, InputFileError, ModelFormatError
 from sentforge.modules.base import WEIGHTS_FILE, Features, InputModule, Module, pad_ids, read_json
 from sentforge.modules.pooling import Pooling
+from sentforge.modules.token_vectors import STATIC_EMBEDDING_TYPE, TOKENIZER_FILE, TokenVectors
 
 logger = logging.getLogger(__name__)
 
-STATIC_EMBEDDING_TYPE = "sentence_transformers.models.StaticEmbedding"
-TOKENIZER_FILE = "tokenizer.json"
 LEGACY_VOCAB_FILE = "vocab.txt"
 PAD_TOKEN = "[PAD]"
 # Words (with inner hyphens/apostrophes kept), and each punctuation mark on its own, as GloVe's tokens are.
@@ -100,18 +101,20 @@ class WordVectors(InputModule):
         save_file({"embedding.weight": self.embedding.weight.contiguous()}, str(path / WEIGHTS_FILE))
 
     @classmethod
-    def load(cls, path: Path) -> WordVectors:
+    def load(cls, path: Path) -> WordVectors | TokenVectors:
+        """Word vectors saved by sentforge, or else the vectors of any other tokenizer's tokens (TokenVectors)."""
         if not (path / TOKENIZER_FILE).exists() and (path / LEGACY_VOCAB_FILE).exists():
             return cls._load_legacy(path)
         try:
             tokenizer = Tokenizer.from_file(str(path / TOKENIZER_FILE))
         except Exception as err:  # the Rust tokenizer reports missing and malformed files alike
             raise ModelFormatError(f"{path / TOKENIZER_FILE}: cannot read the tokenizer ({err})") from None
-        table = load_file(str(path / WEIGHTS_FILE))["embedding.weight"]
         by_id = {i: token for token, i in tokenizer.get_vocab().items()}
-        if not _is_word_tokenizer(tokenizer, by_id, len(table)):
-            raise ModelFormatError(f"{path}: a StaticEmbedding with a subword tokenizer is not supported by sentforge "
-                                   "(only word vectors saved by sentforge are)")
+        if not _is_word_tokenizer(tokenizer, by_id):
+            return TokenVectors.from_files(path, tokenizer)
+        table = load_file(str(path / WEIGHTS_FILE))["embedding.weight"]
+        if len(table) != len(by_id):
+            raise ModelFormatError(f"{path / WEIGHTS_FILE}: {len(table)} vectors for {len(by_id)} words")
         vocab = [by_id[i][len(_WORD_MARK):] for i in range(1, len(table))]
         lowercase = isinstance(tokenizer.normalizer, normalizers.Lowercase)
         return cls(vocab, table[1:], lowercase=lowercase)
@@ -155,9 +158,10 @@ class WordVectors(InputModule):
         return cls(vocab, vectors, lowercase)
 
 
-def _is_word_tokenizer(tokenizer: Tokenizer, by_id: dict[int, str], rows: int) -> bool:
-    return (isinstance(tokenizer.model, models.BPE) and len(by_id) == rows
-            and all(by_id.get(i, "").startswith(_WORD_MARK) for i in range(rows)))
+def _is_word_tokenizer(tokenizer: Tokenizer, by_id: dict[int, str]) -> bool:
+    """Whether `tokenizer` is `word_tokenizer`'s: whole marked words with ids 0..n-1 (row 0 the padding)."""
+    return (isinstance(tokenizer.model, models.BPE) and by_id.get(0) == _WORD_MARK + PAD_TOKEN
+            and all(by_id.get(i, "").startswith(_WORD_MARK) for i in range(len(by_id))))
 
 
 def fold_word_pooling(modules: list[Module]) -> list[Module]:

@@ -70,14 +70,12 @@ def run_recipe(method: str, model: str | os.PathLike | Any, data: Any, output: s
     (seconds) stops training cleanly; the encoder of the last step (or the best one) is saved.
     snapshots: steps at which the encoder is also saved, to `output/training/snapshots/step-N`.
     """
-    from sentforge.encoder import Encoder
-    from sentforge.loading import load
-    from sentforge.recipes.best import KeepBest
-    from sentforge.recipes.pooling import with_pooling
-    from sentforge.support.seed import set_seed
-    from sentforge.support import distributed
-    from sentforge.training.trainer import Trainer, TrainingConfig
+    from sentforge.support.loaded import is_instance
+    from sentforge.support.seed import check_seed
+    from sentforge.training.config import TrainingConfig
 
+    # The settings are checked before the model stack is imported (a dev file is read as a task: it imports it).
+    check_seed(seed, "seed (--seed)")
     if dev is not None:
         evaluator, select = _dev_evaluator(dev, output, evaluator, select)
     recipe = get_recipe(method)
@@ -88,7 +86,7 @@ def run_recipe(method: str, model: str | os.PathLike | Any, data: Any, output: s
         raise ConfigError("selecting the best encoder (select=) needs an evaluator")
     if eval_every is not None and evaluator is None:
         raise ConfigError("eval_every (--eval-every) needs an evaluator (--dev)")
-    given = isinstance(model, Encoder)
+    given = is_instance(model, "sentforge.encoder", "Encoder")
     spec = model.name if given else str(model)
     paths = data_paths(data)
     data_option = f"--{DATA_OPTIONS[recipe.data][0]}"
@@ -99,6 +97,14 @@ def run_recipe(method: str, model: str | os.PathLike | Any, data: Any, output: s
     TrainingConfig(output_dir=run.work, **({"steps": steps} if steps is not None else {"epochs": epochs or 1}),
                    **_with_defaults(recipe, dict(training), device))
     examples = read_examples(recipe.data, data, reading, columns, argument_names)
+    from sentforge.encoder import Encoder
+    from sentforge.loading import load
+    from sentforge.recipes.best import KeepBest
+    from sentforge.recipes.pooling import with_pooling
+    from sentforge.support import distributed
+    from sentforge.support.seed import set_seed
+    from sentforge.training.trainer import Trainer
+
     set_seed(seed)  # before loading: parts the checkpoint lacks (e.g. a pooler layer) start from the seed
     encoder = model if given else load(spec, device=device)
     if not isinstance(encoder, Encoder):

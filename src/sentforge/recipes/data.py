@@ -14,6 +14,8 @@ then go through the file readers' rules (data/pairs.py), so the same rows give t
 `label` keeps the pairs labelled 1, with the pairs labelled 0 as their hard negatives; a `score` to a
 positive-pair method is refused. `columns` renames a
 file's (or a Dataset's) columns to roles first: {"anchor": "sentence1", "positive": "sentence2"}.
+Class-labelled texts ("classes") keep their column names, `text` (or `sentence`) and `label`, and follow
+data/classes.py; their tuples are (text, label).
 """
 
 from __future__ import annotations
@@ -24,10 +26,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sentforge.data.classes import classes_from_rows, read_classes
 from sentforge.data.pairs import Row, pairs_from_rows, read_pairs, renamed
 from sentforge.support.errors import ConfigError, InputFileError
 
-ROLES = ("sentence1", "sentence2", "negative", "score", "label")
+ROLES = ("sentence1", "sentence2", "negative", "score", "label", "text")
 # sentence-transformers takes a row's label from a column of either name; every other column is a text.
 LABEL_COLUMNS = ("label", "score")
 # Text columns whose names say their role (sentence-transformers' names included).
@@ -148,7 +151,11 @@ def read_examples(kind: str, data: Any, reading: SentenceReading | None = None,
         if columns:
             raise ConfigError(f"{arguments.columns}: tuples have no column names; column roles are for files, "
                               "Datasets and dicts")
-        return _checked(kind, list(data))
+        examples = _checked(kind, list(data))
+        if kind == "classes":
+            return classes_from_rows([(f"{arguments.data}[{i}]", {"text": text, "label": label})
+                                      for i, (text, label) in enumerate(examples)], arguments.data, ConfigError)
+        return examples
     for path in paths:
         if not path.exists():
             raise InputFileError(f"{'corpus' if kind == 'sentences' else 'data'} not found: {path}")
@@ -159,7 +166,9 @@ def read_examples(kind: str, data: Any, reading: SentenceReading | None = None,
 
         return [pair for path in paths for pair in read_nli_pairs(path, columns)]
     if len(paths) != 1:
-        raise ConfigError(f"{arguments.data}: {kind} are read from one pair file; got {len(paths)} paths")
+        raise ConfigError(f"{arguments.data}: {kind} are read from one file; got {len(paths)} paths")
+    if kind == "classes":
+        return read_classes(paths[0], columns, arguments.columns)
     return read_pairs(paths[0], with_scores=kind == "scored pairs", columns=columns,
                       columns_argument=arguments.columns)
 
@@ -208,6 +217,8 @@ def _roles(kind: str, names: list[str], where: str) -> dict[str, str]:
     """Column name -> role, by the rules of the module doc."""
     labels = [name for name in names if name in LABEL_COLUMNS]
     texts = [name for name in names if name not in LABEL_COLUMNS]
+    if kind == "classes":
+        return {name: name for name in names}  # data/classes.py finds the text and label columns
     if len(labels) > 1:
         raise ConfigError(f"{where}: both a 'label' and a 'score' column; keep the one that holds the label")
     if kind == "sentences":
@@ -234,6 +245,8 @@ def _examples_from_rows(kind: str, rows: list[Row], arguments: ArgumentNames) ->
         raise ConfigError(f"no training data: {arguments.data} has no rows")
     if kind == "sentences":
         return _checked(kind, [record[SENTENCE_ROLE] for _, record in rows])
+    if kind == "classes":
+        return classes_from_rows(rows, arguments.data, ConfigError)
     if kind == "labelled pairs":
         from sentforge.data.nli import nli_pairs_from_rows
 
@@ -253,7 +266,7 @@ def _sentences(paths: list[Path], reading: SentenceReading) -> list[str]:
 
 
 def _checked(kind: str, examples: list) -> list:
-    arity = {"pairs": (2, 3), "scored pairs": (3,), "labelled pairs": (3,)}.get(kind)
+    arity = {"pairs": (2, 3), "scored pairs": (3,), "labelled pairs": (3,), "classes": (2,)}.get(kind)
     for i, example in enumerate(examples):
         good = isinstance(example, str) if arity is None else (
             isinstance(example, (tuple, list)) and len(example) in arity)

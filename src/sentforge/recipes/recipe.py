@@ -1,4 +1,4 @@
-"""What a training recipe is: the values that recipes/methods.py, pause.py and distillation.py declare and
+"""What a training recipe is: the values that recipes/methods.py, pause.py, distillation.py and setfit.py declare and
 that recipes/registry.py collects.
 
 A recipe says what a method trains on (`data`), which pooling its paper uses, the TrainingConfig
@@ -21,6 +21,7 @@ DATA_KINDS = {
     "pairs": "(sentence1, sentence2[, hard negative]) tuples",
     "scored pairs": "(sentence1, sentence2, score) tuples",
     "labelled pairs": "(sentence1, sentence2, label or None) tuples",
+    "classes": "(text, class) tuples",
 }
 # The command-line option that names the data files of each kind, and its help.
 DATA_OPTIONS = {
@@ -31,6 +32,7 @@ DATA_OPTIONS = {
     "labelled pairs": ("pairs", "Pair data, repeat for several: .csv/.tsv/.jsonl (sentence1, sentence2, label or "
                                 "empty), a SentEval SNLI directory, SICK_*.txt, GLUE RTE/QNLI .tsv, or a .txt "
                                 "positive-only list (sentence1<TAB>sentence2)."),
+    "classes": ("corpus", "A .tsv/.csv/.jsonl file of class-labelled texts (text or sentence, label)."),
 }
 
 

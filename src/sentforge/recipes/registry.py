@@ -1,12 +1,12 @@
-"""The registry of training recipes: it collects the recipes that recipes/methods.py, pause.py and
-distillation.py declare (their `RECIPES` tuples), and `register` adds a user's own; everything else (the
+"""The registry of training recipes: it collects the recipes that recipes/methods.py, pause.py,
+distillation.py and setfit.py declare (their `RECIPES` tuples), and `register` adds a user's own; everything else (the
 Python API, the CLI, benchmark drivers) reads it. What a recipe is: recipes/recipe.py.
 """
 
 from __future__ import annotations
 
 from sentforge.support.errors import ConfigError
-from sentforge.recipes import distillation, methods, pause
+from sentforge.recipes import distillation, methods, pause, setfit
 # The recipe vocabulary is part of this module's public names.
 from sentforge.recipes.recipe import DATA_KINDS, DATA_OPTIONS, BuildContext, Plan, Recipe  # noqa: F401
 
@@ -31,5 +31,5 @@ def recipes() -> list[Recipe]:
     return list(RECIPES.values())
 
 
-for _recipe in (*distillation.RECIPES, *methods.RECIPES, *pause.RECIPES):
+for _recipe in (*distillation.RECIPES, *methods.RECIPES, *pause.RECIPES, *setfit.RECIPES):
     register(_recipe)

@@ -15,17 +15,15 @@ import os
 import tempfile
 import warnings
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import torch
-from torch import nn
-
-from sentforge.encoder import Encoder
 from sentforge.support.errors import ConfigError
 from sentforge.support.identity import PROBE_TEXT
 from sentforge.support.output_guard import guard_output, locked_output
-from sentforge.modules.backbone import Transformer
-from sentforge.modules.onnx_backbone import OnnxModel, OnnxTransformer
+
+if TYPE_CHECKING:  # the model stack is imported once the format and the output are checked
+    from sentforge.encoder import Encoder
+    from sentforge.modules.backbone import Transformer
 
 logger = logging.getLogger(__name__)
 
@@ -35,18 +33,24 @@ EXPORT = "export"  # the command family named in the output marker and the lock
 _FIDELITY_TEXTS = (PROBE_TEXT, "a man is playing a guitar on the stage.", "how do I reset my password?")
 
 
-class _HiddenStates(nn.Module):
+def _hidden_states(model: Any) -> Any:
     """The traced function: token ids and mask in, last hidden state out."""
+    from torch import nn
 
-    def __init__(self, model: nn.Module) -> None:
-        super().__init__()
-        self.model = model
+    class HiddenStates(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.model = model
 
-    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
-        return self.model(input_ids=input_ids, attention_mask=attention_mask)[0]
+        def forward(self, input_ids, attention_mask):
+            return self.model(input_ids=input_ids, attention_mask=attention_mask)[0]
+
+    return HiddenStates()
 
 
 def _onnx_graph(backbone: Transformer, folder: Path) -> Path:
+    import torch
+
     path = folder / "fp32.onnx"
     example = backbone.pad([[backbone.tokenizer.pad_token_id] * 8] * 2)
     axes = {0: "batch", 1: "tokens"}
@@ -56,7 +60,7 @@ def _onnx_graph(backbone: Transformer, folder: Path) -> Path:
         # export (the cosine to the source model) covers.
         warnings.filterwarnings("ignore", category=UserWarning, module=r"torch\.onnx")
         warnings.filterwarnings("ignore", category=torch.jit.TracerWarning)
-        torch.onnx.export(_HiddenStates(model), (example["input_ids"], example["attention_mask"]), str(path),
+        torch.onnx.export(_hidden_states(model), (example["input_ids"], example["attention_mask"]), str(path),
                           input_names=["input_ids", "attention_mask"], output_names=["token_embeddings"],
                           dynamic_axes={"input_ids": axes, "attention_mask": axes, "token_embeddings": axes},
                           opset_version=OPSET, dynamo=False)
@@ -81,15 +85,29 @@ def check_export(output: str | Path, format: str, overwrite: bool, source: str |
 
 @locked_output(EXPORT)
 def export_encoder(encoder: Encoder | str | os.PathLike, output: str | Path, format: str = "int8",
-                   overwrite: bool = False, source: str | None = None) -> Path:
+                   overwrite: bool = False, source: str | None = None, seed: int | None = None) -> Path:
     """Write `encoder` with its backbone as an ONNX graph to the directory `output`; returns it.
 
     encoder: an Encoder, or a model spec (directory or short name) loaded with `sentforge.load` once the
     format and the output are checked; `source` (default: the spec) names the model in the export and is
-    an input that the output must leave alone."""
+    an input that the output must leave alone. `seed` seeds the random generators (`set_seed`) once those are
+    checked; None leaves them as they are."""
+    from sentforge.support.seed import check_seed
+
     if isinstance(encoder, (str, os.PathLike)):
         source = source or str(encoder)
+    if seed is not None:
+        check_seed(seed, "seed (--seed)")
     check_export(output, format, overwrite, source)
+    import numpy as np
+
+    from sentforge.encoder import Encoder
+    from sentforge.modules.backbone import Transformer
+    from sentforge.modules.onnx_backbone import OnnxModel, OnnxTransformer
+    from sentforge.support.seed import set_seed
+
+    if seed is not None:
+        set_seed(seed)
     if isinstance(encoder, (str, os.PathLike)):
         from sentforge.loading import load
 

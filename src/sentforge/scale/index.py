@@ -248,20 +248,25 @@ def index_file(model: Any, input: str | Path, output: str | Path, texts: str | P
                params: IndexParams = IndexParams(), field: str | None = None, column: str | None = None,
                batch_size: int = 32, chunk_size: int = 10_000, overwrite: bool = False, seed: int = 0) -> Path:
     """Index a text file (encoded here, chunk by chunk, with `model`) or a shard directory written by
-    `sentforge encode` (whose texts are in the file `texts`)."""
+    `sentforge encode` (whose texts are in the file `texts`). `seed` seeds the random generators
+    (`set_seed`) once the options are checked, and the index's training."""
     import shutil
     import tempfile
 
     from sentforge.data.texts import iter_texts
     from sentforge.scale.streaming import encode_file
-
-    from sentforge.loading import load
+    from sentforge.support.seed import check_seed
 
     input, output = Path(input), Path(output)
-    # Every option and the output are checked before any model loads or any text is encoded.
+    # Every option and the output are checked before the model stack is imported or any text is encoded.
     params.check()
+    check_seed(seed, "seed (--seed)")
     guard_output(output, [("input", input), ("texts", texts),
                           ("model", model if isinstance(model, (str, Path)) else None)], INDEX, overwrite)
+    from sentforge.loading import load
+    from sentforge.support.seed import set_seed
+
+    set_seed(seed)
     if not input.is_dir():
         if texts is not None:
             raise ConfigError("texts (--texts) is for a directory of encoded vectors; a text file indexes its own "
@@ -287,18 +292,31 @@ def index_file(model: Any, input: str | Path, output: str | Path, texts: str | P
 
 def search_texts(queries: Sequence[str], *, corpus: str | Path | None = None, index: str | Path | None = None,
                  model: str | Path | None = None, top_k: int = 5, field: str | None = None, column: str | None = None,
-                 batch_size: int = 32, device: str | None = None) -> list[list[Hit]]:
-    """`sentforge search`: the `top_k` texts nearest to each query by cosine similarity, best first.
+                 batch_size: int = 32, device: str | None = None, seed: int | None = None,
+                 reranker: str | Path | None = None, rerank_top: int = 10) -> list[list[Hit]]:
+    """`sentforge search`: the `top_k` texts nearest to each query by cosine similarity, best first; with
+    `reranker` (a cross-encoder directory) the `max(top_k, rerank_top)` nearest re-ranked by its scores
+    (a Hit's score is then the cross-encoder's).
 
     Give one of `corpus`, a text file (.txt, .jsonl with its `field`, .csv/.tsv with its `column`) encoded
     on each call with `model` (a Hit's id is the text's row), and `index`, a directory that `index_file`
     built: only the queries are encoded, by `model` or, by default, the model that built the index (another
-    model is refused). A `top_k` above the texts held gives them all, with a warning.
+    model is refused). A `top_k` above the texts held gives them all, with a warning. `seed` seeds the random
+    generators (`set_seed`) once the options are checked; None leaves them as they are.
     """
-    from sentforge.loading import load
+    from sentforge.support.seed import check_seed
 
     if (corpus is None) == (index is None):
         raise ConfigError("give exactly one of --corpus (texts) and --index (a built index)")
+    if seed is not None:
+        check_seed(seed, "seed (--seed)")
+    from sentforge.loading import load
+    from sentforge.support.seed import set_seed
+
+    if seed is not None:
+        set_seed(seed)
+    cross_encoder = _cross_encoder(reranker, device)
+    depth = max(top_k, rerank_top) if cross_encoder is not None else top_k
     if index is not None:
         loaded = VectorIndex.load(index)
         if model is None and loaded.identity is None:
@@ -306,7 +324,7 @@ def search_texts(queries: Sequence[str], *, corpus: str | Path | None = None, in
                               "with -m")
         spec = model or loaded.identity.name
         _note_fewer(top_k, len(loaded), f"the index {index}")
-        return loaded.search(load(spec, device), queries, top_k, name=spec)
+        return _reranked(queries, loaded.search(load(spec, device), queries, depth, name=spec), cross_encoder, top_k)
     from sentforge.data.texts import count_texts, read_texts
 
     texts = read_texts(corpus, field=field, column=column)
@@ -317,8 +335,30 @@ def search_texts(queries: Sequence[str], *, corpus: str | Path | None = None, in
     encoder = load(model, device)
     documents = encoder.encode(texts, batch_size=batch_size, normalize=True)
     vectors = encoder.encode(list(queries), batch_size=batch_size, normalize=True)
-    return [[Hit(int(row), float(scores[row]), texts[row]) for row in np.argsort(-scores)[:top_k]]
+    hits = [[Hit(int(row), float(scores[row]), texts[row]) for row in np.argsort(-scores)[:depth]]
             for scores in vectors @ documents.T]
+    return _reranked(queries, hits, cross_encoder, top_k)
+
+
+def _cross_encoder(reranker: str | Path | None, device: str | None) -> Any:
+    """The cross-encoder of --reranker, checked before anything is encoded (None without one)."""
+    if reranker is None:
+        return None
+    from sentforge.cross_encoder import is_cross_encoder_dir, load_cross_encoder
+
+    if not is_cross_encoder_dir(reranker):
+        raise ConfigError(f"--reranker {reranker}: not a cross-encoder directory (a bi-encoder? give it as --model)")
+    return load_cross_encoder(reranker, device=device)
+
+
+def _reranked(queries: Sequence[str], hits: list[list[Hit]], cross_encoder: Any, top_k: int) -> list[list[Hit]]:
+    """Each query's hits ordered by the cross-encoder's score of (query, text), the `top_k` best; unchanged
+    without a cross-encoder."""
+    if cross_encoder is None:
+        return hits
+    scores = iter(cross_encoder.predict([(q, hit.text) for q, found in zip(queries, hits) for hit in found]))
+    rescored = [[Hit(hit.id, float(next(scores)), hit.text) for hit in found] for found in hits]
+    return [sorted(found, key=lambda hit: -hit.score)[:top_k] for found in rescored]
 
 
 def _note_fewer(top_k: int, held: int, where: str) -> None:

@@ -228,25 +228,36 @@ def encode_file(model: Any, input: str | Path, output: str | Path, *, chunk_size
                 batch_size: int = 32, normalize: bool = False, max_seq_length: int | None = None,
                 precision: str = "float32", field: str | None = None, column: str | None = None,
                 overwrite: bool = False, engine: str = "local", workers: int = 1, device: str | None = None,
-                show_progress: bool | None = None, dtype: str | None = None) -> Path:
+                show_progress: bool | None = None, dtype: str | None = None, seed: int | None = None) -> Path:
     """Encode a text file into `output` (.npy file or shard directory), resuming an unfinished run.
 
     `model` is a model spec or an encoder (the "ray" engine needs a spec: each worker loads it).
     `dtype` is the compute precision of the forward pass (`encode(dtype=...)`); `precision` the
-    format of the rows written.
+    format of the rows written. `seed` seeds the random generators (`set_seed`) once the options and the
+    output are checked; None leaves them as they are.
     Returns the output path.
     """
-    from sentforge.interface.dtypes import parse_dtype
-    from sentforge.loading import load
+    from sentforge.interface.dtypes import dtype_name
+    from sentforge.scale.engines import check_engine
+    from sentforge.support.seed import check_seed
 
+    # Every option and the output are checked before the model stack is imported or any model loads.
     input, output = check_text_file(input), Path(output)
     if precision not in PRECISIONS:
         raise ConfigError(f"precision {precision!r} (--precision): choose one of {', '.join(PRECISIONS)}")
-    compute_dtype = None if dtype is None else str(parse_dtype(dtype, "dtype (--dtype)")).removeprefix("torch.")
+    compute_dtype = dtype_name(dtype, "dtype (--dtype)")
     if chunk_size < 1 or batch_size < 1 or workers < 1:
         raise ConfigError("chunk_size, batch_size and workers must each be >= 1")
+    check_engine(engine, workers)
+    if seed is not None:
+        check_seed(seed, "seed (--seed)")
     guard_output(output, [("input", input), ("model", model if isinstance(model, (str, os.PathLike)) else None)],
                  ENCODE, overwrite, file_format="npy" if output.suffix == ".npy" else None)
+    from sentforge.loading import load
+    from sentforge.support.seed import set_seed
+
+    if seed is not None:
+        set_seed(seed)
     rows = count_texts(input, iter_texts(input, field, column))
     spec = model if isinstance(model, str) else None
     encoder = load(model, device=device) if spec else model

@@ -93,13 +93,23 @@ def _from_hub(spec: str) -> Path:
                                  f"download failed ({type(err).__name__}). Accepted: {ACCEPTED_SPECS}") from None
 
 
+def is_pair_classifier(config: dict) -> bool:
+    """Whether a Hugging Face config.json describes a sequence-classification model (a cross-encoder)."""
+    return any(str(a).endswith("ForSequenceClassification") for a in config.get("architectures") or ())
+
+
 def read_encoder_directory(path: Path, spec: str) -> Encoder | None:
     """The encoder saved in `path` (modules.json), or a plain Hugging Face model there (config.json) with mean
     pooling; None when the directory holds neither."""
     if (path / "modules.json").exists():
         return Encoder.load(path, name=spec)
     if (path / "config.json").exists():
-        model_type = read_json(path / "config.json").get("model_type")
+        config = read_json(path / "config.json")
+        if is_pair_classifier(config):
+            raise ModelFormatError(f"{spec} is a cross-encoder ({', '.join(config['architectures'])}): it scores "
+                                   "pairs of texts and gives no vectors; give it as --reranker (or load it with "
+                                   "sentforge.load_cross_encoder) and a bi-encoder as --model")
+        model_type = config.get("model_type")
         logger.info("%s has no modules.json: loading it as a plain Hugging Face model with mean pooling%s",
                     spec, " (T5: encoder only)" if model_type in T5_FAMILY else "")
         return build_encoder(path, pooling="mean", name=spec)

@@ -205,7 +205,8 @@ _held: dict[str, list[Any]] = {}  # lock path -> [open file, depth]: a process m
 
 
 def lock_path(output: str | os.PathLike) -> Path:
-    output = Path(output)
+    """`.NAME.lock` beside the output, its path written out first (an output such as `dir/sub/..` is `dir`)."""
+    output = Path(os.path.abspath(output))
     return output.parent / f".{output.name}.lock"
 
 
@@ -226,6 +227,7 @@ def output_lock(output: str | os.PathLike, command: str, option: str = "--output
         finally:
             _held[key][1] -= 1
         return
+    missing = [folder for folder in lock.parents if not folder.exists()]
     handle = _acquire(lock, output, command, option)
     _held[key] = [handle, 1]
     try:
@@ -234,6 +236,9 @@ def output_lock(output: str | os.PathLike, command: str, option: str = "--output
         del _held[key]
         lock.unlink(missing_ok=True)  # while still held: a run that opens it now sees another file
         handle.close()
+        for folder in missing:  # the folders made for the lock go again when the run wrote nothing into them
+            with contextlib.suppress(OSError):
+                folder.rmdir()
 
 
 def _acquire(lock: Path, output: Path, command: str, option: str) -> Any:

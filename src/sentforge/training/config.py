@@ -11,6 +11,9 @@ from typing import Any
 from sentforge.support.errors import ConfigError
 
 MIXED_PRECISION = ("auto", "no", "bf16", "fp16")
+# What training/optim.py builds; named here so that a run's settings are checked before torch is imported.
+OPTIMIZERS = ("adamw", "adam", "adafactor", "rmsprop")
+SCHEDULES = ("constant", "linear", "polynomial", "t5-constant-then-linear", "piecewise")
 # Learning rates above this only ever diverge with the optimizers sentforge offers.
 MAX_LR = 1.0
 
@@ -65,6 +68,11 @@ class TrainingConfig:
             value = getattr(self, name)
             if value is not None and value < 1:
                 raise ConfigError(f"{name} ({_flag(name)}) must be >= 1, got {value}")
+        if self.optimizer not in OPTIMIZERS:
+            raise ConfigError(f"unknown optimizer {self.optimizer!r} (--optimizer); choose one of "
+                              f"{', '.join(OPTIMIZERS)}")
+        if self.schedule not in SCHEDULES:
+            raise ConfigError(f"unknown schedule {self.schedule!r} (--schedule); choose one of {', '.join(SCHEDULES)}")
         if self.mixed_precision not in MIXED_PRECISION:
             raise ConfigError(f"mixed_precision must be one of {', '.join(MIXED_PRECISION)}")
         if self.early_stopping_mode not in ("max", "min"):

@@ -14,9 +14,7 @@ from torch.optim import Optimizer
 from torch.optim.lr_scheduler import LambdaLR
 
 from sentforge.support.errors import ConfigError
-
-OPTIMIZERS = ("adamw", "adam", "adafactor", "rmsprop")
-SCHEDULES = ("constant", "linear", "polynomial", "t5-constant-then-linear", "piecewise")
+from sentforge.training.config import OPTIMIZERS, SCHEDULES
 
 
 def build_optimizer(params: Iterable[torch.nn.Parameter] | Iterable[dict], name: str = "adamw", lr: float = 5e-5,

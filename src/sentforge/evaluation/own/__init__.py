@@ -4,8 +4,9 @@ any registered benchmark.
     from sentforge.evaluation import evaluate, load_dataset
     report = evaluate("all-MiniLM-L6-v2", [load_dataset("dev.jsonl"), load_dataset("pairs.tsv", dev="dev.tsv")])
 
-Kinds (see docs/own-data.md): `scored-pairs`, `labelled-pairs`, `reranking`, `retrieval`; detected from
-the layout and the columns unless given.
+Kinds (see docs/own-data.md): `scored-pairs`, `labelled-pairs`, `reranking`, `retrieval`, `classes` (text and
+label: a logistic-regression head fitted on the train file beside it, `own/classes.py`); detected from the
+layout and the columns unless given.
 """
 
 from sentforge.evaluation.own.load import (

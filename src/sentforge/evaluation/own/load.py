@@ -6,8 +6,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from sentforge.data.classes import PAIR_COLUMNS, TEXT_COLUMNS
 from sentforge.support.errors import ConfigError, InputFileError
 from sentforge.evaluation.own.base import OwnDataTask, records
+from sentforge.evaluation.own.classes import ClassesTask
 from sentforge.evaluation.own.pairs import (
     PAIR_FIELDS,
     LabelledPairsTask,
@@ -17,7 +19,7 @@ from sentforge.evaluation.own.reranking import FIELDS as RERANKING_FIELDS
 from sentforge.evaluation.own.reranking import OwnRerankingTask
 from sentforge.evaluation.own.retrieval import BEIR_FILES, BeirRetrievalTask
 
-DATASET_KINDS = ("scored-pairs", "labelled-pairs", "reranking", "retrieval")
+DATASET_KINDS = ("scored-pairs", "labelled-pairs", "reranking", "retrieval", "classes")
 
 
 def parse_dataset_spec(spec: str) -> tuple[str | None, Path]:
@@ -52,6 +54,8 @@ def detect_kind(path: str | os.PathLike) -> str:
     fields = set(first)
     if "query" in fields:
         return "reranking"
+    if "label" in fields and fields & set(TEXT_COLUMNS) and not fields & set(PAIR_COLUMNS):
+        return "classes"
     if set(PAIR_FIELDS) <= fields and ("score" in fields) != ("label" in fields):
         return "scored-pairs" if "score" in fields else "labelled-pairs"
     present = ", ".join(first) or "none"
@@ -63,8 +67,8 @@ def detect_kind(path: str | os.PathLike) -> str:
                              "the model's similarities with a gold score (scored-pairs, Spearman) or a 0/1 label "
                              "(labelled-pairs, average precision); add one of these columns")
     raise InputFileError(f"{path}:{line_no}: cannot tell the kind of data from the columns ({present}); expected "
-                         f"{', '.join(RERANKING_FIELDS)} (reranking), or sentence1, sentence2 and score "
-                         "(scored-pairs) or label (labelled-pairs)")
+                         f"{', '.join(RERANKING_FIELDS)} (reranking), sentence1, sentence2 and score "
+                         "(scored-pairs) or label (labelled-pairs), or text and label (classes)")
 
 
 def load_dataset(path: str | os.PathLike, kind: str | None = None, dev: str | os.PathLike | None = None,
@@ -117,6 +121,8 @@ def _load_dataset(path: Path, kind: str | None, dev: str | os.PathLike | None, n
         return LabelledPairsTask(path, name, Path(dev) if dev is not None else None, seed)
     if kind == "reranking":
         return OwnRerankingTask(path, name, seed)
+    if kind == "classes":
+        return ClassesTask(path, name, seed=seed)
     folder, split = _beir_folder(path) or (path, None)
     return BeirRetrievalTask(folder, name, split, seed)
 

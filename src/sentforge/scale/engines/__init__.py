@@ -17,8 +17,6 @@ from sentforge.support.errors import ConfigError
 
 def local_engine(spec: str | None, encoder: Any, source: ChunkSource, options: dict[str, Any],
                  workers: int = 1) -> Iterator[tuple[int, np.ndarray]]:
-    if workers != 1:
-        raise ConfigError("the local engine runs one worker; use --engine ray for several")
     for index, texts in source.iter_chunks():
         yield index, encoder.encode(texts, show_progress=False, **options)
 
@@ -32,8 +30,15 @@ def _ray_engine(*args: Any, **kwargs: Any) -> Iterator[tuple[int, np.ndarray]]:
 ENGINES = {"local": local_engine, "ray": _ray_engine}
 
 
-def run_engine(name: str, spec: str | None, encoder: Any, source: ChunkSource, options: dict[str, Any],
-               workers: int = 1) -> Iterator[tuple[int, np.ndarray]]:
+def check_engine(name: str, workers: int) -> None:
+    """Refuse an unknown engine, or several workers on the local one (checked before any model loads)."""
     if name not in ENGINES:
         raise ConfigError(f"--engine {name!r}: choose one of {', '.join(ENGINES)}")
+    if name == "local" and workers != 1:
+        raise ConfigError("the local engine runs one worker; use --engine ray for several")
+
+
+def run_engine(name: str, spec: str | None, encoder: Any, source: ChunkSource, options: dict[str, Any],
+               workers: int = 1) -> Iterator[tuple[int, np.ndarray]]:
+    check_engine(name, workers)
     return ENGINES[name](spec, encoder, source, options, workers=workers)
