@@ -1,7 +1,8 @@
 """The README's adapt and labels examples stay true: each runs with the README's own command line (its files
 and options; a tiny model for the real one, and for adapt a budget that skips every trained candidate, the run
-the README quotes) and gives the output the README quotes, line by line up to its numbers and model name, with
-what the README says of it (the default --keep, where the model is and what loads it, a curve for labels)."""
+the README quotes) and gives what the README says: adapt the output it quotes, line by line up to its numbers
+and model name, the default --keep and the model directory that sentence-transformers loads; labels a fitted
+curve from runs long enough to learn, none skipped."""
 
 from __future__ import annotations
 
@@ -68,3 +69,17 @@ def test_the_readme_adapt_example_says_what_the_readme_quotes(tiny_bert_dir, tmp
     assert "--keep selected: only model/ and the report kept" in output_line and "--keep all" in output_line
     st = pytest.importorskip("sentence_transformers")
     assert st.SentenceTransformer(str(out / "model"), device="cpu").encode(["a ticket"]).shape[0] == 1
+
+
+def test_the_readme_labels_example_fits_a_curve_from_runs_long_enough_to_learn(tiny_bert_dir, tmp_path, capsys,
+                                                                               monkeypatch):
+    monkeypatch.chdir(REPO)
+    out = tmp_path / "curve"
+    code, stdout, err = run_cli(with_values(readme_command("labels"), model=tiny_bert_dir, output=out), capsys)
+    assert code == 0, err
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert report["short_runs"] == [] and report["skipped"] == [] and report["fit"] is not None
+    assert min(run["steps"] for run in report["runs"].values()) >= 10
+    assert stdout.splitlines()[-1].startswith("with 2x the labels: dev ap ")
+    assert "Its last line gives the expected dev score with twice the labels" in " ".join(
+        README.read_text(encoding="utf-8").split())
