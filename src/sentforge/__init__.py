@@ -16,6 +16,7 @@ _EXPORTS = {
     "CallableEncoder": "sentforge.specs.external",
     "Encoder": "sentforge.encoder",
     "MetaEncoder": "sentforge.meta.meta_encoder",
+    "SentenceClassifier": "sentforge.classification.classifier",
     "SentenceEncoder": "sentforge.encoder",
     "SentforgeError": "sentforge.support.errors",
     "Trainer": "sentforge.training.trainer",
