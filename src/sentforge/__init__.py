@@ -17,6 +17,7 @@ _EXPORTS = {
     "CrossEncoder": "sentforge.cross_encoder",
     "Encoder": "sentforge.encoder",
     "MetaEncoder": "sentforge.meta.meta_encoder",
+    "SentenceClassifier": "sentforge.classification.classifier",
     "SentenceEncoder": "sentforge.encoder",
     "SentforgeError": "sentforge.support.errors",
     "Trainer": "sentforge.training.trainer",

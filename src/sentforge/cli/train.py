@@ -82,7 +82,8 @@ def _sentence_reading(
 
 def _column_roles(
     columns: Annotated[str | None, typer.Option(help="The roles of the file's columns, COLUMN=ROLE,...; roles: "
-                                                     "sentence1, sentence2, negative, score, label. E.g. "
+                                                     "sentence1, sentence2, negative, score, label, text "
+                                                     "(class-labelled texts). E.g. "
                                                      "anchor=sentence1,positive=sentence2.")] = None,
 ) -> None:
     """The option of methods that train on pair files."""
