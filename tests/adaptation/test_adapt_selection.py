@@ -372,7 +372,7 @@ def test_adapt_trains_on_the_hygienic_data_and_reports_counts_and_intervals(tiny
             f"{tiny_bert_dir.name}.start"]["dev"], abs=1e-6)
     text = (tmp_path / "adapted" / "report.md").read_text(encoding="utf-8")
     assert "Dev hygiene: dropped before training" in text and "6 of 14 unlabelled" in text
-    assert "Rule `simplest`" in text
+    assert "Rule `labels-first`" in text
     assert report["selection"]["base"] == f"{tiny_bert_dir.name}.start"
     # Every candidate's cost to run, measured on the same sample of the texts: the tiny model's parameters and
     # dimension, counted here from the loaded model.
