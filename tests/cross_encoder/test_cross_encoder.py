@@ -95,6 +95,16 @@ class Fixed:
         return [np.asarray(self.scores, dtype=float) for _ in queries]
 
 
+class Pairwise:
+    """A lexical first stage that scores every pair 10."""
+
+    def score(self, queries, candidate_lists):
+        return [np.full(len(c), 10.0) for c in candidate_lists]
+
+    def pair_scores(self, texts_a, texts_b):
+        return np.full(len(texts_a), 10.0)
+
+
 def test_reranking_orders_the_first_stage_top_k_by_the_cross_encoder_above_the_rest():
     candidates = ["aaaa", "a", "aaa", "aa", "aaaaa"]
     first = [0.9, 0.8, 0.7, 0.2, 0.1]  # first stage order: 0, 1, 2, 3, 4
@@ -111,6 +121,8 @@ def test_reranking_orders_the_first_stage_top_k_by_the_cross_encoder_above_the_r
         Reranked(Fixed(first), Lengths(), weight=1.5)
     reranked = Reranked(Fixed(first), Lengths(), top_k=2)
     assert np.array_equal(reranked.pair_scores(["x", "y"], ["abc", "a"]), [3.0, 1.0])
+    both = Reranked(Pairwise(), Lengths(), weight=0.25).pair_scores(["x", "y"], ["abc", "a"])
+    assert np.allclose(both, [0.25 * 3 + 0.75 * 10, 0.25 * 1 + 0.75 * 10])
     assert reranked.pairs_scored == 2
 
 

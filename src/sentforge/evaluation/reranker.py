@@ -7,7 +7,8 @@ first stage's order; with `top_k=None` (or no first stage) the cross-encoder sco
 `weight` below 1 the top K are ordered by the interpolation (1 - weight) * first-stage score + weight *
 cross-encoder score (a cosine and a sigmoid score, both about [0, 1]: score interpolation, as re-rankers are
 often deployed when the cross-encoder alone is not better than its first stage). A labelled pair is scored by
-the cross-encoder alone: its own score of the pair.
+the cross-encoder: its own score of the pair, interpolated the same way with the first stage's when `weight`
+is below 1.
 """
 
 from __future__ import annotations
@@ -101,8 +102,17 @@ class Reranked:
                 np.stack([row[o] for row, o in zip(ids, order)]))
 
     def pair_scores(self, texts_a: Sequence[str], texts_b: Sequence[str]) -> np.ndarray:
-        """The cross-encoder's score of each pair."""
-        return self._cross_scores(list(zip(texts_a, texts_b)))
+        """The cross-encoder's score of each pair; with `weight` below 1, interpolated with the first stage's."""
+        cross = self._cross_scores(list(zip(texts_a, texts_b)))
+        if self.first_stage is None or self.weight == 1:
+            return cross
+        if is_lexical(self.first_stage):
+            first = np.asarray(self.first_stage.pair_scores(texts_a, texts_b), dtype=np.float64)
+        else:
+            rows, vectors = unit_embeddings(self.first_stage, [*texts_a, *texts_b])
+            first = np.einsum("ij,ij->i", vectors[[rows[t] for t in texts_a]],
+                              vectors[[rows[t] for t in texts_b]]).astype(np.float64)
+        return self.weight * cross + (1 - self.weight) * first
 
     @property
     def pairs_per_second(self) -> float | None:
