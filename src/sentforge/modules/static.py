@@ -6,18 +6,18 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import numpy as np
 import torch
-from safetensors.torch import load_file, save_file
+from safetensors.torch import load_file
 from tokenizers import Regex, Tokenizer, models, normalizers, pre_tokenizers
 from torch import nn
 
 from sentforge.support.errors import ConfigError, InputFileError, ModelFormatError
-from sentforge.modules.base import WEIGHTS_FILE, Features, InputModule, Module, pad_ids, read_json
+from sentforge.modules.base import WEIGHTS_FILE, Features, Module, pad_ids, read_json
 from sentforge.modules.pooling import Pooling
-from sentforge.modules.token_vectors import STATIC_EMBEDDING_TYPE, TOKENIZER_FILE, TokenVectors
+from sentforge.modules.token_vectors import STATIC_EMBEDDING_TYPE, TOKENIZER_FILE, TokenTable, TokenVectors
 
 logger = logging.getLogger(__name__)
 
@@ -46,7 +46,7 @@ def word_tokenizer(vocab: list[str], lowercase: bool = True) -> Tokenizer:
     return tokenizer
 
 
-class WordVectors(InputModule):
+class WordVectors(TokenTable):
     """Looks up a frozen vector per token; unknown tokens are skipped. Follow with mean Pooling.
 
     Saved as sentence-transformers' StaticEmbedding (tokenizer.json + `embedding.weight`), which
@@ -91,14 +91,6 @@ class WordVectors(InputModule):
     def forward(self, features: Features) -> Features:
         features["token_embeddings"] = self.embedding(features["input_ids"])
         return features
-
-    def config(self) -> dict[str, Any]:
-        return {}
-
-    def save(self, path: Path) -> None:
-        path.mkdir(parents=True, exist_ok=True)
-        self.tokenizer.save(str(path / TOKENIZER_FILE))
-        save_file({"embedding.weight": self.embedding.weight.contiguous()}, str(path / WEIGHTS_FILE))
 
     @classmethod
     def load(cls, path: Path) -> WordVectors | TokenVectors:

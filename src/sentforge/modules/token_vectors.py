@@ -28,7 +28,18 @@ TOKENIZER_FILE = "tokenizer.json"
 ST_WEIGHT, M2V_WEIGHT, M2V_MAPPING, M2V_SCALES = "embedding.weight", "embeddings", "mapping", "weights"
 
 
-class TokenVectors(InputModule):
+class TokenTable(InputModule):
+    """What the static modules share: no settings of their own, and the StaticEmbedding files (`tokenizer`,
+    `embedding`)."""
+
+    def config(self) -> dict[str, Any]:
+        return {}
+
+    def save(self, path: Path) -> None:
+        save_token_table(path, self.tokenizer, self.embedding.weight)
+
+
+class TokenVectors(TokenTable):
     """One trainable vector per token id of `tokenizer`; the sentence vector is their mean.
 
     Saved as sentence-transformers' StaticEmbedding (tokenizer.json + `embedding.weight`).
@@ -69,14 +80,6 @@ class TokenVectors(InputModule):
             features["input_ids"][mask], self.embedding.weight, offsets, mode="mean")
         return features
 
-    def config(self) -> dict[str, Any]:
-        return {}
-
-    def save(self, path: Path) -> None:
-        path.mkdir(parents=True, exist_ok=True)
-        self.tokenizer.save(str(path / TOKENIZER_FILE))
-        save_file({ST_WEIGHT: self.embedding.weight.detach().contiguous().cpu()}, str(path / WEIGHTS_FILE))
-
     @classmethod
     def from_files(cls, path: Path, tokenizer: Tokenizer) -> TokenVectors:
         """The vectors in `path`/model.safetensors over `tokenizer`: sentence-transformers' `embedding.weight`,
@@ -98,3 +101,11 @@ class TokenVectors(InputModule):
         if M2V_SCALES in tensors:
             vectors = vectors * tensors[M2V_SCALES].float()[:, None]
         return cls(tokenizer, vectors)
+
+
+def save_token_table(path: Path, tokenizer: Tokenizer, weight: torch.Tensor) -> None:
+    """A static model's files in sentence-transformers' StaticEmbedding layout: the tokenizer and one row per
+    token (`embedding.weight`)."""
+    path.mkdir(parents=True, exist_ok=True)
+    tokenizer.save(str(path / TOKENIZER_FILE))
+    save_file({ST_WEIGHT: weight.detach().contiguous().cpu()}, str(path / WEIGHTS_FILE))
