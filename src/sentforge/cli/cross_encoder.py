@@ -43,15 +43,14 @@ def cross_encoder(
 ) -> None:
     """A cross-encoder (both texts read together, one score per pair) from an encoder's transformer, trained
     with binary cross-entropy on labelled pairs; saved in sentence-transformers' CrossEncoder layout."""
-    from sentforge.recipes.cross_encoder import train_cross_encoder
+    from sentforge.recipes.cross_encoder import run_cross_encoder
     from sentforge.recipes.data import ArgumentNames
-    from sentforge.recipes.run_dir import read_summary
 
-    train_cross_encoder(model, labelled, output, steps=steps, time_limit=time_limit, resume=resume,
-                        overwrite=overwrite, device=device, seed=seed,
-                        argument_names=ArgumentNames(data="--labelled", columns="--columns"), epochs=epochs,
-                        batch_size=batch_size, lr=lr, warmup_ratio=warmup_ratio, max_length=max_length,
-                        negatives=negatives, symmetric=symmetric, pos_weight=pos_weight)
-    summary = read_summary(output)
+    _, summary = run_cross_encoder(model, labelled, output, steps=steps, time_limit=time_limit, resume=resume,
+                                   overwrite=overwrite, device=device, seed=seed,
+                                   argument_names=ArgumentNames(data="--labelled", columns="--columns"),
+                                   epochs=epochs, batch_size=batch_size, lr=lr, warmup_ratio=warmup_ratio,
+                                   max_length=max_length, negatives=negatives, symmetric=symmetric,
+                                   pos_weight=pos_weight)
     typer.echo(f"wrote {output}: cross-encoder, {summary['steps']} steps on {summary['examples']} pairs"
                f"{last_loss(summary.get('final_loss'))}")

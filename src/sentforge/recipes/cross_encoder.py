@@ -17,7 +17,6 @@ import os
 import random
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Any
 
 from sentforge.recipes.data import PYTHON_ARGUMENTS, ArgumentNames, data_paths, read_examples
@@ -89,16 +88,23 @@ def training_examples(pairs: Sequence[tuple[str, str, Any]], settings: CrossEnco
     return rows
 
 
-@locked_output(TRAIN)
-def train_cross_encoder(model: str | os.PathLike | Any, data: Any, output: str | os.PathLike, *,
-                        steps: int | None = None, time_limit: float | None = None, resume: bool = False,
-                        overwrite: bool = False, device: str | None = None, seed: int = 0,
-                        argument_names: ArgumentNames = PYTHON_ARGUMENTS, show_progress: bool | None = None,
+def train_cross_encoder(model: str | os.PathLike | Any, data: Any, output: str | os.PathLike,
                         **settings: Any) -> Any:
     """Train a cross-encoder on labelled pairs `data` and write it to `output`; returns the trained
-    CrossEncoder. model: an encoder spec or Encoder (a new cross-encoder from its transformer) or a
-    cross-encoder directory (trained on); settings: the fields of CrossEncoderSettings; `steps` replaces its
-    epochs; `time_limit` (seconds) stops training cleanly, keeping the last step's model."""
+    CrossEncoder (the keywords of `run_cross_encoder`)."""
+    return run_cross_encoder(model, data, output, **settings)[0]
+
+
+@locked_output(TRAIN)
+def run_cross_encoder(model: str | os.PathLike | Any, data: Any, output: str | os.PathLike, *,
+                      steps: int | None = None, time_limit: float | None = None, resume: bool = False,
+                      overwrite: bool = False, device: str | None = None, seed: int = 0,
+                      argument_names: ArgumentNames = PYTHON_ARGUMENTS, show_progress: bool | None = None,
+                      **settings: Any) -> tuple[Any, dict[str, Any]]:
+    """Train a cross-encoder on labelled pairs `data` and write it to `output`; returns the trained
+    CrossEncoder and the run summary (train.json). model: an encoder spec or Encoder (a new cross-encoder from
+    its transformer) or a cross-encoder directory (trained on); settings: the fields of CrossEncoderSettings;
+    `steps` replaces its epochs; `time_limit` (seconds) stops training cleanly, keeping the last step's model."""
     from sentforge.training.config import TrainingConfig
 
     # Every option is checked before the model stack (torch, transformers) loads and before anything is written.
@@ -146,11 +152,5 @@ def train_cross_encoder(model: str | os.PathLike | Any, data: Any, output: str |
                           result.losses[-1] if result.losses else None, config.to_json(), asdict(chosen), **extra)
     cross_encoder.name = str(output)
     run.finish(cross_encoder.save, summary)
-    return cross_encoder
+    return cross_encoder, summary
 
-
-def read_settings(path: str | os.PathLike) -> dict[str, Any]:
-    """The settings a finished cross-encoder run recorded (train.json's options)."""
-    from sentforge.recipes.run_dir import read_summary
-
-    return read_summary(Path(path)).get("method_options", {})
