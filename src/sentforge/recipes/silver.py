@@ -20,7 +20,7 @@ logger = logging.getLogger(__name__)
 
 
 def candidate_pairs(anchors: Sequence[str], texts: Sequence[str], encoder: Any, k: int = 3,
-                    bm25: bool = True, batch_size: int = 64) -> list[tuple[str, str]]:
+                    bm25: bool = True) -> list[tuple[str, str]]:
     """Each anchor with its `k` nearest `texts` by `encoder` (cosine) and, with `bm25`, its `k` best by BM25;
     never a text with itself, each unordered pair once, in anchor order."""
     from sentforge.baselines.bm25 import load_bm25
