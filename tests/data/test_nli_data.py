@@ -9,7 +9,7 @@ from collections import Counter
 import pytest
 
 from sentforge.data.nli import (DUPLICATE, NOT_DUPLICATE, POSITIVE, label_fraction, positive_only, read_nli_pairs,
-                                read_qqp)
+                                read_nli_table, read_qqp)
 from sentforge.support.errors import ConfigError, InputFileError
 
 from conftest import DATA, needs
@@ -89,3 +89,24 @@ def test_real_qqp_subset():
     pairs = read_qqp(path, skip_malformed=True)
     assert len(pairs) == 23496
     assert Counter(label for _, _, label in pairs) == {DUPLICATE: 8747, NOT_DUPLICATE: 14749}
+
+
+@pytest.mark.parametrize("read", ["pairs", "nli"])
+def test_a_class_labelled_file_given_as_pairs_is_named_as_such(tmp_path, read):
+    from sentforge.data.pairs import read_pairs
+
+    path = tmp_path / "intents.jsonl"
+    path.write_text('{"text": "app crashes on start", "label": "bug"}\n'
+                    '{"text": "please refund me", "label": "billing"}\n', encoding="utf-8")
+    reader = read_pairs if read == "pairs" else read_nli_table
+    with pytest.raises(InputFileError, match=r"intents.jsonl:1: no field 'sentence1', 'sentence2' .*"
+                                             r"looks like a class-labelled file .*sentforge train setfit"):
+        reader(path)
+
+
+def test_a_pair_file_without_text_columns_gets_no_class_hint(tmp_path):
+    path = tmp_path / "pairs.jsonl"
+    path.write_text('{"first": "a", "second": "b", "label": 1}\n', encoding="utf-8")
+    with pytest.raises(InputFileError) as raised:
+        read_nli_table(path)
+    assert "class-labelled" not in str(raised.value)

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sentforge.data.pairs import Row, file_rows
+from sentforge.data.pairs import Row, class_file_hint, file_rows
 from sentforge.data.scored_pairs import keep_text, read_sick
 from sentforge.data.texts import decoded_lines
 from sentforge.support.errors import ConfigError, InputFileError
@@ -65,7 +65,8 @@ def nli_pairs_from_rows(rows: list[Row], error: type[Exception] = InputFileError
         missing = [f for f in ("sentence1", "sentence2") if f not in record]
         if missing:
             raise error(f"{where}: no field {', '.join(map(repr, missing))} "
-                        f"(found: {', '.join(record)}); NLI pairs need sentence1, sentence2[, label]")
+                        f"(found: {', '.join(record)}); pairs need sentence1, sentence2[, label]"
+                        + class_file_hint(record))
         pairs.append(_pair(where, record["sentence1"], record["sentence2"], record.get("label"), error))
     return pairs
 

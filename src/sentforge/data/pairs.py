@@ -60,6 +60,14 @@ def _records(path: Path) -> list[tuple[int, dict[str, Any]]]:
 Row = tuple[str, dict[str, Any]]
 
 
+def class_file_hint(record: Mapping[str, Any]) -> str:
+    """What to say when a row of a pair file has the columns of a class-labelled file instead."""
+    if "label" in record and ("text" in record or "sentence" in record):
+        return ("; this looks like a class-labelled file (a text and its class per row): "
+                "train on it with `sentforge train setfit`")
+    return ""
+
+
 def file_rows(path: Path, columns: Mapping[str, str] | None = None, columns_argument: str = "columns") -> list[Row]:
     """The rows of a pair file, each column renamed by `columns` (file column -> field) when it is mapped;
     sentence-transformers' `anchor` and `positive` name sentence1 and sentence2 unless `columns` gives
@@ -131,15 +139,16 @@ def split_rows(rows: list[Row], source: str, with_scores: bool, error: type[Exce
             raise error(f"{where}: a 'score' column, but this method trains on positive pairs; "
                         "train on scored pairs with the `sts` method, or keep only the positive pairs "
                         "(a 0/1 'label' column)")
-        positive = with_scores or "label" not in record or _is_positive(where, record["label"], error)
-        if not positive and _is_unlabelled(record["label"]):
-            unlabelled += 1
-            continue
         missing = [f for f in (*TEXT_FIELDS, *(("score",) if with_scores else ())) if f not in record]
         if missing:
             raise error(f"{where}: no field {', '.join(map(repr, missing))} (found: {', '.join(record)}); pairs "
                         f"need sentence1, sentence2{', score' if with_scores else ''}"
-                        + (f" (name the roles of other columns with {columns_argument})" if columns_argument else ""))
+                        + (f" (name the roles of other columns with {columns_argument})" if columns_argument else "")
+                        + class_file_hint(record))
+        positive = with_scores or "label" not in record or _is_positive(where, record["label"], error)
+        if not positive and _is_unlabelled(record["label"]):
+            unlabelled += 1
+            continue
         texts = [record[f] for f in TEXT_FIELDS]
         if not all(isinstance(t, str) and t.strip() for t in texts):
             raise error(f"{where}: sentence1 and sentence2 must be non-empty strings")
