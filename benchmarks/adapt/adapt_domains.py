@@ -345,9 +345,12 @@ def regret_table(runs: list[Path], rules: list[str], choose) -> None:
     """For each finished run and rule, what `choose(run_dir, saved, results, rule)` selects, that model's test
     score, and the selection regret (the best candidate's test score minus it), then each rule's mean regret.
     Test scores come from report.json; nothing here is chosen with them."""
-    print("| run | rule | selected | its test | best candidate (test) | regret | mnrl's test | selected >= mnrl |")
-    print("|---|---|---|---:|---|---:|---:|---|")
+    print("| run | rule | selected | its test | minus the start's | best candidate (test) | regret | mnrl's test | "
+          "selected >= mnrl |")
+    print("|---|---|---|---:|---:|---|---:|---:|---|")
     regrets: dict[str, list[float]] = {rule: [] for rule in rules}
+    below_start = dict.fromkeys(rules, 0)
+    at_least_mnrl = dict.fromkeys(rules, 0)
     for run_dir in runs:
         saved = json.loads((run_dir / "report.json").read_text(encoding="utf-8"))
         results = candidate_results(saved)
@@ -355,16 +358,20 @@ def regret_table(runs: list[Path], rules: list[str], choose) -> None:
         made = {name: r.test for name, r in done.items() if r.kind != "start" and r.test is not None}
         best = max(made, key=made.__getitem__)
         mnrl = next((r.test for r in done.values() if r.method == "mnrl"), None)
+        start = next(r.test for r in done.values() if r.kind == "start")
         for rule in rules:
             chosen = choose(run_dir, saved, results, rule)
             test = done[chosen].test
             regret = max(made[best] - test, 0.0)
             regrets[rule].append(regret)
+            below_start[rule] += test < start
+            at_least_mnrl[rule] += mnrl is not None and test >= mnrl
             versus = "–" if mnrl is None else "yes" if test >= mnrl else "no"
-            print(f"| {run_dir.name} | {rule} | {chosen} | {test:.2f} | {best} ({made[best]:.2f}) | {regret:.2f} | "
-                  f"{'–' if mnrl is None else f'{mnrl:.2f}'} | {versus} |")
+            print(f"| {run_dir.name} | {rule} | {chosen} | {test:.2f} | {test - start:+.2f} | {best} "
+                  f"({made[best]:.2f}) | {regret:.2f} | {'–' if mnrl is None else f'{mnrl:.2f}'} | {versus} |")
     for rule, values in regrets.items():
-        print(f"\n{rule}: mean regret {sum(values) / len(values):.2f} over {len(values)} run(s)")
+        print(f"\n{rule}: mean regret {sum(values) / len(values):.2f} over {len(values)} run(s); selected below "
+              f"the start on test in {below_start[rule]}, at least mnrl's test score in {at_least_mnrl[rule]}")
 
 
 def selection_rules(args: argparse.Namespace) -> None:
