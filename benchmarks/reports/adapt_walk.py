@@ -87,7 +87,7 @@ class Trace:
         self.calls: list[tuple[str, str]] = []
         self.roots = tuple(str(PACKAGE / folder) + "/" for folder in WALKED)
 
-    def __call__(self, frame, event, arg):  # noqa: ANN001 - sys.setprofile's signature
+    def __call__(self, frame, event, arg):
         if event != "call":
             return
         code = frame.f_code

@@ -28,7 +28,7 @@ class FakeClock:
 
 
 def candidate(method: str) -> Candidate:
-    is_meta = METHODS[method].kind in ("meta", "distil")
+    is_meta = not METHODS[method].kind.per_model  # the meta-embeddings and distil
     return Candidate(method if is_meta else f"m.{method}", METHODS[method], None if is_meta else "m",
                      None if is_meta else "m")
 

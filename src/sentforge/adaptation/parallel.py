@@ -6,7 +6,7 @@ candidate's time. Then, as many at once as the cluster holds (its slots):
 
 1. the probes: each trained candidate still to run is probed in a task of its own (runner.probe_candidate), so
    its seconds per step are the workers'; the state keeps each probe as it arrives;
-2. the trainings: each trained candidate runs its planned share in a task (kinds.TrainedRecipe.within), from
+2. the trainings: each trained candidate runs its planned share in a task (candidates/recipe.py: within), from
    its probe's checkpoint, and is scored there (test score, per-unit dev scores); tsdae+mnrl starts once tsdae
    is recorded. The coordinator records each result as it arrives, with the worker that ran it.
 
@@ -15,7 +15,7 @@ nothing (the coordinator keeps the one state file), and what the task decides (i
 travels back with its result. A worker lost mid-task makes Ray run the task again, which resumes from the
 candidate's last checkpoint in OUTPUT/runs (storage every node sees at the same path). What the fan-out leaves
 (the meta-embeddings, distil, the extensions of the cut candidates, the leader's continuation with the time
-left) runs afterwards in this process, as in the sequential command (kinds.run_candidates).
+left) runs afterwards in this process, as in the sequential command (candidate_runs.run_candidates).
 
 Shares per slot (planning.py's step 3 with several slots): when a slot frees, the next candidate's share is
 planned over the slot-seconds left, the slots times the wall time left less what the running candidates still
@@ -35,12 +35,11 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from sentforge.adaptation.adapt_state import AdaptState
-from sentforge.adaptation.candidates import Candidate
+from sentforge.adaptation.candidates import kind_of, run_candidate
 from sentforge.adaptation.inputs import AdaptInputs
-from sentforge.adaptation.kinds import kind_of, run_candidate
-from sentforge.adaptation.planning import plan_shares
+from sentforge.adaptation.method import Candidate
 from sentforge.adaptation.result import SKIPPED, CandidateResult, TrainedResult
-from sentforge.adaptation.runner import RunContext, failed, outcome, probe_candidate, record
+from sentforge.adaptation.runner import RunContext, failed, probe_candidate, record
 from sentforge.harness.ray_runs import FinishedRun, RayRuns
 from sentforge.harness.run_state import HEARTBEAT_SECONDS, Budget
 from sentforge.support.errors import SentforgeError
@@ -95,34 +94,14 @@ def _here(task: CandidateTask) -> RunContext:
 def run_on_cluster(context: RunContext, planned: Sequence[Candidate], cluster: RayRuns,
                    show_progress: bool | None) -> None:
     """Score the start models here, then probe and train the trained candidates on the cluster's workers,
-    recording each as it finishes; what is left is kinds.run_candidates' to run."""
+    recording each as it finishes; what is left is candidate_runs.run_candidates' to run."""
     state = context.state
     for candidate in planned:
-        if candidate.method.kind == "start" and candidate.name not in state.results:
+        if candidate.method.kind.start_model and candidate.name not in state.results:
             record(context, candidate, run_candidate(context, candidate))
     fan_out = _FanOut(context, cluster, show_progress)
     fan_out.run(context.plan.to_probe(), probe=True)
-    fan_out.run([c for c in planned if c.method.kind == "train" and c.name not in state.results], probe=False)
-
-
-def slot_share(context: RunContext, candidate: Candidate, holding: Mapping[str, float], slots: int,
-               reserve_s: float) -> tuple[float | None, str]:
-    """The candidate's share when a slot frees for it (counted from its first run, as Planner.share's): the
-    shares of the slot-seconds left (`slots` times the wall time left, less `reserve_s` and the seconds the
-    running candidates still hold, `holding`) among the trained candidates not started, at most the wall time
-    left; None (and why) when it cannot get the minimum."""
-    plan, state = context.plan, context.state
-    costs = plan.costs()
-    available = plan.available(costs) - reserve_s
-    waiting = [c for c in plan.planned
-               if c.method.kind == "train" and c.name not in state.results and c.name not in holding]
-    capacity = slots * available - sum(holding.values())
-    share = plan_shares(capacity, [plan.need(c, costs) for c in waiting], costs.trained_minimum)[
-        waiting.index(candidate)]
-    if share is None:
-        return None, (f"{max(capacity, 0):.0f} s of the {slots} slots left; a trained candidate needs at least "
-                      f"{costs.trained_minimum:.1f} s")
-    return min(share, available) + state.prior_elapsed(candidate.name), ""
+    fan_out.run([c for c in planned if c.method.kind.trained and c.name not in state.results], probe=False)
 
 
 class _FanOut:
@@ -159,7 +138,7 @@ class _FanOut:
                     why = room.why or f"{max(left, 0):.0f} s of the budget left"
                 else:
                     share, why = (None, room.why) if room.equal_s is None else \
-                        slot_share(self.context, candidate, holding, slots, room.reserve_s)
+                        plan.share(candidate, room.reserve_s, slots, holding)
                 if share is None:
                     self._not_started(candidate, probe, why)
                     progress.update()
@@ -185,7 +164,7 @@ class _FanOut:
         if probe:  # trained later at the mean cost per step of the probed ones, as in the sequential command
             logger.info("%s not probed: %s", candidate.name, why)
         else:
-            record(self.context, candidate, outcome(candidate, SKIPPED, reason=why))
+            record(self.context, candidate, candidate.outcome(SKIPPED, reason=why))
 
     def _submit(self, candidate: Candidate, share: float, probe: bool) -> None:
         state = self.context.state

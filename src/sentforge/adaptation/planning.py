@@ -49,7 +49,7 @@ most META_RESERVE_SHARE of the budget, and not before a trained candidate finish
    are re-measured from the leader's own run (`observed_step_cost`): a probe taken while the machine was busy
    overstates every step, and would leave the time unspent. Extensions (step 4) use the re-measured costs too.
 
-Everything here computes; the candidate kinds (kinds.py, runner.py) train the probes and the candidates, and the
+Everything here computes; the candidate kinds (candidates/, runner.py) train the probes and the candidates, and the
 state records them.
 """
 
@@ -64,9 +64,8 @@ from statistics import fmean
 from typing import Any
 
 from sentforge.adaptation.adapt_state import AdaptState
-from sentforge.adaptation.candidates import Candidate, continuation_of
+from sentforge.adaptation.method import Candidate, continuation_of
 from sentforge.adaptation.inputs import AdaptInputs
-from sentforge.adaptation.meta import MAX_FIT_TEXTS
 from sentforge.adaptation.racing import evaluation_cadence, first_judged_step
 from sentforge.adaptation.result import CandidateResult
 from sentforge.adaptation.speed import MIN_PASS_TEXTS, ROUNDS, WARM_UP_TEXTS
@@ -219,8 +218,7 @@ class Planner:
         each), the meta-embeddings (their members) and distil."""
         costs = costs or self.costs()
         finishing = [c for c in self.planned if c.name not in self.state.results or self.state.results[c.name].done]
-        kinds = {"start": 1, "meta": self.meta_members, "distil": 1}
-        encoders = [kinds[c.method.kind] for c in finishing if c.method.kind in kinds]
+        encoders = [count for c in finishing if (count := c.method.kind.timed_encoders(self.meta_members)) is not None]
         return (costs.speed_estimate(encoders, len(finishing), len(self.speed_sample),
                                        self.budget.total_s)
                 + costs.report_estimate())
@@ -230,8 +228,8 @@ class Planner:
         return self.budget.remaining() - self.end_reserve(costs)
 
     def meta_reserve(self, costs: Costs) -> float:
-        pending = [c for c in self.planned if c.method.kind == "meta" and c.name not in self.state.results]
-        reserve = len(pending) * costs.meta_estimate(self.meta_members, min(len(self.inputs.texts), MAX_FIT_TEXTS))
+        reserve = sum(c.method.kind.reserve_s(costs, self.meta_members, len(self.inputs.texts))
+                      for c in self.planned if c.name not in self.state.results)
         # A meta-embedding combines trained candidates: it never takes more than its part from them; past
         # that it runs only on the time they leave.
         return reserve if reserve <= META_RESERVE_SHARE * self.budget.total_s else 0.0
@@ -243,7 +241,7 @@ class Planner:
         left = len(self._trained_left())
         available = self.available(costs)
         room = equal_share(available, left, reserve, costs)
-        if room.equal_s is None and not any(r.kind == "train" and r.done for r in self.state.results.values()):
+        if room.equal_s is None and not any(r.trained for r in self.state.results.values()):
             # A meta-embedding combines trained candidates: the first one does not give way to it.
             room = equal_share(available, left, 0.0, costs)
         return room
@@ -253,18 +251,25 @@ class Planner:
         TSDAE, and takes the cost per step of its start model's mnrl)."""
         return [c for c in self._trained_left() if c.after is None and c.name not in self.state.probes]
 
-    def share(self, candidate: Candidate, reserve_s: float) -> tuple[float | None, str]:
+    def share(self, candidate: Candidate, reserve_s: float, slots: int | None = None,
+              holding: Mapping[str, float] | None = None) -> tuple[float | None, str]:
         """Step 3, once the probes have measured the steps: the candidate's time limit in seconds, counted from
-        its first run (its probe's time included); None (and why) when it cannot get the minimum."""
+        its first run (its probe's time included); None (and why) when it cannot get the minimum. With `slots`
+        (--engine ray, a slot freeing for the candidate): its share of the slot-seconds left (`slots` times the
+        wall time left, less `reserve_s` and the seconds the running candidates still hold, `holding`) among the
+        trained candidates not started, at most the wall time left."""
         costs = self.costs()
-        left = self._trained_left()
+        holding = holding or {}
+        left = [c for c in self._trained_left() if c.name not in holding]
         available = self.available(costs) - reserve_s
-        needs = [self.need(c, costs) for c in left]
-        share = plan_shares(available, needs, costs.trained_minimum)[left.index(candidate)]
+        capacity = available if slots is None else slots * available - sum(holding.values())
+        share = plan_shares(capacity, [self.need(c, costs) for c in left], costs.trained_minimum)[
+            left.index(candidate)]
         if share is None:
-            return None, (f"{max(available, 0):.0f} s of the budget left; a trained candidate needs at least "
+            where = "the budget" if slots is None else f"the {slots} slots"
+            return None, (f"{max(capacity, 0):.0f} s of {where} left; a trained candidate needs at least "
                           f"{costs.trained_minimum:.1f} s")
-        return share + self.state.prior_elapsed(candidate.name), ""
+        return (share if slots is None else min(share, available)) + self.state.prior_elapsed(candidate.name), ""
 
     def limits(self, candidate: Candidate, share: float, prior: float, before_s: float = 0.0,
                probe: bool = False) -> RunLimits:
@@ -398,7 +403,7 @@ class Planner:
             if later and candidate.method.name == "tsdae" else []
 
     def _trained_left(self) -> list[Candidate]:
-        return [c for c in self.planned if c.method.kind == "train" and c.name not in self.state.results]
+        return [c for c in self.planned if c.method.kind.trained and c.name not in self.state.results]
 
 
 def after_teacher(remaining: float, teacher_s: float, minimum: float, texts: int) -> tuple[float | None, str]:

@@ -20,15 +20,15 @@ from pathlib import Path
 from typing import Any
 
 from sentforge.adaptation.adapt_state import RUNS_DIR, AdaptState
+from sentforge.adaptation.candidate_runs import run_candidates
 from sentforge.adaptation.candidates import METHODS, check_methods, plan_candidates
 from sentforge.adaptation.hygiene import Hygiene, apply_hygiene, check_data_left, find_overlap
 from sentforge.adaptation.inputs import DATA_DIR, AdaptInputs, read_inputs
 from sentforge.adaptation.intervals import selection_items
-from sentforge.adaptation.kinds import run_candidates
 from sentforge.adaptation.parallel import run_on_cluster
 from sentforge.adaptation.planning import Planner
 from sentforge.adaptation.report import AdaptReport, test_regret, unresolved, write_report
-from sentforge.adaptation.result import NOT_APPLICABLE, CandidateResult, NotRun
+from sentforge.adaptation.result import NOT_APPLICABLE, CandidateResult, NotRun, StartResult
 from sentforge.adaptation.runner import RunContext, measure_speeds
 from sentforge.adaptation.select import (MODEL_DIR, check_rule, off_front_within_noise, pareto_front, select,
                                          write_selected)
@@ -117,7 +117,7 @@ def adapt(model: str | Sequence[str], unlabelled: str | os.PathLike, dev: str | 
     # What dev hygiene will drop is known before anything is written, so that a run it leaves without training
     # data fails here (hygiene.py).
     overlap = find_overlap(inputs, keep_dev_texts)
-    check_data_left(inputs, overlap, methods)
+    check_data_left(inputs, overlap, [METHODS[name] for name in methods])
     model_bytes = _check_models([str(m) for m in (*models, *members)])
     speed_texts = speed_sample(inputs.dev.texts(), inputs.texts, seed)
     check_speed_bound([str(m) for m in models], speed_texts, min_texts_per_second, device)
@@ -138,7 +138,7 @@ def adapt(model: str | Sequence[str], unlabelled: str | os.PathLike, dev: str | 
         # 2. Hygiene: dev and test texts out of the training data (hygiene.py).
         inputs, hygiene = apply_hygiene(inputs, output / DATA_DIR, keep_dev_texts, overlap)
 
-        # 3. Plan: the candidates the data allows (candidates.py), the time plan (planning.py).
+        # 3. Plan: the candidates the data allows (candidates/), the time plan (planning.py).
         planned, left_out = plan_candidates(
             [str(m) for m in models], methods, bool(inputs.labelled and inputs.labelled.positives),
             bool(inputs.labelled and inputs.labelled.partial))
@@ -153,10 +153,10 @@ def adapt(model: str | Sequence[str], unlabelled: str | os.PathLike, dev: str | 
         if not resumed:
             _log_disk_need(output, plan, model_bytes[str(models[0])], keep)
 
-        # 4. Each candidate by its kind (kinds.py): a trained one probes those still to run, then runs within its
-        # planned share (with --engine ray side by side on the cluster's workers: parallel.py); 5. the candidates
-        # the time limit cut are extended; the time still left goes to the leader's continuation when its dev
-        # evaluations say more steps may help (it joins `planned`).
+        # 4. Each candidate by its kind (candidates/), in turn (candidate_runs.py): a trained one probes those
+        # still to run, then runs within its planned share (with --engine ray side by side on the cluster's
+        # workers: parallel.py); 5. the candidates the time limit cut are extended; the time still left goes to
+        # the leader's continuation when its dev evaluations say more steps may help (it joins `planned`).
         if engine == "ray":
             run_on_cluster(context, planned, cluster, show_progress)
         run_candidates(context, planned, show_progress)
@@ -179,7 +179,7 @@ def _select_and_report(state: AdaptState, inputs: AdaptInputs, order: list[str],
     """Choose the model (select.py), save it as OUTPUT/model and write the report (report.py); `cluster`: where
     the trained candidates ran with --engine ray."""
     results = {name: state.results[name] for name in order}
-    starts = [name for name in order if results[name].kind == "start"]
+    starts = [name for name in order if isinstance(results[name], StartResult)]
     done = [name for name in order if results[name].done]
     rule, seed = state.settings["select"], state.settings["seed"]
     items = selection_items(state.output, {name: results[name] for name in done}, rule, seed)
@@ -237,10 +237,10 @@ def _checked_settings(models: list, budget_minutes: float, eval_every: int | Non
     if meta_members < 0:
         raise ConfigError(f"--meta-members must be 0 or more, got {meta_members}")
     overrides = {k: dict(v) for k, v in (overrides or {}).items()}
-    untrained = [name for name in overrides if name not in METHODS or METHODS[name].kind != "train"]
+    untrained = [name for name in overrides if name not in METHODS or not METHODS[name].kind.trained]
     if untrained:
         raise ConfigError(f"overrides: {', '.join(untrained)} are not trained candidates; choose from "
-                          f"{', '.join(name for name, m in METHODS.items() if m.kind == 'train')}")
+                          f"{', '.join(name for name, m in METHODS.items() if m.kind.trained)}")
     return {"budget_minutes": budget_minutes, "eval_every": eval_every, "max_epochs": max_epochs,
             "meta_members": meta_members, "overrides": overrides}
 
@@ -267,19 +267,10 @@ def disk_need(model_bytes: int, runs: int, snapshots: int, metas: int, members: 
 def _log_disk_need(output: os.PathLike, plan: Planner, model_bytes: int, keep: str) -> None:
     """Say before a run that may need much disk what it may hold and keep (DISK_NOTE_BYTES; a warning past the
     free space)."""
-    from sentforge.adaptation.trained import ladder_steps, recipe_settings
-
-    trained = [c for c in plan.planned if c.method.kind in ("train", "distil")]
-    runs = snapshots = 0
-    for candidate in trained:
-        if candidate.after is None:
-            runs += 1
-            continue
-        tsdae = next(c for c in plan.planned if c.name == candidate.after)
-        rungs = len(ladder_steps(recipe_settings(tsdae, len(plan.inputs.texts), plan.train)["steps"]))
-        runs, snapshots = runs + rungs + 1, snapshots + rungs
-    metas = sum(c.method.kind == "meta" for c in plan.planned)
-    peak, kept, selected = disk_need(model_bytes, runs, snapshots, metas, plan.meta_members)
+    uses = [c.method.kind.disk(c, plan) for c in plan.planned]
+    runs = sum(use.runs for use in uses)
+    peak, kept, selected = disk_need(model_bytes, runs, sum(use.snapshots for use in uses),
+                                     sum(use.metas for use in uses), plan.meta_members)
     free = shutil.disk_usage(output).free
     if peak < DISK_NOTE_BYTES and peak < free:
         return
@@ -293,7 +284,8 @@ def _log_disk_need(output: os.PathLike, plan: Planner, model_bytes: int, keep: s
 def _removed(result: CandidateResult) -> bool:
     """Whether the candidate's model was removed (--keep selected): a trained or fitted one whose run directory
     is gone (a start model is its spec)."""
-    return result.kind != "start" and result.model_path is not None and not Path(result.model_path).exists()
+    return (not isinstance(result, StartResult) and result.model_path is not None
+            and not Path(result.model_path).exists())
 
 
 def _check_same_choice(output: Path, chosen: str) -> None:
