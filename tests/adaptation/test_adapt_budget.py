@@ -9,7 +9,8 @@ from types import SimpleNamespace
 import pytest
 
 from sentforge.adaptation.candidates import METHODS, Candidate
-from sentforge.adaptation.planning import (LOADS_AFTER_TRAINING, REPORT_S, SPEED_SHARE, Costs, Deadline, Planner,
+from sentforge.adaptation.deadline import Deadline
+from sentforge.adaptation.planning import (LOADS_AFTER_TRAINING, REPORT_S, SPEED_SHARE, Costs, Planner,
                                            to_next_evaluation)
 from sentforge.adaptation.result import NotRun, finished
 from sentforge.adaptation.speed import MIN_PASS_TEXTS, ROUNDS, WARM_UP_TEXTS

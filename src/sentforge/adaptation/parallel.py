@@ -41,7 +41,8 @@ from sentforge.adaptation.method import Candidate
 from sentforge.adaptation.result import SKIPPED, CandidateResult, TrainedResult
 from sentforge.adaptation.runner import RunContext, failed, probe_candidate, record
 from sentforge.harness.ray_runs import FinishedRun, RayRuns
-from sentforge.harness.run_state import HEARTBEAT_SECONDS, Budget
+from sentforge.harness.run_state import Budget
+from sentforge.harness.side_by_side import SideBySide
 from sentforge.support.errors import SentforgeError
 
 logger = logging.getLogger(__name__)
@@ -109,21 +110,16 @@ class _FanOut:
 
     def __init__(self, context: RunContext, cluster: RayRuns, show_progress: bool | None) -> None:
         self.context, self.cluster, self.show_progress = context, cluster, show_progress
-        state = context.state
-        self.prior, self.started = state.parallel.get("elapsed_s", 0.0), time.monotonic()
+        # name: (candidate, when its share ends on the coordinator's clock), and the side-by-side wall time
+        self.side = SideBySide(context.state, cluster)
         # What a worker reads: the paths absolute (its working directory is not this one), no progress bars.
         self.inputs = _on_any_node(context.inputs)
-        self.output = state.output.resolve()
-
-    def elapsed(self) -> float:
-        """The wall time of this run's side-by-side work so far, earlier calls' included."""
-        return self.prior + time.monotonic() - self.started
+        self.output = context.state.output.resolve()
 
     def run(self, waiting: list[Candidate], probe: bool) -> None:
         """Submit the `waiting` candidates' probes or trainings in their order as slots free, and record each."""
         state, plan = self.context.state, self.context.plan
-        waiting = list(waiting)
-        running: dict[str, tuple[Candidate, float]] = {}  # name: (candidate, when its share ends, coordinator clock)
+        waiting, running = list(waiting), self.side.running
         progress = tqdm(total=len(waiting), desc="probes" if probe else "candidates", unit="candidate",
                         disable=self.show_progress is False, dynamic_ncols=True)
         while waiting or running:
@@ -143,16 +139,11 @@ class _FanOut:
                     self._not_started(candidate, probe, why)
                     progress.update()
                     continue
-                self._submit(candidate, share, probe)
-                running[candidate.name] = (candidate, time.monotonic() + share - state.prior_elapsed(candidate.name))
+                ends = time.monotonic() + share - state.prior_elapsed(candidate.name)
+                self._submit(candidate, share, probe, (candidate, ends))
             if not running:  # the rest wait on a candidate that did not run: the sequential pass takes them
                 break
-            progress.set_postfix_str(f"running {', '.join(running)}", refresh=True)
-            for finished in self.cluster.wait(HEARTBEAT_SECONDS):
-                candidate, _ = running.pop(finished.name)
-                self._finish(candidate, finished, probe)
-                progress.update()
-            state.beat_parallel(self.elapsed())
+            self.side.collect(progress, lambda finished, kept: self._finish(kept[0], finished, probe))
         progress.close()
 
     def _ready(self, candidate: Candidate, running: Mapping[str, Any]) -> bool:
@@ -166,7 +157,8 @@ class _FanOut:
         else:
             record(self.context, candidate, candidate.outcome(SKIPPED, reason=why))
 
-    def _submit(self, candidate: Candidate, share: float, probe: bool) -> None:
+    def _submit(self, candidate: Candidate, share: float, probe: bool, kept: tuple[Candidate, float]) -> None:
+        """Submit the candidate's task, keeping `kept` (the candidate as planned, when its share ends) with it."""
         state = self.context.state
         copy = WorkerState(self.output, state.settings)
         copy.results, copy.running, copy.parallel = dict(state.results), state.running, dict(state.parallel)
@@ -179,7 +171,7 @@ class _FanOut:
         if model is not None and Path(model).exists():  # a model directory, read by every worker
             candidate = dataclasses.replace(candidate, model=str(Path(model).resolve()))
         task = CandidateTask(context, candidate, share, probe, self.context.plan.budget.remaining())
-        self.cluster.submit(task.candidate.name, run_on_worker, task)
+        self.side.submit(task.candidate.name, kept, run_on_worker, task)
 
     def _finish(self, candidate: Candidate, finished: FinishedRun, probe: bool) -> None:
         """Record what the task gave: the probe, or the candidate's result with its worker."""
@@ -187,7 +179,7 @@ class _FanOut:
         where = f"{worker['host']} ({worker['seconds']:.0f} s)"
         if returned.get("probe") and probe:
             state.probes[candidate.name] = {**returned["probe"], "worker": worker}
-            state.beat_parallel(self.elapsed())
+            state.beat_parallel(self.side.elapsed())
             logger.info("%s: probed on %s, %.3g s a step", candidate.name, where,
                         returned["probe"]["seconds_per_step"])
             return
@@ -199,7 +191,7 @@ class _FanOut:
         result: CandidateResult = returned["result"].update(model=candidate.model)
         if isinstance(result, TrainedResult):
             result = result.update(worker=worker)
-        state.beat_parallel(self.elapsed(), candidate.name)
+        state.beat_parallel(self.side.elapsed(), candidate.name)
         logger.info("%s: ran on %s", candidate.name, where)
         record(self.context, candidate, result)
 

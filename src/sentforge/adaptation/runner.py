@@ -15,7 +15,8 @@ from typing import Any
 from sentforge.adaptation.adapt_state import RUNS_DIR, AdaptState
 from sentforge.adaptation.inputs import AdaptInputs
 from sentforge.adaptation.method import Candidate
-from sentforge.adaptation.planning import Planner, RunLimits, StepClock
+from sentforge.adaptation.planning import Planner, RunLimits
+from sentforge.adaptation.step_clock import StepClock
 from sentforge.adaptation.racing import Race, race_of_run
 from sentforge.adaptation.result import FAILED, CandidateResult, StartResult, TrainedResult, load_candidate
 from sentforge.adaptation.speed import measure

@@ -21,6 +21,7 @@ from sentforge.adaptation.inputs import READING, AdaptInputs
 from sentforge.adaptation.method import Candidate
 from sentforge.adaptation.result import DONE, CandidateResult, TrainedResult
 from sentforge.harness.dev_scores import main_score, metric_of
+from sentforge.harness.schedule import epoch_steps, fitted_batch
 from sentforge.recipes.api import snapshot_dir
 from sentforge.recipes.command import train_command
 from sentforge.recipes.run_dir import METRICS_LOG, SUMMARY_FILE, TRAINING_DIR, read_summary
@@ -57,12 +58,9 @@ def training_data(candidate: Candidate, inputs: AdaptInputs) -> tuple[Path, int]
 
 def recipe_settings(candidate: Candidate, examples: int, settings: TrainSettings) -> dict[str, Any]:
     """The recipe's settings: the paper's, a batch no larger than the data, up to `max_epochs` epochs."""
-    from sentforge.recipes import get_recipe
-
-    recipe = get_recipe(candidate.method.recipe)
-    values = {"pooling": "keep", "batch_size": min(recipe.training["batch_size"], examples),
+    values = {"pooling": "keep", "batch_size": fitted_batch(candidate.method.recipe, examples),
               **settings.overrides.get(candidate.method.name, {})}
-    values.setdefault("steps", settings.max_epochs * max(examples // values["batch_size"], 1))
+    values.setdefault("steps", epoch_steps(examples, values["batch_size"], settings.max_epochs))
     return values
 
 
@@ -126,7 +124,7 @@ def needs_training(run_dir: Path, extend: bool = False, probed: int | None = Non
 
 
 def probe_run(call: RecipeCall, inputs: AdaptInputs, settings: TrainSettings) -> int:
-    """Start (or restart) the candidate's run until a callback stops it (planning.StepClock); the steps it
+    """Start (or restart) the candidate's run until a callback stops it (step_clock.StepClock); the steps it
     reached."""
     data, examples = training_data(call.run.candidate, inputs)
     _call_recipe(call, data, recipe_settings(call.run.candidate, examples, settings), inputs, settings)
