@@ -71,13 +71,13 @@ def check_methods(names: list[str] | None) -> list[str]:
 
 
 def plan_candidates(models: list[str], methods: list[str], has_positives: bool, has_partial: bool,
-                    ) -> tuple[list[Candidate], dict[str, str]]:
-    """(the candidates to run, in order; {candidate name: why it is left out} for the data-less ones)."""
+                    ) -> tuple[list[Candidate], list[tuple[Candidate, str]]]:
+    """(the candidates to run, in order; (candidate, why it is left out) for the data-less ones)."""
     keys = model_keys(models)
     available = {"positives": has_positives, "partial": has_partial, "unlabelled": True, None: True}
     why = {"positives": "no labelled positive pairs (--labelled)", "partial": "no partially labelled pairs "
            "(--labelled with some labels empty)"}
-    planned, left_out = [], {}
+    planned, left_out = [], []
     for name in methods:
         method = METHODS[name]
         if not method.kind.per_model:
@@ -88,5 +88,5 @@ def plan_candidates(models: list[str], methods: list[str], has_positives: bool, 
             if available[method.data]:
                 planned.append(candidate)
             else:
-                left_out[candidate.name] = why[method.data]
+                left_out.append((candidate, why[method.data]))
     return planned, left_out
