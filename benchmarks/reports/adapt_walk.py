@@ -12,13 +12,15 @@ prints, for the functions of src/sentforge/adaptation/ and src/sentforge/harness
 - the candidate-kind compares: comparisons of a kind (`kind == "meta"`, `kind in ("meta", "distil")`) with a
   string literal, in the package's source, counted outside and inside adaptation/candidates/.
 
-Generated code (dataclass methods), comprehensions, lambdas and module bodies are not stops. The figures
+Generated code (dataclass methods), comprehensions, lambdas, and module and class bodies (run on import) are
+not stops. The figures
 depend on the candidates run and on the budget; the run's own report is left in the temporary folder.
 """
 
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import random
 import re
@@ -91,7 +93,9 @@ class Trace:
         if event != "call":
             return
         code = frame.f_code
-        if code.co_filename.startswith(self.roots) and not code.co_name.startswith("<"):
+        # Functions only: module and class bodies (run once, on import) have no locals of their own.
+        if (code.co_filename.startswith(self.roots) and code.co_flags & inspect.CO_NEWLOCALS
+                and not code.co_name.startswith("<")):
             self.calls.append((Path(code.co_filename).relative_to(PACKAGE).as_posix(), code.co_qualname))
 
 
