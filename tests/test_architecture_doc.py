@@ -129,8 +129,21 @@ def test_the_adaptation_bullet_names_the_rows_of_its_layers_contract_in_order():
     text = DOC.read_text(encoding="utf-8")
     bullet = " ".join(text[text.index("- `adaptation/`"):].split("\n- ")[0].split())
     rows = re.search(r"its rows, from the top: (.*?), then what they all read", bullet).group(1)
-    named = [token.removesuffix(".py") for token in PATH_TOKEN.findall(rows)]
+    named = [adaptation_module(token) for token in PATH_TOKEN.findall(rows)]
     assert len(named) >= 5 and named == layers[:len(named)]
+
+
+def adaptation_module(token: str) -> str:
+    """The module or package of adaptation/ that a path token names: `run.py` run, `adaptation/candidates/`
+    candidates."""
+    return token.rstrip("/").removesuffix(".py").removeprefix("adaptation/")
+
+
+def adaptation_imports(module: str) -> set[str]:
+    """The sentforge modules that adaptation's `module` imports (every file of it when it is a package)."""
+    path = PACKAGE / "adaptation" / module
+    files = sorted(path.rglob("*.py")) if path.is_dir() else [path.with_suffix(".py")]
+    return set().union(*(sentforge_imports(file) for file in files))
 
 
 def flat_doc() -> str:
@@ -183,21 +196,23 @@ def test_no_adapt_step_imports_a_later_one_but_where_the_architecture_says():
     text = DOC.read_text(encoding="utf-8")
     bullet = text[text.index("- `adaptation/`"):].split("\n- ")[0]
     pieces = re.split(r"\n  (\d)\. ", bullet)
-    modules = {path.stem for path in (PACKAGE / "adaptation").glob("*.py")}
+    modules = {path.stem for path in (PACKAGE / "adaptation").glob("*.py")} | {
+        path.parent.name for path in (PACKAGE / "adaptation").glob("*/__init__.py")}
     step = {}
     for number, part in zip(pieces[1::2], pieces[2::2]):
         for token in PATH_TOKEN.findall(part):
-            if "/" not in token and token.removesuffix(".py") in modules:
-                step.setdefault(token.removesuffix(".py"), int(number))
+            if "/" not in adaptation_module(token) and adaptation_module(token) in modules:
+                step.setdefault(adaptation_module(token), int(number))
     shared = {token.removesuffix(".py") for token in named_files(r"every step may read (.*?); and the plan reads")}
     plan_reads = {token.removesuffix(".py") for token in named_files(
         r"the plan reads (.*?), which the contract therefore ranks below `planning.py`")}
     later = {(module, imported.split(".")[2]) for module in step
-             for imported in sentforge_imports(PACKAGE / "adaptation" / f"{module}.py")
+             for imported in adaptation_imports(module)
              if imported.startswith("sentforge.adaptation.") and imported.split(".")[2] not in shared
              and step.get(imported.split(".")[2], 0) > step[module]}
     assert later == {("planning", module) for module in plan_reads}
-    assert {"inputs", "hygiene", "planning", "kinds", "select", "report"} <= set(step), "the steps are no longer read"
+    assert {"inputs", "hygiene", "planning", "candidates", "select", "report"} <= set(step), \
+        "the steps are no longer read"
 
 
 def test_what_the_architecture_says_is_not_typed_is_a_mapping():

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import sentforge
-from sentforge.adaptation.planning import PROBE_STEPS
+from sentforge.adaptation.step_clock import PROBE_STEPS
 from sentforge.support.errors import ConfigError, OutputExistsError
 from sentforge.evaluation import load_dataset
 

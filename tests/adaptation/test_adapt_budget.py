@@ -9,7 +9,8 @@ from types import SimpleNamespace
 import pytest
 
 from sentforge.adaptation.candidates import METHODS, Candidate
-from sentforge.adaptation.planning import (LOADS_AFTER_TRAINING, REPORT_S, SPEED_SHARE, Costs, Deadline, Planner,
+from sentforge.adaptation.deadline import Deadline
+from sentforge.adaptation.planning import (LOADS_AFTER_TRAINING, REPORT_S, SPEED_SHARE, Costs, Planner,
                                            to_next_evaluation)
 from sentforge.adaptation.result import NotRun, finished
 from sentforge.adaptation.speed import MIN_PASS_TEXTS, ROUNDS, WARM_UP_TEXTS
@@ -28,7 +29,7 @@ class FakeClock:
 
 
 def candidate(method: str) -> Candidate:
-    is_meta = METHODS[method].kind in ("meta", "distil")
+    is_meta = not METHODS[method].kind.per_model  # the meta-embeddings and distil
     return Candidate(method if is_meta else f"m.{method}", METHODS[method], None if is_meta else "m",
                      None if is_meta else "m")
 

@@ -9,7 +9,8 @@ from types import SimpleNamespace
 import pytest
 
 from sentforge.adaptation.adapt_state import AdaptState
-from sentforge.adaptation.planning import PROBE_STEPS, Costs, StepClock, after_teacher, need, step_cost
+from sentforge.adaptation.planning import Costs, after_teacher, need, step_cost
+from sentforge.adaptation.step_clock import PROBE_STEPS, StepClock
 from sentforge.adaptation.planning import plan_shares as plan
 from sentforge.adaptation.result import finished
 

@@ -44,7 +44,7 @@ def test_distil_without_a_teacher_is_refused(tiny_bert_dir, tmp_path):
 
 
 def test_distil_plan_takes_the_leading_meta_embedding_and_its_best_member():
-    from sentforge.adaptation.kinds import distil_plan
+    from sentforge.adaptation.candidates.distil import distil_plan
     from sentforge.adaptation.result import NotRun, finished
 
     results = {"m.start": finished("start", "start", None, dev=50.0),

@@ -21,6 +21,7 @@ from typing import Any, Literal
 import numpy as np
 
 from sentforge.adaptation.inputs import AdaptInputs
+from sentforge.adaptation.method import Method
 from sentforge.support.errors import ConfigError, InputFileError
 from sentforge.harness.labelled import Labelled
 from sentforge.support.io import atomic_file
@@ -125,16 +126,14 @@ def _dropped_most(counts: dict[DataKind, Counted]) -> list[str]:
     return warnings
 
 
-def check_data_left(inputs: AdaptInputs, overlap: Overlap, methods: list[str]) -> None:
+def check_data_left(inputs: AdaptInputs, overlap: Overlap, methods: list[Method]) -> None:
     """Refuse a run in which hygiene leaves none of the chosen trained candidates any data (none trains on the
     unlabelled texts, of which hygiene leaves some): nothing beside the start model would run."""
-    from sentforge.adaptation.candidates import METHODS
-
     hygiene = overlap.hygiene
     if not hygiene.applied or inputs.labelled is None:
         return
-    trained = [name for name in methods if METHODS[name].kind == "train"]
-    needed = {METHODS[name].data for name in trained}
+    trained = [method.name for method in methods if method.kind.trained]
+    needed = {method.data for method in methods if method.kind.trained}
     left = {kind: c.left for kind, c in hygiene.pair_counts().items()}
     if not trained or "unlabelled" in needed or any(left.get(kind) for kind in needed):
         return

@@ -6,7 +6,7 @@ candidate's time. Then, as many at once as the cluster holds (its slots):
 
 1. the probes: each trained candidate still to run is probed in a task of its own (runner.probe_candidate), so
    its seconds per step are the workers'; the state keeps each probe as it arrives;
-2. the trainings: each trained candidate runs its planned share in a task (kinds.TrainedRecipe.within), from
+2. the trainings: each trained candidate runs its planned share in a task (candidates/recipe.py: within), from
    its probe's checkpoint, and is scored there (test score, per-unit dev scores); tsdae+mnrl starts once tsdae
    is recorded. The coordinator records each result as it arrives, with the worker that ran it.
 
@@ -15,7 +15,7 @@ nothing (the coordinator keeps the one state file), and what the task decides (i
 travels back with its result. A worker lost mid-task makes Ray run the task again, which resumes from the
 candidate's last checkpoint in OUTPUT/runs (storage every node sees at the same path). What the fan-out leaves
 (the meta-embeddings, distil, the extensions of the cut candidates, the leader's continuation with the time
-left) runs afterwards in this process, as in the sequential command (kinds.run_candidates).
+left) runs afterwards in this process, as in the sequential command (candidate_runs.run_candidates).
 
 Shares per slot (planning.py's step 3 with several slots): when a slot frees, the next candidate's share is
 planned over the slot-seconds left, the slots times the wall time left less what the running candidates still
@@ -35,14 +35,14 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from sentforge.adaptation.adapt_state import AdaptState
-from sentforge.adaptation.candidates import Candidate
+from sentforge.adaptation.candidates import kind_of, run_candidate
 from sentforge.adaptation.inputs import AdaptInputs
-from sentforge.adaptation.kinds import kind_of, run_candidate
-from sentforge.adaptation.planning import plan_shares
+from sentforge.adaptation.method import Candidate
 from sentforge.adaptation.result import SKIPPED, CandidateResult, TrainedResult
-from sentforge.adaptation.runner import RunContext, failed, outcome, probe_candidate, record
+from sentforge.adaptation.runner import RunContext, failed, probe_candidate, record
 from sentforge.harness.ray_runs import FinishedRun, RayRuns
-from sentforge.harness.run_state import HEARTBEAT_SECONDS, Budget
+from sentforge.harness.run_state import Budget
+from sentforge.harness.side_by_side import SideBySide
 from sentforge.support.errors import SentforgeError
 
 logger = logging.getLogger(__name__)
@@ -95,34 +95,14 @@ def _here(task: CandidateTask) -> RunContext:
 def run_on_cluster(context: RunContext, planned: Sequence[Candidate], cluster: RayRuns,
                    show_progress: bool | None) -> None:
     """Score the start models here, then probe and train the trained candidates on the cluster's workers,
-    recording each as it finishes; what is left is kinds.run_candidates' to run."""
+    recording each as it finishes; what is left is candidate_runs.run_candidates' to run."""
     state = context.state
     for candidate in planned:
-        if candidate.method.kind == "start" and candidate.name not in state.results:
+        if candidate.method.kind.start_model and candidate.name not in state.results:
             record(context, candidate, run_candidate(context, candidate))
     fan_out = _FanOut(context, cluster, show_progress)
     fan_out.run(context.plan.to_probe(), probe=True)
-    fan_out.run([c for c in planned if c.method.kind == "train" and c.name not in state.results], probe=False)
-
-
-def slot_share(context: RunContext, candidate: Candidate, holding: Mapping[str, float], slots: int,
-               reserve_s: float) -> tuple[float | None, str]:
-    """The candidate's share when a slot frees for it (counted from its first run, as Planner.share's): the
-    shares of the slot-seconds left (`slots` times the wall time left, less `reserve_s` and the seconds the
-    running candidates still hold, `holding`) among the trained candidates not started, at most the wall time
-    left; None (and why) when it cannot get the minimum."""
-    plan, state = context.plan, context.state
-    costs = plan.costs()
-    available = plan.available(costs) - reserve_s
-    waiting = [c for c in plan.planned
-               if c.method.kind == "train" and c.name not in state.results and c.name not in holding]
-    capacity = slots * available - sum(holding.values())
-    share = plan_shares(capacity, [plan.need(c, costs) for c in waiting], costs.trained_minimum)[
-        waiting.index(candidate)]
-    if share is None:
-        return None, (f"{max(capacity, 0):.0f} s of the {slots} slots left; a trained candidate needs at least "
-                      f"{costs.trained_minimum:.1f} s")
-    return min(share, available) + state.prior_elapsed(candidate.name), ""
+    fan_out.run([c for c in planned if c.method.kind.trained and c.name not in state.results], probe=False)
 
 
 class _FanOut:
@@ -130,21 +110,16 @@ class _FanOut:
 
     def __init__(self, context: RunContext, cluster: RayRuns, show_progress: bool | None) -> None:
         self.context, self.cluster, self.show_progress = context, cluster, show_progress
-        state = context.state
-        self.prior, self.started = state.parallel.get("elapsed_s", 0.0), time.monotonic()
+        # name: (candidate, when its share ends on the coordinator's clock), and the side-by-side wall time
+        self.side = SideBySide(context.state, cluster)
         # What a worker reads: the paths absolute (its working directory is not this one), no progress bars.
         self.inputs = _on_any_node(context.inputs)
-        self.output = state.output.resolve()
-
-    def elapsed(self) -> float:
-        """The wall time of this run's side-by-side work so far, earlier calls' included."""
-        return self.prior + time.monotonic() - self.started
+        self.output = context.state.output.resolve()
 
     def run(self, waiting: list[Candidate], probe: bool) -> None:
         """Submit the `waiting` candidates' probes or trainings in their order as slots free, and record each."""
         state, plan = self.context.state, self.context.plan
-        waiting = list(waiting)
-        running: dict[str, tuple[Candidate, float]] = {}  # name: (candidate, when its share ends, coordinator clock)
+        waiting, running = list(waiting), self.side.running
         progress = tqdm(total=len(waiting), desc="probes" if probe else "candidates", unit="candidate",
                         disable=self.show_progress is False, dynamic_ncols=True)
         while waiting or running:
@@ -159,21 +134,16 @@ class _FanOut:
                     why = room.why or f"{max(left, 0):.0f} s of the budget left"
                 else:
                     share, why = (None, room.why) if room.equal_s is None else \
-                        slot_share(self.context, candidate, holding, slots, room.reserve_s)
+                        plan.share(candidate, room.reserve_s, slots, holding)
                 if share is None:
                     self._not_started(candidate, probe, why)
                     progress.update()
                     continue
-                self._submit(candidate, share, probe)
-                running[candidate.name] = (candidate, time.monotonic() + share - state.prior_elapsed(candidate.name))
+                ends = time.monotonic() + share - state.prior_elapsed(candidate.name)
+                self._submit(candidate, share, probe, (candidate, ends))
             if not running:  # the rest wait on a candidate that did not run: the sequential pass takes them
                 break
-            progress.set_postfix_str(f"running {', '.join(running)}", refresh=True)
-            for finished in self.cluster.wait(HEARTBEAT_SECONDS):
-                candidate, _ = running.pop(finished.name)
-                self._finish(candidate, finished, probe)
-                progress.update()
-            state.beat_parallel(self.elapsed())
+            self.side.collect(progress, lambda finished, kept: self._finish(kept[0], finished, probe))
         progress.close()
 
     def _ready(self, candidate: Candidate, running: Mapping[str, Any]) -> bool:
@@ -185,9 +155,10 @@ class _FanOut:
         if probe:  # trained later at the mean cost per step of the probed ones, as in the sequential command
             logger.info("%s not probed: %s", candidate.name, why)
         else:
-            record(self.context, candidate, outcome(candidate, SKIPPED, reason=why))
+            record(self.context, candidate, candidate.outcome(SKIPPED, reason=why))
 
-    def _submit(self, candidate: Candidate, share: float, probe: bool) -> None:
+    def _submit(self, candidate: Candidate, share: float, probe: bool, kept: tuple[Candidate, float]) -> None:
+        """Submit the candidate's task, keeping `kept` (the candidate as planned, when its share ends) with it."""
         state = self.context.state
         copy = WorkerState(self.output, state.settings)
         copy.results, copy.running, copy.parallel = dict(state.results), state.running, dict(state.parallel)
@@ -200,7 +171,7 @@ class _FanOut:
         if model is not None and Path(model).exists():  # a model directory, read by every worker
             candidate = dataclasses.replace(candidate, model=str(Path(model).resolve()))
         task = CandidateTask(context, candidate, share, probe, self.context.plan.budget.remaining())
-        self.cluster.submit(task.candidate.name, run_on_worker, task)
+        self.side.submit(task.candidate.name, kept, run_on_worker, task)
 
     def _finish(self, candidate: Candidate, finished: FinishedRun, probe: bool) -> None:
         """Record what the task gave: the probe, or the candidate's result with its worker."""
@@ -208,7 +179,7 @@ class _FanOut:
         where = f"{worker['host']} ({worker['seconds']:.0f} s)"
         if returned.get("probe") and probe:
             state.probes[candidate.name] = {**returned["probe"], "worker": worker}
-            state.beat_parallel(self.elapsed())
+            state.beat_parallel(self.side.elapsed())
             logger.info("%s: probed on %s, %.3g s a step", candidate.name, where,
                         returned["probe"]["seconds_per_step"])
             return
@@ -220,7 +191,7 @@ class _FanOut:
         result: CandidateResult = returned["result"].update(model=candidate.model)
         if isinstance(result, TrainedResult):
             result = result.update(worker=worker)
-        state.beat_parallel(self.elapsed(), candidate.name)
+        state.beat_parallel(self.side.elapsed(), candidate.name)
         logger.info("%s: ran on %s", candidate.name, where)
         record(self.context, candidate, result)
 

@@ -8,12 +8,12 @@ most META_RESERVE_SHARE of the budget, and not before a trained candidate finish
 1. Room. Before a trained candidate starts, the time left (less the reserve) is split equally among the trained
    candidates still to run; when it cannot give each the minimum, the later ones in priority order are skipped.
 2. Probes. Every trained candidate still to run is probed, within that equal share, before the first share is
-   planned: the first PROBE_STEPS steps of its own run, timed (StepClock). The probe adds no training: the run
-   stops there, the trainer saves a checkpoint, and the candidate's run later resumes from it, ending with the
-   weights of a run never stopped. Timing starts at the end of the first step, so model loading and the first
+   planned: the first PROBE_STEPS steps of its own run, timed (step_clock.StepClock). The probe adds no training:
+   the run stops there, the trainer saves a checkpoint, and the candidate's run later resumes from it, ending with
+   the weights of a run never stopped. Timing starts at the end of the first step, so model loading and the first
    step's warm-up do not count; an interval that ends at a dev evaluation is left out, as the evaluations are
-   planned on their own. A need planned from another candidate's cost per step would be off by the ratio of
-   their steps' costs.
+   planned on their own. A need planned from another candidate's cost per step would be off by the ratio of their
+   steps' costs.
 3. Shares. A candidate's need is its training steps times its measured seconds per step, plus its dev
    evaluations (one every `eval_every` steps, and one more) and a test evaluation. Equal wall-clock slices would
    give a slow candidate (a large batch, a decoder) too little time to end its schedule and a fast one more than
@@ -37,10 +37,10 @@ most META_RESERVE_SHARE of the budget, and not before a trained candidate finish
    meta-embeddings' members, distil), at the start model's cost per text and per load, the passes held to
    SPEED_SHARE of the budget (never below MIN_PASS_TEXTS texts), and the selection and report. Steps 1 to 4
    plan only the time left before it (`available`).
-6. Deadlines. A trained candidate's share holds its whole wall time: the run stops (Deadline, a trainer callback)
-   after the step past which the next step, a dev evaluation, the saves and loads of its kept model, its test
-   evaluation and its per-unit dev scores (Costs.after_step_s) would no longer fit in its share; distil's share
-   holds its teacher's encoding too.
+6. Deadlines. A trained candidate's share holds its whole wall time: the run stops (deadline.Deadline, a trainer
+   callback) after the step past which the next step, a dev evaluation, the saves and loads of its kept model, its
+   test evaluation and its per-unit dev scores (Costs.after_step_s) would no longer fit in its share; distil's
+   share holds its teacher's encoding too.
 7. The time left. When every schedule has ended (or racing stopped it) and no cut candidate is left to extend,
    the time before the end goes to the leading trained candidate, trained on from its kept model for a new
    schedule of the same length (more epochs), but only when its own dev evaluations say more steps may help:
@@ -49,14 +49,13 @@ most META_RESERVE_SHARE of the budget, and not before a trained candidate finish
    are re-measured from the leader's own run (`observed_step_cost`): a probe taken while the machine was busy
    overstates every step, and would leave the time unspent. Extensions (step 4) use the re-measured costs too.
 
-Everything here computes; the candidate kinds (kinds.py, runner.py) train the probes and the candidates, and the
+Everything here computes; the candidate kinds (candidates/, runner.py) train the probes and the candidates, and the
 state records them.
 """
 
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -64,19 +63,19 @@ from statistics import fmean
 from typing import Any
 
 from sentforge.adaptation.adapt_state import AdaptState
-from sentforge.adaptation.candidates import Candidate, continuation_of
+from sentforge.adaptation.deadline import Deadline
+from sentforge.adaptation.method import Candidate, continuation_of
 from sentforge.adaptation.inputs import AdaptInputs
-from sentforge.adaptation.meta import MAX_FIT_TEXTS
 from sentforge.adaptation.racing import evaluation_cadence, first_judged_step
 from sentforge.adaptation.result import CandidateResult
 from sentforge.adaptation.speed import MIN_PASS_TEXTS, ROUNDS, WARM_UP_TEXTS
+from sentforge.adaptation.step_clock import PROBE_STEPS
 from sentforge.adaptation.trained import (TrainSettings, ladder_steps, recipe_settings, rungs, training_data,
                                           warmup_steps)
 from sentforge.support.disk import CHECKPOINTS
 from sentforge.harness.run_state import Budget
 from sentforge.training.stopping import TIME_LIMIT
 
-PROBE_STEPS = 3
 META_RESERVE_SHARE = 0.25  # the most of the budget kept for the meta-embeddings while trained candidates wait
 SPEED_SHARE = 0.05  # of the budget, the most the speed measurement's passes are planned to take (past its minimum)
 REPORT_S = 5.0  # the selection and the report's files, besides loading and saving the selected model
@@ -163,40 +162,6 @@ class RunLimits:
         return Deadline(self.share, self.after_s, elapsed)
 
 
-class Deadline:
-    """A trainer callback that stops the run (the time limit's stop reason) after the step past which the
-    candidate's `elapsed()` seconds (its earlier runs' included) and `after_s` (Costs.after_step_s) would pass
-    its `share`: the next step and what follows the last one then fit in it."""
-
-    def __init__(self, share: float, after_s: float, elapsed: Callable[[], float]) -> None:
-        self.share, self.after_s, self.elapsed = share, after_s, elapsed
-
-    def __call__(self, state: Any) -> None:
-        if not state.should_stop and state.step < state.total_steps and self.elapsed() + self.after_s >= self.share:
-            state.should_stop, state.stop_reason = True, TIME_LIMIT
-
-
-class StepClock:
-    """A trainer callback that records when each step ends and stops the run after `steps` of them."""
-
-    def __init__(self, eval_every: int, steps: int = PROBE_STEPS, clock: Callable[[], float] = time.perf_counter):
-        self.eval_every, self.steps, self.clock = eval_every, steps, clock
-        self.ends: list[tuple[int, float]] = []
-
-    def __call__(self, state: Any) -> None:
-        self.ends.append((state.step, self.clock()))
-        if len(self.ends) >= self.steps:
-            state.should_stop = True
-
-    def seconds_per_step(self) -> float | None:
-        """Mean seconds of the timed steps (with their evaluations only when every step has one); None when
-        fewer than two steps ended (a schedule shorter than the probe)."""
-        intervals = [(step, (end - before) / (step - previous))
-                     for (previous, before), (step, end) in zip(self.ends, self.ends[1:])]
-        plain = [seconds for step, seconds in intervals if step % self.eval_every] or [s for _, s in intervals]
-        return sum(plain) / len(plain) if plain else None
-
-
 @dataclass(frozen=True)
 class Planner:
     """The time plan of one run, read from its state (the probes, the results, the measured costs)."""
@@ -219,8 +184,7 @@ class Planner:
         each), the meta-embeddings (their members) and distil."""
         costs = costs or self.costs()
         finishing = [c for c in self.planned if c.name not in self.state.results or self.state.results[c.name].done]
-        kinds = {"start": 1, "meta": self.meta_members, "distil": 1}
-        encoders = [kinds[c.method.kind] for c in finishing if c.method.kind in kinds]
+        encoders = [count for c in finishing if (count := c.method.kind.timed_encoders(self.meta_members)) is not None]
         return (costs.speed_estimate(encoders, len(finishing), len(self.speed_sample),
                                        self.budget.total_s)
                 + costs.report_estimate())
@@ -230,8 +194,8 @@ class Planner:
         return self.budget.remaining() - self.end_reserve(costs)
 
     def meta_reserve(self, costs: Costs) -> float:
-        pending = [c for c in self.planned if c.method.kind == "meta" and c.name not in self.state.results]
-        reserve = len(pending) * costs.meta_estimate(self.meta_members, min(len(self.inputs.texts), MAX_FIT_TEXTS))
+        reserve = sum(c.method.kind.reserve_s(costs, self.meta_members, len(self.inputs.texts))
+                      for c in self.planned if c.name not in self.state.results)
         # A meta-embedding combines trained candidates: it never takes more than its part from them; past
         # that it runs only on the time they leave.
         return reserve if reserve <= META_RESERVE_SHARE * self.budget.total_s else 0.0
@@ -243,7 +207,7 @@ class Planner:
         left = len(self._trained_left())
         available = self.available(costs)
         room = equal_share(available, left, reserve, costs)
-        if room.equal_s is None and not any(r.kind == "train" and r.done for r in self.state.results.values()):
+        if room.equal_s is None and not any(r.trained for r in self.state.results.values()):
             # A meta-embedding combines trained candidates: the first one does not give way to it.
             room = equal_share(available, left, 0.0, costs)
         return room
@@ -253,18 +217,25 @@ class Planner:
         TSDAE, and takes the cost per step of its start model's mnrl)."""
         return [c for c in self._trained_left() if c.after is None and c.name not in self.state.probes]
 
-    def share(self, candidate: Candidate, reserve_s: float) -> tuple[float | None, str]:
+    def share(self, candidate: Candidate, reserve_s: float, slots: int | None = None,
+              holding: Mapping[str, float] | None = None) -> tuple[float | None, str]:
         """Step 3, once the probes have measured the steps: the candidate's time limit in seconds, counted from
-        its first run (its probe's time included); None (and why) when it cannot get the minimum."""
+        its first run (its probe's time included); None (and why) when it cannot get the minimum. With `slots`
+        (--engine ray, a slot freeing for the candidate): its share of the slot-seconds left (`slots` times the
+        wall time left, less `reserve_s` and the seconds the running candidates still hold, `holding`) among the
+        trained candidates not started, at most the wall time left."""
         costs = self.costs()
-        left = self._trained_left()
+        holding = holding or {}
+        left = [c for c in self._trained_left() if c.name not in holding]
         available = self.available(costs) - reserve_s
-        needs = [self.need(c, costs) for c in left]
-        share = plan_shares(available, needs, costs.trained_minimum)[left.index(candidate)]
+        capacity = available if slots is None else slots * available - sum(holding.values())
+        share = plan_shares(capacity, [self.need(c, costs) for c in left], costs.trained_minimum)[
+            left.index(candidate)]
         if share is None:
-            return None, (f"{max(available, 0):.0f} s of the budget left; a trained candidate needs at least "
+            where = "the budget" if slots is None else f"the {slots} slots"
+            return None, (f"{max(capacity, 0):.0f} s of {where} left; a trained candidate needs at least "
                           f"{costs.trained_minimum:.1f} s")
-        return share + self.state.prior_elapsed(candidate.name), ""
+        return (share if slots is None else min(share, available)) + self.state.prior_elapsed(candidate.name), ""
 
     def limits(self, candidate: Candidate, share: float, prior: float, before_s: float = 0.0,
                probe: bool = False) -> RunLimits:
@@ -398,7 +369,7 @@ class Planner:
             if later and candidate.method.name == "tsdae" else []
 
     def _trained_left(self) -> list[Candidate]:
-        return [c for c in self.planned if c.method.kind == "train" and c.name not in self.state.results]
+        return [c for c in self.planned if c.method.kind.trained and c.name not in self.state.results]
 
 
 def after_teacher(remaining: float, teacher_s: float, minimum: float, texts: int) -> tuple[float | None, str]:

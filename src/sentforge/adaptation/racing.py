@@ -41,7 +41,7 @@ from typing import Any
 
 from sentforge.adaptation.adapt_state import AdaptState
 from sentforge.adaptation.intervals import save_evaluation_items
-from sentforge.adaptation.result import RaceDecision, best_start
+from sentforge.adaptation.result import RaceDecision, StartResult, best_start
 from sentforge.evaluation.paired import ItemScores, paired_bootstrap
 from sentforge.harness.dev_scores import items_path, load_items, rounded
 from sentforge.harness.run_state import Budget
@@ -160,7 +160,7 @@ def race_of_run(state: AdaptState, task: Any, name: str, key: str, run_dir: Path
     the highest dev score) on the dev units of `task`; None before a start model has its per-unit scores."""
     done = {other: r for other, r in state.results.items()
             if r.done and other != name and items_path(state.output, other).is_file()}
-    starts = [other for other, r in done.items() if r.kind == "start"]
+    starts = [other for other, r in done.items() if isinstance(r, StartResult)]
     if not starts:
         return None
     start = best_start(done, starts)

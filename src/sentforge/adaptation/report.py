@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from sentforge.adaptation.hygiene import Hygiene, data_noun
-from sentforge.adaptation.result import CandidateResult
+from sentforge.adaptation.result import CandidateResult, MetaResult, StartResult, TrainedResult, finished_type
 from sentforge.adaptation.select import Selection
 from sentforge.support.disk import human_size
 from sentforge.harness.report_files import on_the_cluster, place_labels, pyplot, save_figure, write_report_files
@@ -129,7 +129,7 @@ def _leftover_lines(report: dict[str, Any]) -> list[str]:
 
 def _why(report: dict[str, Any]) -> str:
     """The selection's reason, unless no candidate beside the start models ran: then that is the reason."""
-    others = {name: r for name, r in report["candidates"].items() if r["kind"] != "start"}
+    others = {name: r for name, r in report["candidates"].items() if finished_type(r["kind"]) is not StartResult}
     if not others or any(r["status"] == "done" for r in others.values()):
         return report["selection"]["why"]
     skipped = sum(r["status"] == "skipped" for r in others.values())
@@ -250,7 +250,8 @@ def test_regret(candidates: dict[str, dict[str, Any]], selected: str) -> dict[st
     """What the choice cost on the test set: the best test score of the candidates adapt made (the start models
     aside) minus the selected model's; None without test scores. Reported only, never used for a choice."""
     tested = {name: r["test"] for name, r in candidates.items()
-              if r.get("status") == "done" and r.get("test") is not None and r["kind"] != "start"}
+              if r.get("status") == "done" and r.get("test") is not None
+              and finished_type(r["kind"]) is not StartResult}
     chosen = candidates[selected].get("test")
     if not tested or chosen is None:
         return None
@@ -289,7 +290,7 @@ def markdown(report: dict[str, Any]) -> str:
              f"Selected: **{report['selected']}** (dev {metric} {selected['dev']:.2f}), saved in `model/`.", "",
              f"Rule `{selection['rule']}`: {_why(report)}.", *_comparison_lines(selection),
              *_resolution_lines(report)]
-    if selected["kind"] == "meta":
+    if finished_type(selected["kind"]) is MetaResult:
         lines += ["", "The selected model is a sentforge MetaEncoder directory: load it with `sentforge.load` or "
                       "`sentforge.meta.MetaEncoder.load`; sentence-transformers cannot load it."]
     lines += ["", f"Dev: `{report['dev']}` ({metric}); test: " + (f"`{report['test']}` ({test_metric}), reported "
@@ -349,7 +350,7 @@ def plot_curves(path: Path, report: dict[str, Any]) -> None:
     shown = [(name, r) for name, r in report["candidates"].items() if r.get("status") == "done"]
     for index, (name, r) in enumerate(shown):
         color = f"C{index % 10}"
-        if r["kind"] == "train" and r.get("evaluations"):
+        if finished_type(r["kind"]) is TrainedResult and r.get("evaluations"):
             axes.plot([e["step"] for e in r["evaluations"]], [e["score"] for e in r["evaluations"]], marker="o",
                       color=color, label=name)
         else:

@@ -1,7 +1,8 @@
 """A candidate's result: what adapt records for it in OUTPUT/adapt.json as it finishes, and reports in
 report.json, one type per outcome: `NotRun` (skipped, failed or not applicable, with the reason),
-`StartResult`, `TrainedResult` (a recipe run, the distillation's included) and `MetaResult`; racing's
-`RaceDecision` and the TSDAE ladder's `LadderRung` inside a trained one.
+`StartResult`, `TrainedResult` (a recipe run), `DistilResult` (the distillation's recipe run) and `MetaResult`;
+racing's `RaceDecision` and the TSDAE ladder's `LadderRung` inside a trained one. Each finished type names the
+kind it records (`KIND`, the "kind" of its JSON); a candidate kind (candidates/) declares its result type.
 
 Every module reads a result through these fields; a field that its kind does not have cannot be set. The JSON
 keeps the layout earlier versions wrote (the same keys, in the same order for each kind), so that an output
@@ -15,7 +16,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar, Literal
 
-from sentforge.adaptation.candidates import Kind
 from sentforge.adaptation.speed import SpeedRecord
 from sentforge.support.errors import ConfigError
 from sentforge.evaluation.paired import PairedInterval
@@ -81,10 +81,10 @@ def _json_value(value: Any) -> Any:
 
 @dataclass(frozen=True)
 class CandidateResult:
-    """kind, method (candidates.py), the start model's spec (None for a meta-embedding) and the status; each
+    """kind, method (method.py), the start model's spec (None for a meta-embedding) and the status; each
     outcome's own fields are its subclass's. `LAYOUT`: the keys of its JSON, in their order."""
 
-    kind: Kind
+    kind: str
     method: str
     status: Status
     model: str | None = None
@@ -96,8 +96,8 @@ class CandidateResult:
 
     @property
     def trained(self) -> bool:
-        """A finished candidate that trained steps of a recipe (not the distillation)."""
-        return self.done and self.kind == "train"
+        """A finished candidate that trained steps of a recipe (not the distillation): TrainedResult's."""
+        return False
 
     def update(self, **changes: Any) -> CandidateResult:
         """A copy with `changes`."""
@@ -114,7 +114,7 @@ class CandidateResult:
     def from_json(saved: Mapping[str, Any]) -> CandidateResult:
         """The result of its status and kind, from its JSON (adapt.json, report.json)."""
         kind = saved.get("kind")
-        cls = _FINISHED.get(kind, StartResult) if saved.get("status") == DONE else NotRun
+        cls = finished_type(kind) if saved.get("status") == DONE else NotRun
         names = {f.name for f in fields(cls)}
         unknown = set(saved) - names
         if unknown:
@@ -154,10 +154,18 @@ class Finished(CandidateResult):
     test_metric: str | None = None
     speed: SpeedRecord | None = None
     dev_gain: PairedInterval | None = None
+    KIND: ClassVar[str] = ""
+
+    def load(self, device: str | None = None) -> Any:
+        """The candidate's model."""
+        from sentforge.loading import load
+
+        return load(self.model_path, device=device)
 
 
 @dataclass(frozen=True)
 class StartResult(Finished):
+    KIND = "start"
     LAYOUT = (*_IDENTITY, "dev", "model_path", "evaluations", "test", "test_metric", "wall_s", "speed", "dev_gain")
 
 
@@ -186,10 +194,27 @@ class TrainedResult(Finished):
     seconds_per_step: float | None = None
     continues: str | None = None  # trained on from that candidate's kept model with the time left (planning.py)
     worker: dict[str, Any] | None = None  # --engine ray: the worker that trained it (harness/ray_runs.py)
+    KIND = "train"
     LAYOUT = (*_IDENTITY, "model_path", "start", "dev", "best_step", "steps", "planned_steps", "stopped", "examples",
               "evaluations", "commands", "time_limit_s", "eval_every", "wall_s", "race", "after_steps", "ladder",
               "chain_steps", "share_s", "extensions", "teacher", "member", "seconds_per_step", "continues", "worker",
               "test", "test_metric", "speed", "dev_gain")
+
+    @property
+    def trained(self) -> bool:
+        return self.done
+
+
+@dataclass(frozen=True)
+class DistilResult(TrainedResult):
+    """The distillation's recipe run (its teacher and member set): trained, but on a meta-embedding's vectors,
+    not a recipe's own signal."""
+
+    KIND = "distil"
+
+    @property
+    def trained(self) -> bool:
+        return False
 
 
 @dataclass(frozen=True)
@@ -200,17 +225,25 @@ class MetaResult(Finished):
     dim: int | None = None
     examples: int | None = None
     commands: list[str] | None = None
+    KIND = "meta"
     LAYOUT = (*_IDENTITY, "model_path", "dev", "members", "dim", "examples", "commands", "evaluations", "wall_s",
               "test", "test_metric", "speed", "dev_gain")
 
+    def load(self, device: str | None = None) -> Any:
+        from sentforge.meta import MetaEncoder
 
-_FINISHED: dict[str, type[Finished]] = {"start": StartResult, "train": TrainedResult, "distil": TrainedResult,
-                                        "meta": MetaResult}
+        return MetaEncoder.load(self.model_path, device=device)
 
 
-def finished(kind: Kind, method: str, model: str | None, **values: Any) -> Finished:
+def finished_type(kind: str | None) -> type[Finished]:
+    """The finished result type that records `kind` (a start model's for a result without one: an early version's
+    layout)."""
+    return next((cls for cls in (TrainedResult, DistilResult, MetaResult) if cls.KIND == kind), StartResult)
+
+
+def finished(kind: str, method: str, model: str | None, **values: Any) -> Finished:
     """A finished candidate's result of its kind."""
-    return _FINISHED[kind](kind, method, DONE, model, **values)
+    return finished_type(kind)(kind, method, DONE, model, **values)
 
 
 def best_start(results: Mapping[str, CandidateResult], starts: list[str]) -> str:
@@ -220,11 +253,6 @@ def best_start(results: Mapping[str, CandidateResult], starts: list[str]) -> str
 
 def load_candidate(result: CandidateResult | Mapping[str, Any], device: str | None = None) -> Any:
     """The model of a finished candidate: its result, or its entry in report.json."""
-    from sentforge.loading import load
-    from sentforge.meta import MetaEncoder
-
     if isinstance(result, Mapping):
         result = CandidateResult.from_json(result)
-    if result.kind == "meta":
-        return MetaEncoder.load(result.model_path, device=device)
-    return load(result.model_path, device=device)
+    return result.load(device)

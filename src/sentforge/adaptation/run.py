@@ -20,30 +20,28 @@ from pathlib import Path
 from typing import Any
 
 from sentforge.adaptation.adapt_state import RUNS_DIR, AdaptState
-from sentforge.adaptation.candidates import METHODS, check_methods, plan_candidates
+from sentforge.adaptation.candidate_runs import run_candidates
+from sentforge.adaptation.candidates import METHODS, plan_candidates
+from sentforge.adaptation.config import AdaptConfig
 from sentforge.adaptation.hygiene import Hygiene, apply_hygiene, check_data_left, find_overlap
 from sentforge.adaptation.inputs import DATA_DIR, AdaptInputs, read_inputs
 from sentforge.adaptation.intervals import selection_items
-from sentforge.adaptation.kinds import run_candidates
 from sentforge.adaptation.parallel import run_on_cluster
 from sentforge.adaptation.planning import Planner
 from sentforge.adaptation.report import AdaptReport, test_regret, unresolved, write_report
-from sentforge.adaptation.result import NOT_APPLICABLE, CandidateResult, NotRun
+from sentforge.adaptation.result import NOT_APPLICABLE, CandidateResult, StartResult
 from sentforge.adaptation.runner import RunContext, measure_speeds
-from sentforge.adaptation.select import (MODEL_DIR, check_rule, off_front_within_noise, pareto_front, select,
-                                         write_selected)
+from sentforge.adaptation.select import MODEL_DIR, off_front_within_noise, pareto_front, select, write_selected
 from sentforge.adaptation.speed import check_speed_bound, speed_sample, within_noise_of_bound
-from sentforge.adaptation.trained import TrainSettings
 from sentforge.support.disk import directory_size, human_size, remove_checkpoints
 from sentforge.support.errors import ConfigError
 from sentforge.harness.dev_scores import metric_of
-from sentforge.harness.ray_runs import RayRuns, RunResources, check_engine
-from sentforge.harness.run_state import Budget, check_budget_minutes, input_record
+from sentforge.harness.ray_runs import RayRuns
+from sentforge.harness.run_state import Budget
 from sentforge.support.output_guard import locked_output
 
 logger = logging.getLogger(__name__)
 
-KEEP = ("selected", "all")  # --keep: only OUTPUT/model (and the report), or every candidate's model too
 CACHE_DIR = "cache"
 CHECKPOINT_MODELS = 3  # a training checkpoint holds the model and the optimizer's two moments (Adam): 3 models
 DISK_NOTE_BYTES = 10 ** 9  # a run that may need more is announced in the log before it starts
@@ -100,90 +98,85 @@ def adapt(model: str | Sequence[str], unlabelled: str | os.PathLike, dev: str | 
     A rerun of the same call resumes, with either engine; a different call on the same output is refused.
     """
     started = time.monotonic() if started is None else started  # the budget counts from here
+    config = AdaptConfig(
+        models=(model,) if isinstance(model, (str, os.PathLike)) else tuple(model), unlabelled=unlabelled, dev=dev,
+        output=output, labelled=labelled, test=test, budget_minutes=budget_minutes, members=tuple(members),
+        seed=seed, eval_every=eval_every, candidates=None if candidates is None else tuple(candidates),
+        max_epochs=max_epochs, meta_members=meta_members, device=device, show_progress=show_progress,
+        overrides=overrides, select_rule=select_rule, keep_dev_texts=keep_dev_texts, race=race,
+        keep_checkpoints=keep_checkpoints, min_texts_per_second=min_texts_per_second, keep=keep,
+        callbacks=tuple(callbacks), engine=engine, address=address, cpus_per_run=cpus_per_run,
+        gpus_per_run=gpus_per_run)
+    return run_adapt(config.check(), started)
+
+
+def run_adapt(config: AdaptConfig, started: float) -> AdaptReport:
+    """adapt's pipeline for a checked `config`, its budget counted from `started` (a time.monotonic() value)."""
     # 1. Inputs: read and checked before any model loads (inputs.py); the state resumes a rerun (adapt_state.py).
-    models = [model] if isinstance(model, (str, os.PathLike)) else list(model)
-    # What is already in `output` is the state's to judge: a rerun of the same call resumes there.
-    output = AdaptState.check_output(output, [
-        ("--unlabelled", unlabelled), ("--dev", dev), ("--labelled", labelled), ("--test", test),
-        *(("--model", m) for m in models), *(("--member", m) for m in members)])
-    settings = _checked_settings(models, budget_minutes, eval_every, max_epochs, meta_members, overrides)
-    methods = check_methods(None if candidates is None else list(candidates))
-    check_rule(select_rule)
-    resources = RunResources(cpus_per_run, gpus_per_run)
-    check_engine(engine, address, resources)
-    if keep not in KEEP:
-        raise ConfigError(f"--keep: unknown value {keep!r}; choose from {', '.join(KEEP)}")
-    inputs = read_inputs(unlabelled, dev, labelled, test)
+    inputs = read_inputs(config.unlabelled, config.dev, config.labelled, config.test)
     # What dev hygiene will drop is known before anything is written, so that a run it leaves without training
     # data fails here (hygiene.py).
-    overlap = find_overlap(inputs, keep_dev_texts)
-    check_data_left(inputs, overlap, methods)
-    model_bytes = _check_models([str(m) for m in (*models, *members)])
-    speed_texts = speed_sample(inputs.dev.texts(), inputs.texts, seed)
-    check_speed_bound([str(m) for m in models], speed_texts, min_texts_per_second, device)
-    state = AdaptState(output, {
-        "models": [str(m) for m in models], "unlabelled": input_record(unlabelled), "dev": input_record(dev),
-        "labelled": input_record(labelled), "test": input_record(test),
-        "members": [str(m) for m in members], "candidates": methods, "seed": seed, "device": device,
-        "select": select_rule, "keep_dev_texts": keep_dev_texts, "race": race, **settings}, started)
-    cluster = contextlib.nullcontext() if engine == "local" else RayRuns(address, resources)
+    overlap = find_overlap(inputs, config.keep_dev_texts)
+    check_data_left(inputs, overlap, [METHODS[name] for name in config.candidates])
+    model_bytes = _check_models([str(m) for m in (*config.models, *config.members)])
+    speed_texts = speed_sample(inputs.dev.texts(), inputs.texts, config.seed)
+    check_speed_bound(config.model_specs, speed_texts, config.min_texts_per_second, config.device)
+    state = AdaptState(config.output, config.settings(), started)
+    cluster = contextlib.nullcontext() if config.engine == "local" else RayRuns(config.address, config.resources)
     # An unreachable cluster fails before anything is written; leaving it disconnects. Ctrl-C saves this call's time.
     with cluster, state.saved_if_interrupted():
-        if engine == "ray":
+        if config.engine == "ray":
             cluster.slots()  # so do resources that no node of it holds
         resumed = state.open()
         if resumed:
-            logger.info("resuming the adapt run in %s (%d candidates finished)", output, len(state.results))
+            logger.info("resuming the adapt run in %s (%d candidates finished)", config.output, len(state.results))
 
         # 2. Hygiene: dev and test texts out of the training data (hygiene.py).
-        inputs, hygiene = apply_hygiene(inputs, output / DATA_DIR, keep_dev_texts, overlap)
+        inputs, hygiene = apply_hygiene(inputs, config.output / DATA_DIR, config.keep_dev_texts, overlap)
 
-        # 3. Plan: the candidates the data allows (candidates.py), the time plan (planning.py).
+        # 3. Plan: the candidates the data allows (candidates/), the time plan (planning.py).
         planned, left_out = plan_candidates(
-            [str(m) for m in models], methods, bool(inputs.labelled and inputs.labelled.positives),
+            config.model_specs, list(config.candidates), bool(inputs.labelled and inputs.labelled.positives),
             bool(inputs.labelled and inputs.labelled.partial))
-        for name, reason in left_out.items():
-            if hygiene.applied and labelled is not None:
+        for candidate, reason in left_out:
+            if hygiene.applied and config.labelled is not None:
                 reason += " left after dev hygiene"
-            state.results.setdefault(name, NotRun("train", name.rsplit(".", 1)[-1], NOT_APPLICABLE, reason=reason))
-        budget = Budget(budget_minutes * 60.0, state.spent(), started)
-        train = TrainSettings(eval_every, max_epochs, seed, device, show_progress, settings["overrides"], race)
-        plan = Planner(state, inputs, train, planned, budget, meta_members + len(members), speed_texts)
-        context = RunContext(state, inputs, plan, train, tuple(members), meta_members, tuple(callbacks))
+            state.results.setdefault(candidate.name, candidate.outcome(NOT_APPLICABLE, reason=reason))
+        budget = Budget(config.budget_minutes * 60.0, state.spent(), started)
+        train = config.train()
+        plan = Planner(state, inputs, train, planned, budget, config.meta_members + len(config.members), speed_texts)
+        context = RunContext(state, inputs, plan, train, config.members, config.meta_members, config.callbacks)
         if not resumed:
-            _log_disk_need(output, plan, model_bytes[str(models[0])], keep)
+            _log_disk_need(config.output, plan, model_bytes[config.model_specs[0]], config.keep)
 
-        # 4. Each candidate by its kind (kinds.py): a trained one probes those still to run, then runs within its
-        # planned share (with --engine ray side by side on the cluster's workers: parallel.py); 5. the candidates
-        # the time limit cut are extended; the time still left goes to the leader's continuation when its dev
-        # evaluations say more steps may help (it joins `planned`).
-        if engine == "ray":
-            run_on_cluster(context, planned, cluster, show_progress)
-        run_candidates(context, planned, show_progress)
+        # 4. Each candidate by its kind (candidates/), in turn (candidate_runs.py): a trained one probes those
+        # still to run, then runs within its planned share (with --engine ray side by side on the cluster's
+        # workers: parallel.py); 5. the candidates the time limit cut are extended; the time still left goes to
+        # the leader's continuation when its dev evaluations say more steps may help (it joins `planned`).
+        if config.engine == "ray":
+            run_on_cluster(context, planned, cluster, config.show_progress)
+        run_candidates(context, planned, config.show_progress)
 
     # 6. Select (speed.py, select.py) and 7. report (report.py).
-    order = [c.name for c in planned] + list(left_out)
+    order = [c.name for c in planned] + [candidate.name for candidate, _ in left_out]
     # The measurement takes the time left but the report's (planning.py, step 5).
     measure_speeds(context, [name for name in order if state.results[name].done], speed_texts,
                    budget.remaining() - plan.costs().report_estimate())
-    placed = None if engine == "local" else {"address": address, "cpus_per_run": cpus_per_run,
-                                             "gpus_per_run": gpus_per_run, "slots": cluster.slots_seen}
-    return _select_and_report(state, inputs, order, budget_minutes, budget, hygiene, keep_checkpoints,
-                              len(speed_texts), min_texts_per_second, keep, placed)
+    placed = None if config.engine == "local" else {"address": config.address, "cpus_per_run": config.cpus_per_run,
+                                                    "gpus_per_run": config.gpus_per_run, "slots": cluster.slots_seen}
+    return _select_and_report(config, state, inputs, order, budget, hygiene, len(speed_texts), placed)
 
 
-def _select_and_report(state: AdaptState, inputs: AdaptInputs, order: list[str], budget_minutes: float, budget: Budget,
-                       hygiene: Hygiene, keep_checkpoints: bool, speed_texts: int,
-                       min_texts_per_second: float | None, keep: str = "selected",
-                       cluster: dict[str, Any] | None = None) -> AdaptReport:
+def _select_and_report(config: AdaptConfig, state: AdaptState, inputs: AdaptInputs, order: list[str], budget: Budget,
+                       hygiene: Hygiene, speed_texts: int, cluster: dict[str, Any] | None) -> AdaptReport:
     """Choose the model (select.py), save it as OUTPUT/model and write the report (report.py); `cluster`: where
     the trained candidates ran with --engine ray."""
     results = {name: state.results[name] for name in order}
-    starts = [name for name in order if results[name].kind == "start"]
+    starts = [name for name in order if isinstance(results[name], StartResult)]
     done = [name for name in order if results[name].done]
     rule, seed = state.settings["select"], state.settings["seed"]
     items = selection_items(state.output, {name: results[name] for name in done}, rule, seed)
-    selection = select(results, starts, rule, items, seed, min_texts_per_second)
+    selection = select(results, starts, rule, items, seed, config.min_texts_per_second)
     chosen = selection.chosen
     results = {name: r.update(dev_gain=selection.gains[name]) if r.done else r for name, r in results.items()}
     start_of = results[chosen].model or results[starts[0]].model
@@ -199,20 +192,20 @@ def _select_and_report(state: AdaptState, inputs: AdaptInputs, order: list[str],
     trained = {name: results[name] for name in done if results[name].trained}
     fitted = ({name: items[name] for name in trained} if rule == "cross-fitted"  # computed above
               else selection_items(state.output, trained, "cross-fitted", seed))
-    if not keep_checkpoints:  # every candidate is done: resuming needs them no more
+    if not config.keep_checkpoints:  # every candidate is done: resuming needs them no more
         remove_checkpoints(state.output / RUNS_DIR)
     output_bytes_all = directory_size(state.output)
-    if keep == "selected":  # model/ holds the chosen one
+    if config.keep == "selected":  # model/ holds the chosen one
         for folder in (RUNS_DIR, CACHE_DIR):
             shutil.rmtree(state.output / folder, ignore_errors=True)
     report = AdaptReport(
         selected=chosen, selection=selection, front=pareto_front(results),
         off_front_within_noise=off_front_within_noise(results),
-        speed_bound_within_noise=within_noise_of_bound(speeds, min_texts_per_second),
+        speed_bound_within_noise=within_noise_of_bound(speeds, config.min_texts_per_second),
         speed_texts=measured[0] if measured else speed_texts, hygiene=hygiene, model=str(state.output / MODEL_DIR),
         metric=metric, test_metric=None if inputs.test is None else metric_of(inputs.test), dev=inputs.dev.name,
-        test=None if inputs.test is None else inputs.test.name, budget_minutes=budget_minutes,
-        settings=state.settings, candidates=results, keep_checkpoints=keep_checkpoints, keep=keep,
+        test=None if inputs.test is None else inputs.test.name, budget_minutes=config.budget_minutes,
+        settings=state.settings, candidates=results, keep_checkpoints=config.keep_checkpoints, keep=config.keep,
         test_regret=test_regret({name: r.to_json() for name, r in results.items()}, chosen),
         dev_cross_fitted={name: round(scores.score(), 4) for name, scores in fitted.items()},
         output_bytes_all=output_bytes_all, output_bytes=directory_size(state.output),
@@ -224,25 +217,6 @@ def _select_and_report(state: AdaptState, inputs: AdaptInputs, order: list[str],
         logger.warning("the dev set does not tell %s from %s (paired interval around 0): on new data the choice "
                        "may not hold; see report.md", chosen, ", ".join(rivals))
     return report
-
-
-def _checked_settings(models: list, budget_minutes: float, eval_every: int | None, max_epochs: int, meta_members: int,
-                      overrides: dict[str, dict[str, Any]] | None) -> dict[str, Any]:
-    if not models:
-        raise ConfigError("--model: give at least one start model")
-    check_budget_minutes(budget_minutes)
-    for name, value in (("--eval-every", 1 if eval_every is None else eval_every), ("--max-epochs", max_epochs)):
-        if not isinstance(value, int) or value < 1:
-            raise ConfigError(f"{name} must be a positive whole number, got {value}")
-    if meta_members < 0:
-        raise ConfigError(f"--meta-members must be 0 or more, got {meta_members}")
-    overrides = {k: dict(v) for k, v in (overrides or {}).items()}
-    untrained = [name for name in overrides if name not in METHODS or METHODS[name].kind != "train"]
-    if untrained:
-        raise ConfigError(f"overrides: {', '.join(untrained)} are not trained candidates; choose from "
-                          f"{', '.join(name for name, m in METHODS.items() if m.kind == 'train')}")
-    return {"budget_minutes": budget_minutes, "eval_every": eval_every, "max_epochs": max_epochs,
-            "meta_members": meta_members, "overrides": overrides}
 
 
 def _check_models(specs: list[str]) -> dict[str, int]:
@@ -267,19 +241,10 @@ def disk_need(model_bytes: int, runs: int, snapshots: int, metas: int, members: 
 def _log_disk_need(output: os.PathLike, plan: Planner, model_bytes: int, keep: str) -> None:
     """Say before a run that may need much disk what it may hold and keep (DISK_NOTE_BYTES; a warning past the
     free space)."""
-    from sentforge.adaptation.trained import ladder_steps, recipe_settings
-
-    trained = [c for c in plan.planned if c.method.kind in ("train", "distil")]
-    runs = snapshots = 0
-    for candidate in trained:
-        if candidate.after is None:
-            runs += 1
-            continue
-        tsdae = next(c for c in plan.planned if c.name == candidate.after)
-        rungs = len(ladder_steps(recipe_settings(tsdae, len(plan.inputs.texts), plan.train)["steps"]))
-        runs, snapshots = runs + rungs + 1, snapshots + rungs
-    metas = sum(c.method.kind == "meta" for c in plan.planned)
-    peak, kept, selected = disk_need(model_bytes, runs, snapshots, metas, plan.meta_members)
+    uses = [c.method.kind.disk(c, plan) for c in plan.planned]
+    runs = sum(use.runs for use in uses)
+    peak, kept, selected = disk_need(model_bytes, runs, sum(use.snapshots for use in uses),
+                                     sum(use.metas for use in uses), plan.meta_members)
     free = shutil.disk_usage(output).free
     if peak < DISK_NOTE_BYTES and peak < free:
         return
@@ -293,7 +258,8 @@ def _log_disk_need(output: os.PathLike, plan: Planner, model_bytes: int, keep: s
 def _removed(result: CandidateResult) -> bool:
     """Whether the candidate's model was removed (--keep selected): a trained or fitted one whose run directory
     is gone (a start model is its spec)."""
-    return result.kind != "start" and result.model_path is not None and not Path(result.model_path).exists()
+    return (not isinstance(result, StartResult) and result.model_path is not None
+            and not Path(result.model_path).exists())
 
 
 def _check_same_choice(output: Path, chosen: str) -> None:

@@ -1,7 +1,7 @@
 """The pieces of work of an adapt run's candidates: the context every candidate kind runs in (`RunContext`), one
 recipe run of a trained candidate, probed or trained (`RecipeRun`), the probes of the trained candidates still to
 run, the record of a finished candidate (its test score and per-unit dev scores), and the speed measurement of
-the finished ones (speed.py). The kinds that use them are kinds.py's."""
+the finished ones (speed.py). The candidate kinds that use them are candidates/'s."""
 
 from __future__ import annotations
 
@@ -13,12 +13,12 @@ from pathlib import Path
 from typing import Any
 
 from sentforge.adaptation.adapt_state import RUNS_DIR, AdaptState
-from sentforge.adaptation.candidates import Candidate
 from sentforge.adaptation.inputs import AdaptInputs
-from sentforge.adaptation.planning import Planner, RunLimits, StepClock
+from sentforge.adaptation.method import Candidate
+from sentforge.adaptation.planning import Planner, RunLimits
+from sentforge.adaptation.step_clock import StepClock
 from sentforge.adaptation.racing import Race, race_of_run
-from sentforge.adaptation.result import (DONE, FAILED, CandidateResult, NotRun, Status, TrainedResult, finished,
-                                         load_candidate)
+from sentforge.adaptation.result import FAILED, CandidateResult, StartResult, TrainedResult, load_candidate
 from sentforge.adaptation.speed import measure
 from sentforge.adaptation.trained import RecipeCall, TrainSettings, needs_training, probe_run, timed, train_or_take_up
 from sentforge.support.errors import SentforgeError
@@ -66,9 +66,8 @@ class RecipeRun:
         prior = context.state.prior_elapsed(self.candidate.name)
         limits = context.plan.limits(self.candidate, self.share, prior, probe=True)
         heartbeat, race, callbacks = self._callbacks(context, prior, limits, clock)
-        call = RecipeCall(self.candidate, self.start, self.run_dir, limits.time_limit, limits.eval_every, callbacks,
-                          snapshots=self.snapshots, evaluator=race)
-        steps = probe_run(call, context.inputs, context.train)
+        steps = probe_run(RecipeCall(self, limits.time_limit, limits.eval_every, callbacks, race), context.inputs,
+                          context.train)
         return steps, round(heartbeat.elapsed(), 2)
 
     def train(self, context: RunContext) -> TrainedResult:
@@ -84,10 +83,9 @@ class RecipeRun:
             state.probes[name]["eval_every"] = limits.eval_every  # its cadence, fixed for the runs that resume it
             state.save()
         _, race, callbacks = self._callbacks(context, prior, limits)
-        call = RecipeCall(self.candidate, self.start, self.run_dir, limits.time_limit, limits.eval_every, callbacks,
-                          self.extend, self.options, self.snapshots, race)
+        call = RecipeCall(self, limits.time_limit, limits.eval_every, callbacks, race)
         result = timed(lambda: train_or_take_up(call, context.inputs, context.train, probed), prior)
-        if result.done and result.kind == "train":
+        if result.trained:
             result = result.update(seconds_per_step=limits.seconds_per_step)
         return result.update(race=state.races.get(self._key(context)))
 
@@ -147,7 +145,7 @@ def record(context: RunContext, candidate: Candidate, result: CandidateResult) -
     if result.done and not items_path(state.output, candidate.name).is_file():
         started = time.monotonic()
         model = load_candidate(result, context.train.device)
-        if result.kind != "start":  # a model read from its run directory: the loads planned take its time
+        if not isinstance(result, StartResult):  # read from its run directory: the loads planned take its time
             state.measured_load(time.monotonic() - started)
         save_items(state.output, candidate.name, inputs.dev.item_scores(model))
     state.record(candidate.name, result)
@@ -175,14 +173,7 @@ def measure_speeds(context: RunContext, names: list[str], texts: list[str], seco
     state.save()
 
 
-def outcome(candidate: Candidate, status: Status, **values: Any) -> CandidateResult:
-    """The candidate's result of that status (finished: of its kind)."""
-    if status == DONE:
-        return finished(candidate.method.kind, candidate.method.name, candidate.model, **values)
-    return NotRun(candidate.method.kind, candidate.method.name, status, candidate.model, **values)
-
-
 def failed(context: RunContext, candidate: Candidate, err: SentforgeError) -> CandidateResult:
     """A candidate that failed (logged), with the seconds it ran."""
     logger.warning("%s failed: %s", candidate.name, err)
-    return outcome(candidate, FAILED, reason=str(err), wall_s=context.state.prior_elapsed(candidate.name))
+    return candidate.outcome(FAILED, reason=str(err), wall_s=context.state.prior_elapsed(candidate.name))

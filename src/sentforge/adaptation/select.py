@@ -60,7 +60,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from sentforge.adaptation.result import CandidateResult, TrainedResult, best_start, load_candidate
+from sentforge.adaptation.result import CandidateResult, MetaResult, TrainedResult, best_start, load_candidate
 from sentforge.adaptation.speed import COST_KEYS, SpeedRecord, same_cost, told_apart
 from sentforge.support.errors import ConfigError
 from sentforge.evaluation.paired import ItemScores, PairedInterval
@@ -227,7 +227,7 @@ def learns_from_labels(results: Mapping[str, CandidateResult], name: str) -> boo
 
 def _raced_below(result: CandidateResult, other: str) -> bool:
     """Racing stopped the candidate as significantly below `other` (or below the candidate `other` continues)."""
-    from sentforge.adaptation.candidates import CONTINUED
+    from sentforge.adaptation.method import CONTINUED
 
     race = getattr(result, "race", None)
     return (race is not None and race.reason == "below the leader"
@@ -329,7 +329,7 @@ def write_selected(output: Path, name: str, result: CandidateResult, start_resul
     """Save the chosen model as OUTPUT/model; an encoder's card records the selection and the scores
     (a meta-embedding directory has no card: report.md says what it is)."""
     target = output / MODEL_DIR
-    if result.kind == "meta":
+    if isinstance(result, MetaResult):
         # Without the run directory's output marker: OUTPUT/model is adapt's output, not a `meta fit` one.
         with atomic_dir(target, overwrite=True) as tmp:
             shutil.copytree(result.model_path, tmp, dirs_exist_ok=True, ignore=shutil.ignore_patterns(MARKER))

@@ -5,25 +5,29 @@ reproduces it.
 TSDAE before MNRL: TSDAE's own dev score says little about how good a start it is for supervised training. The
 `tsdae` candidate saves its encoder at a few step counts (the ladder, LADDER_STEPS) when `tsdae+mnrl` is
 planned; `tsdae+mnrl` then runs MNRL from each rung reached and from TSDAE's kept checkpoint (`rungs`; the runs
-are kinds.TsdaeLadder's).
+are candidates/ladder.py's).
 """
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sentforge.adaptation.candidates import Candidate
 from sentforge.adaptation.inputs import READING, AdaptInputs
-from sentforge.adaptation.result import CandidateResult, TrainedResult, finished
+from sentforge.adaptation.method import Candidate
+from sentforge.adaptation.result import DONE, CandidateResult, TrainedResult
 from sentforge.harness.dev_scores import main_score, metric_of
+from sentforge.harness.schedule import epoch_steps, fitted_batch
 from sentforge.recipes.api import snapshot_dir
 from sentforge.recipes.command import train_command
 from sentforge.recipes.run_dir import METRICS_LOG, SUMMARY_FILE, TRAINING_DIR, read_summary
+
+if TYPE_CHECKING:
+    from sentforge.adaptation.runner import RecipeRun
 
 LADDER_STEPS = (100, 300, 1000)
 
@@ -54,12 +58,9 @@ def training_data(candidate: Candidate, inputs: AdaptInputs) -> tuple[Path, int]
 
 def recipe_settings(candidate: Candidate, examples: int, settings: TrainSettings) -> dict[str, Any]:
     """The recipe's settings: the paper's, a batch no larger than the data, up to `max_epochs` epochs."""
-    from sentforge.recipes import get_recipe
-
-    recipe = get_recipe(candidate.method.recipe)
-    values = {"pooling": "keep", "batch_size": min(recipe.training["batch_size"], examples),
+    values = {"pooling": "keep", "batch_size": fitted_batch(candidate.method.recipe, examples),
               **settings.overrides.get(candidate.method.name, {})}
-    values.setdefault("steps", settings.max_epochs * max(examples // values["batch_size"], 1))
+    values.setdefault("steps", epoch_steps(examples, values["batch_size"], settings.max_epochs))
     return values
 
 
@@ -74,21 +75,15 @@ def warmup_steps(candidate: Candidate, steps: int, settings: TrainSettings) -> i
 
 @dataclass(frozen=True)
 class RecipeCall:
-    """One call of a candidate's recipe, from `start` into `run_dir`: the trainer's `time_limit`, a dev evaluation
-    (and a checkpoint) every `eval_every` steps, `callbacks` after every step, the dev `evaluator` (a racing.Race;
-    the dev task when None). `extend`: continue a run that a time limit stopped, from its last checkpoint, for
-    `time_limit` more seconds (the same weights as a run never stopped); `options`: the recipe's own (distil's
-    teacher); `snapshots`: steps at which the encoder is saved too (the TSDAE ladder)."""
+    """One call of a recipe run (`run`, runner.RecipeRun: the candidate, its start, run directory, options,
+    snapshots and whether it extends a cut run) with what its plan set: the trainer's `time_limit`, a dev
+    evaluation (and a checkpoint) every `eval_every` steps, `callbacks` after every step, the dev `evaluator`
+    (a racing.Race; the dev task when None)."""
 
-    candidate: Candidate
-    start: str
-    run_dir: Path
+    run: RecipeRun
     time_limit: float
     eval_every: int
     callbacks: Sequence[Callable[[Any], None]] = ()
-    extend: bool = False
-    options: Mapping[str, Any] | None = None
-    snapshots: Sequence[int] = ()
     evaluator: Any = None
 
 
@@ -98,11 +93,12 @@ def train_or_take_up(call: RecipeCall, inputs: AdaptInputs, settings: TrainSetti
     its dev score (the best evaluated checkpoint's), every evaluation, steps, the reproducing command.
     `probed`: the steps of the candidate's probe (planning.py) in the run directory, a run to continue rather
     than to take up as finished."""
-    candidate, run_dir = call.candidate, call.run_dir
+    run = call.run
+    candidate, run_dir = run.candidate, run.run_dir
     data, examples = training_data(candidate, inputs)
-    values = {**recipe_settings(candidate, examples, settings), **(call.options or {})}
+    values = {**recipe_settings(candidate, examples, settings), **(run.options or {})}
     metric = metric_of(inputs.dev)
-    if needs_training(run_dir, call.extend, probed):
+    if needs_training(run_dir, run.extend, probed):
         _call_recipe(call, data, values, inputs, settings)
     summary = read_summary(run_dir)
     evaluations = read_evaluations(run_dir / METRICS_LOG, metric)
@@ -113,14 +109,13 @@ def train_or_take_up(call: RecipeCall, inputs: AdaptInputs, settings: TrainSetti
         value, _ = main_score(inputs.dev, Encoder.load(run_dir))
         best = {"step": summary["steps"], "value": value}
         evaluations.append({"step": summary["steps"], "score": value})
-    command = reproducing_command(candidate.method.recipe, call.start, data, run_dir, inputs.dev_path, values,
-                                  settings, call.time_limit, call.eval_every, resume=call.extend,
-                                  snapshots=call.snapshots)
-    return finished(candidate.method.kind, candidate.method.name, candidate.model,
-                    model_path=str(run_dir), start=str(call.start), dev=best["value"], best_step=best["step"],
-                    steps=summary["steps"], planned_steps=values["steps"], stopped=summary.get("stopped"),
-                    examples=examples, evaluations=evaluations, commands=[command],
-                    time_limit_s=round(call.time_limit, 1), eval_every=call.eval_every)
+    command = reproducing_command(candidate.method.recipe, run.start, data, run_dir, inputs.dev_path, values,
+                                  settings, call.time_limit, call.eval_every, resume=run.extend,
+                                  snapshots=run.snapshots)
+    return candidate.outcome(DONE, model_path=str(run_dir), start=str(run.start), dev=best["value"],
+                             best_step=best["step"], steps=summary["steps"], planned_steps=values["steps"],
+                             stopped=summary.get("stopped"), examples=examples, evaluations=evaluations,
+                             commands=[command], time_limit_s=round(call.time_limit, 1), eval_every=call.eval_every)
 
 
 def needs_training(run_dir: Path, extend: bool = False, probed: int | None = None) -> bool:
@@ -129,11 +124,11 @@ def needs_training(run_dir: Path, extend: bool = False, probed: int | None = Non
 
 
 def probe_run(call: RecipeCall, inputs: AdaptInputs, settings: TrainSettings) -> int:
-    """Start (or restart) the candidate's run until a callback stops it (planning.StepClock); the steps it
+    """Start (or restart) the candidate's run until a callback stops it (step_clock.StepClock); the steps it
     reached."""
-    data, examples = training_data(call.candidate, inputs)
-    _call_recipe(call, data, recipe_settings(call.candidate, examples, settings), inputs, settings)
-    return _steps(call.run_dir)
+    data, examples = training_data(call.run.candidate, inputs)
+    _call_recipe(call, data, recipe_settings(call.run.candidate, examples, settings), inputs, settings)
+    return _steps(call.run.run_dir)
 
 
 def _call_recipe(call: RecipeCall, data: Path, values: dict[str, Any], inputs: AdaptInputs,
@@ -141,12 +136,13 @@ def _call_recipe(call: RecipeCall, data: Path, values: dict[str, Any], inputs: A
     """The recipe run, resumed from its last checkpoint when one is there."""
     from sentforge.recipes.api import run_recipe
 
-    run_recipe(call.candidate.method.recipe, call.start, data, call.run_dir, reading=READING,
+    run = call.run
+    run_recipe(run.candidate.method.recipe, run.start, data, run.run_dir, reading=READING,
                evaluator=call.evaluator or inputs.dev, eval_every=call.eval_every, select=metric_of(inputs.dev),
                checkpoint_every=call.eval_every, keep_last=1,
-               resume=call.extend or (call.run_dir / TRAINING_DIR).is_dir(), device=settings.device,
+               resume=run.extend or (run.run_dir / TRAINING_DIR).is_dir(), device=settings.device,
                seed=settings.seed, time_limit=call.time_limit, show_progress=settings.show_progress,
-               callbacks=call.callbacks, snapshots=call.snapshots, **values)
+               callbacks=call.callbacks, snapshots=run.snapshots, **values)
 
 
 def _steps(run_dir: Path) -> int:

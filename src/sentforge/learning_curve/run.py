@@ -27,8 +27,10 @@ from tqdm.auto import tqdm
 from sentforge.support.disk import directory_size, remove_checkpoints
 from sentforge.support.errors import ConfigError, SentforgeError
 from sentforge.harness.dev_scores import CONFIDENCE, RESAMPLES, dev_gains, items_path, load_items, metric_of, save_items
-from sentforge.harness.ray_runs import RayRuns, RunResources, check_engine
-from sentforge.harness.run_state import HEARTBEAT_SECONDS, Budget, RunState, check_budget_minutes, input_record
+from sentforge.harness.ray_runs import FinishedRun, RayRuns, RunResources, check_engine
+from sentforge.harness.run_state import Budget, RunState, check_budget_minutes, input_record
+from sentforge.harness.schedule import epoch_steps, fitted_batch
+from sentforge.harness.side_by_side import SideBySide
 from sentforge.learning_curve.data import LabelData, read_label_data, write_rows
 from sentforge.learning_curve.subsets import DEFAULT_FRACTIONS, nested_subsets, sizes_of
 from sentforge.support.output_guard import locked_output
@@ -162,31 +164,25 @@ def _run_on_cluster(runner: _Runner, cluster: RayRuns, planned: list[tuple[int, 
     """Run the planned runs side by side on `cluster`, in their order, as many at once as it holds: a run's
     time limit is decided when a slot frees for it, from the wall time left; each finished run is recorded
     as it arrives, with its worker."""
-    queue, jobs = deque(planned), {}
-    prior, started = runner.state.parallel.get("elapsed_s", 0.0), time.monotonic()
+    queue, side = deque(planned), SideBySide(runner.state, cluster)
 
-    def elapsed() -> float:  # this command's side-by-side wall time, earlier calls' included
-        return prior + time.monotonic() - started
+    def finish(run: FinishedRun, job: RunJob) -> None:
+        runner.finish(job, run.result, {"wall_s": run.wall_s, "worker": run.worker}, side.elapsed())
+        progress.set_postfix_str(f"{run.name} ran on {run.worker['host']} in {run.wall_s:.0f} s; running "
+                                 f"{', '.join(side.running) or 'none'}", refresh=False)
 
-    while queue or jobs:
-        free = cluster.slots() - len(jobs)
+    while queue or side.running:
+        free = cluster.slots() - len(side.running)
         while queue and free > 0:
             job = runner.plan(*queue.popleft())
             if job is None:
                 progress.update()
                 continue
-            jobs[job.name] = job
             free -= 1
-            cluster.submit(job.name, train_on_worker, job.on_any_node(), str(dev), runner.task.name, runner.callbacks)
-        if not jobs:
-            continue
-        progress.set_postfix_str(f"running {', '.join(jobs)}", refresh=True)
-        for run in cluster.wait(HEARTBEAT_SECONDS):
-            runner.finish(jobs.pop(run.name), run.result, {"wall_s": run.wall_s, "worker": run.worker}, elapsed())
-            progress.set_postfix_str(f"{run.name} ran on {run.worker['host']} in {run.wall_s:.0f} s; running "
-                                     f"{', '.join(jobs) or 'none'}", refresh=False)
-            progress.update()
-        runner.state.beat_parallel(elapsed())
+            side.submit(job.name, job, train_on_worker, job.on_any_node(), str(dev), runner.task.name,
+                        runner.callbacks)
+        if side.running:
+            side.collect(progress, finish)
 
 
 def size_gain(output: Path, sizes: dict[str, int], seed: int) -> dict[str, Any] | None:
@@ -364,11 +360,9 @@ class _Runner:
 
     def _values(self, examples: int) -> dict[str, Any]:
         """The recipe's steps, batch size (and maximum sequence length) for `examples` training rows."""
-        from sentforge.recipes import get_recipe
-
         settings = self.state.settings
-        batch = min(settings["batch_size"] or get_recipe(self.data.recipe).training["batch_size"], examples)
-        steps = settings["steps"] or settings["epochs"] * max(examples // batch, 1)
+        batch = fitted_batch(self.data.recipe, examples, settings["batch_size"])
+        steps = settings["steps"] or epoch_steps(examples, batch, settings["epochs"])
         length = {"max_seq_length": settings["max_seq_length"]} if settings["max_seq_length"] else {}
         return {"steps": steps, "batch_size": batch, **length}
 

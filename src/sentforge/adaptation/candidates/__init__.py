@@ -1,0 +1,92 @@
+"""The candidates `adapt` compares, declared one kind per file of this package (as MTEB declares its tasks):
+`start.py` (the start model unchanged), `recipe.py` (a recipe trained from it), `ladder.py` (TSDAE then MNRL),
+`meta.py` (meta-embeddings), `distil.py` (the leading meta-embedding distilled), `continuation.py` (the leader
+trained on with the time left). Each kind is a class (base.CandidateKind) with its result type, what the plan
+and the run ask of it, and its `run`; each file declares its methods (`METHODS`, method.Method rows).
+
+This collector gathers them: `KINDS` (every kind class) and `METHODS` (every method, in the default order, the
+order of priority when the budget cannot fit them all: the start model (always), TSDAE, supervised MNRL, TSDAE
+then MNRL, PAUSE, SimCSE, CT, then the meta-embeddings of the best candidates, and the distillation of the
+leading one). A new kind is a new file here.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+from sentforge.adaptation.candidates.base import CandidateKind
+from sentforge.adaptation.method import Candidate, Method, continuation_of, model_keys
+from sentforge.adaptation.result import CandidateResult
+from sentforge.adaptation.runner import RunContext
+from sentforge.support.errors import ConfigError
+
+__all__ = ["KINDS", "METHODS", "Candidate", "CandidateKind", "Method", "check_methods", "continuation_of", "kind_of",
+           "plan_candidates", "run_candidate"]
+
+
+def _collect() -> tuple[tuple[type[CandidateKind], ...], dict[str, Method]]:
+    """(the kind classes of this package's modules, their methods by name in priority order)."""
+    kinds: list[type[CandidateKind]] = []
+    methods: list[Method] = []
+    for found in pkgutil.iter_modules(__path__):
+        module = importlib.import_module(f"{__name__}.{found.name}")
+        kinds += [value for value in vars(module).values() if isinstance(value, type)
+                  and issubclass(value, CandidateKind) and value is not CandidateKind
+                  and value.__module__ == module.__name__]
+        methods += getattr(module, "METHODS", ())
+    named = {method.name: method for method in sorted(methods, key=lambda method: method.priority)}
+    if len(named) != len(methods) or len({method.priority for method in methods}) != len(methods):
+        raise RuntimeError("two candidate methods share a name or a priority")  # a declaration error, not input
+    return tuple(kinds), named
+
+
+KINDS, METHODS = _collect()
+
+
+def kind_of(candidate: Candidate) -> CandidateKind:
+    """The kind that runs the candidate."""
+    return candidate.method.kind(candidate)
+
+
+def run_candidate(context: RunContext, candidate: Candidate) -> CandidateResult:
+    """The candidate's result; a SentforgeError (a recipe that cannot train on this data) fails it alone, but
+    stops the run for a start model (a bad --model): every choice is measured against it."""
+    return kind_of(candidate).run_or_fail(context)
+
+
+def check_methods(names: list[str] | None) -> list[str]:
+    """The chosen method names in priority order (all when None); "start" is always among them."""
+    if names is None:
+        return list(METHODS)
+    unknown = [n for n in names if n not in METHODS]
+    if unknown:
+        raise ConfigError(f"--candidates: unknown candidate(s) {', '.join(unknown)}; choose from {', '.join(METHODS)}")
+    chosen = {"start", *names}
+    for name in chosen:
+        after = METHODS[name].after
+        if after and after not in chosen:
+            raise ConfigError(f"--candidates: {name} starts from the {after} candidate; add {after}")
+    return [name for name in METHODS if name in chosen]
+
+
+def plan_candidates(models: list[str], methods: list[str], has_positives: bool, has_partial: bool,
+                    ) -> tuple[list[Candidate], list[tuple[Candidate, str]]]:
+    """(the candidates to run, in order; (candidate, why it is left out) for the data-less ones)."""
+    keys = model_keys(models)
+    available = {"positives": has_positives, "partial": has_partial, "unlabelled": True, None: True}
+    why = {"positives": "no labelled positive pairs (--labelled)", "partial": "no partially labelled pairs "
+           "(--labelled with some labels empty)"}
+    planned, left_out = [], []
+    for name in methods:
+        method = METHODS[name]
+        if not method.kind.per_model:
+            planned.append(Candidate(name, method, None, None))
+            continue
+        for model, key in zip(models, keys):
+            candidate = Candidate(f"{key}.{name}", method, model, key)
+            if available[method.data]:
+                planned.append(candidate)
+            else:
+                left_out.append((candidate, why[method.data]))
+    return planned, left_out

@@ -1,0 +1,65 @@
+"""The leading meta-embedding distilled into its best member: one sentence-transformers model."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sentforge.adaptation.candidates.base import CandidateKind, DiskUse
+from sentforge.adaptation.method import Candidate, Method
+from sentforge.adaptation.planning import Planner, after_teacher
+from sentforge.adaptation.result import SKIPPED, CandidateResult, DistilResult, MetaResult
+from sentforge.adaptation.runner import RecipeRun, RunContext
+
+
+@dataclass(frozen=True)
+class Distillation(CandidateKind):
+    """A meta-embedding needs all its members at inference and loads only in sentforge. When one leads on dev,
+    its best member (by dev score) learns the meta vectors of the unlabelled texts by MSE, with a Dense layer
+    to the meta dimension (the `distil` recipe): one sentence-transformers model, scored like every other
+    candidate. Its share holds the teacher's encoding of the texts."""
+
+    result_type = DistilResult
+    per_model = False
+    candidate: Candidate
+
+    def run(self, context: RunContext) -> CandidateResult:
+        state = context.state
+        meta, member, why = distil_plan(state.results)
+        if meta is None:
+            return self.candidate.outcome(SKIPPED, reason=why)
+        costs, texts = context.plan.costs(), len(context.inputs.texts)
+        teacher_s = costs.encode_estimate(len(state.results[meta].members or []), texts)
+        available = context.plan.available(costs)
+        share, why = after_teacher(available, teacher_s, costs.trained_minimum, texts)
+        if share is None:
+            return self.candidate.outcome(SKIPPED, reason=why)
+        # Its share holds the teacher's encoding: the deadline counts it, whatever it takes.
+        run = RecipeRun(self.candidate, state.results[member].model_path, state.run_dir(self.candidate.name),
+                        available, options={"teacher": state.results[meta].model_path}, before_s=teacher_s)
+        result = run.train(context).update(share_s=round(available, 1))
+        return result.update(teacher=meta, member=member) if result.done else result
+
+    @classmethod
+    def timed_encoders(cls, meta_members: int) -> int:
+        return 1
+
+    @classmethod
+    def disk(cls, candidate: Candidate, plan: Planner) -> DiskUse:
+        return DiskUse(runs=1)
+
+
+def distil_plan(results: dict[str, CandidateResult]) -> tuple[str | None, str | None, str]:
+    """(the meta-embedding to distil, the member candidate to start from, why not when they are None)."""
+    done = {name: r for name, r in results.items() if r.done}
+    leader = max(done, key=lambda name: done[name].dev)
+    if not isinstance(done[leader], MetaResult):
+        return None, None, f"{leader}, not a meta-embedding, leads on dev"
+    members = [name for name in done[leader].members or [] if name in done]
+    if not members:
+        return None, None, f"{leader} has no trained or start candidate among its members"
+    return leader, max(members, key=lambda name: done[name].dev), ""
+
+
+METHODS = (Method("distil", Distillation, 9, "when a meta-embedding leads on dev: its best member plus a Dense layer "
+                                             "trained by MSE to the meta vectors on the unlabelled texts (one "
+                                             "sentence-transformers model)", recipe="distil", data="unlabelled"),)

@@ -1,0 +1,49 @@
+"""The start model unchanged: always a candidate, so that adapt never returns a worse model."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from sentforge.adaptation.candidates.base import CandidateKind
+from sentforge.adaptation.method import Candidate, Method
+from sentforge.adaptation.result import DONE, CandidateResult, StartResult
+from sentforge.adaptation.runner import RunContext
+from sentforge.harness.dev_scores import main_score, metric_of
+
+
+@dataclass(frozen=True)
+class StartModel(CandidateKind):
+    """The start model unchanged, scored on dev (and test); its evaluations' timings are the costs the time plan
+    is measured on, so a failure of it (a bad --model) stops the run: every choice is measured against it."""
+
+    result_type = StartResult
+    start_model = True
+    candidate: Candidate
+
+    def run(self, context: RunContext) -> CandidateResult:
+        from sentforge.loading import load
+
+        inputs, started = context.inputs, time.monotonic()
+        encoder = load(self.candidate.model, device=context.train.device)
+        load_s = time.monotonic() - started
+        value, dev_s = main_score(inputs.dev, encoder)
+        result = self.candidate.outcome(DONE, dev=value, model_path=str(self.candidate.model), evaluations=[])
+        test_s = 0.0
+        if inputs.test is not None:
+            test, test_s = main_score(inputs.test, encoder)
+            result = result.update(test=test, test_metric=metric_of(inputs.test))
+        context.state.measured_start({"dev_s": dev_s, "test_s": test_s,
+                                      "per_text_s": dev_s / (len(set(inputs.dev.texts())) or 1), "load_s": load_s})
+        return result.update(wall_s=round(time.monotonic() - started, 2))
+
+    def run_or_fail(self, context: RunContext) -> CandidateResult:
+        return self.run(context)
+
+    @classmethod
+    def timed_encoders(cls, meta_members: int) -> int:
+        return 1
+
+
+METHODS = (Method("start", StartModel, 0, "the start model unchanged (always a candidate: adapt never returns a worse "
+                                          "model)"),)
