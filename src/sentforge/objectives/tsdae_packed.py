@@ -26,6 +26,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from sentforge.objectives import tsdae_attention
 from sentforge.support.device import to_device
 from sentforge.modules.backbone import T5_FAMILY
 
@@ -203,18 +204,35 @@ def packed_loss(encoder: nn.Module, decoder: Any, first_position: int, noisy_ids
         target_embeds = _Lookup.apply(target.ids, decoder_weight, padding_idx, tied)
     source_embeds, target_embeds = source_embeds[None], target_embeds[None]
 
+    body = decoder.body
+    if not t5 and tsdae_attention.supports(body):
+        # Attention per sentence and one-key cross-attention (objectives/tsdae_attention.py).
+        source_spans, target_spans = (tsdae_attention.SentenceSpans(packed.lengths, device)
+                                      for packed in (source, target))
+        with tsdae_attention.sentence_attention(model, body), tsdae_attention.one_key_cross_attention(body):
+            tokens = model(inputs_embeds=source_embeds, sentence_spans=source_spans,
+                           **positions(source)).last_hidden_state[0]
+            vectors = _sentence_vectors(encoder, source, tokens)
+            hidden = decoder.hidden_states(vectors, inputs_embeds=target_embeds, sentence_spans=target_spans,
+                                           **positions(target))[0]
+        return F.cross_entropy(decoder.logits(hidden, tied).float(), labels)
+
     source_mask = source.self_attention_mask(model.config, False, source_embeds.dtype)
     tokens = model(inputs_embeds=source_embeds, attention_mask=source_mask,
                    **positions(source)).last_hidden_state[0]
-    padded, mask = source.padded(tokens)
-    features = {"token_embeddings": padded, "attention_mask": mask}
-    for module in list(encoder)[1:]:  # the encoder's modules after the backbone: tokens -> sentence vector
-        features = module(features)
-    vectors = features["sentence_embedding"][None]
-    body = decoder.body
+    vectors = _sentence_vectors(encoder, source, tokens)
     hidden = decoder.hidden_states(
         vectors, inputs_embeds=target_embeds,
         attention_mask=target.self_attention_mask(body.config, True, target_embeds.dtype),
         encoder_attention_mask=target.cross_attention_mask(body.config, target_embeds.dtype),
         **positions(target))[0]
     return F.cross_entropy(decoder.logits(hidden, tied).float(), labels)
+
+
+def _sentence_vectors(encoder: nn.Module, source: Packed, tokens: torch.Tensor) -> torch.Tensor:
+    """(1, sentences, hidden): the encoder's modules after the backbone over its packed token outputs."""
+    padded, mask = source.padded(tokens)
+    features = {"token_embeddings": padded, "attention_mask": mask}
+    for module in list(encoder)[1:]:
+        features = module(features)
+    return features["sentence_embedding"][None]
