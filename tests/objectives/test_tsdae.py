@@ -76,7 +76,7 @@ def test_cross_attention_has_one_key_per_sentence(tiny_bert_dir, packed):
 
 def test_one_key_cross_attention_is_transformers_cross_attention(tiny_bert_dir):
     """The one-key block computes what transformers' cross-attention computes, padded and packed."""
-    from sentforge.objectives.tsdae_attention import SentenceSpans, one_key_cross_attention
+    from sentforge.objectives.packed_attention import SentenceSpans, one_key_cross_attention
 
     objective = _objective(tiny_bert_dir).eval()
     block = objective.decoder.body.encoder.layer[0].crossattention
@@ -165,14 +165,14 @@ def test_the_device_decides_the_attention_path(tiny_bert_dir, tiny_t5_dir, monke
 
     # On the CPU the default runs packed: BERT attends sentence by sentence (the spans of the encoder's
     # and the decoder's packed batch are built), T5 under block-diagonal masks.
-    from sentforge.objectives import tsdae_attention
+    from sentforge.objectives import packed_attention
 
     built, spans = [], []
     original = tsdae_packed.Packed.self_attention_mask
     monkeypatch.setattr(tsdae_packed.Packed, "self_attention_mask",
                         lambda self, *args: built.append(args) or original(self, *args))
-    original_spans = tsdae_attention.SentenceSpans.__init__
-    monkeypatch.setattr(tsdae_attention.SentenceSpans, "__init__",
+    original_spans = packed_attention.SentenceSpans.__init__
+    monkeypatch.setattr(packed_attention.SentenceSpans, "__init__",
                         lambda self, *args: spans.append(args) or original_spans(self, *args))
     _objective(tiny_bert_dir)(SENTENCES)
     assert (len(spans), len(built)) == (2, 0)  # encoder and decoder

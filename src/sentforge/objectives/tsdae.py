@@ -36,7 +36,7 @@ from sentforge.support.distributed import rank
 from sentforge.support.errors import ConfigError
 from sentforge.modules.backbone import T5_FAMILY, _quiet_transformers
 from sentforge.objectives.host_counter import HostCounter
-from sentforge.objectives.tsdae_attention import one_key_cross_attention, supports
+from sentforge.objectives.packed_attention import one_key_cross_attention, supports
 from sentforge.objectives.tsdae_packed import TiedGradient, TiedLinear, packed_loss, position_start, project
 
 logger = logging.getLogger(__name__)

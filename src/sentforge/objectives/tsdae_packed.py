@@ -6,7 +6,7 @@ BERT, RoBERTa and T5 families, a batch is packed padding-free: the sentences of 
 end to end as one sequence, with positions that restart at every sentence, and each token attends only
 within its own sentence (and in the decoder's cross-attention only to its own sentence's vector), which
 computes the same function as the padded batch with no work spent on padding. BERT and RoBERTa attend
-sentence by sentence (objectives/tsdae_attention.py); T5 under block-diagonal masks over the sequence. The noisy and original sentences' token embeddings are looked up at once, and the
+sentence by sentence (objectives/packed_attention.py); T5 under block-diagonal masks over the sequence. The noisy and original sentences' token embeddings are looked up at once, and the
 backward of that lookup builds the tied matrix's whole gradient (see TiedGradient) instead of
 autograd filling, copying and adding vocabulary-sized gradients per use.
 
@@ -25,7 +25,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from sentforge.objectives import tsdae_attention
+from sentforge.objectives import packed_attention
 from sentforge.support.device import to_device
 from sentforge.modules.backbone import T5_FAMILY
 
@@ -204,11 +204,11 @@ def packed_loss(encoder: nn.Module, decoder: Any, first_position: int, noisy_ids
     source_embeds, target_embeds = source_embeds[None], target_embeds[None]
 
     body = decoder.body
-    if not t5 and tsdae_attention.supports(body):
-        # Attention per sentence and one-key cross-attention (objectives/tsdae_attention.py).
-        source_spans, target_spans = (tsdae_attention.SentenceSpans(packed.lengths, device)
+    if not t5 and packed_attention.supports(body):
+        # Attention per sentence and one-key cross-attention (objectives/packed_attention.py).
+        source_spans, target_spans = (packed_attention.SentenceSpans(packed.lengths, device)
                                       for packed in (source, target))
-        with tsdae_attention.sentence_attention(model, body), tsdae_attention.one_key_cross_attention(body):
+        with packed_attention.sentence_attention(model, body), packed_attention.one_key_cross_attention(body):
             tokens = model(inputs_embeds=source_embeds, sentence_spans=source_spans,
                            **positions(source)).last_hidden_state[0]
             vectors = _sentence_vectors(encoder, source, tokens)

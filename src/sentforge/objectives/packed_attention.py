@@ -1,8 +1,8 @@
-"""Attention of packed TSDAE batches for the BERT and RoBERTa families: each sentence attends only to
-itself, at the cost of its own length, and the decoder's cross-attention is computed as what it is.
+"""Attention of packed batches for the BERT and RoBERTa families: each sentence attends only to itself,
+at the cost of its own length, and TSDAE's decoder cross-attention is computed as what it is.
 
-A packed batch (objectives/tsdae_packed.py) lays the sentences end to end, so that the matrix products
-of every layer and the vocabulary projection see no padding. Attention over that one long sequence
+A packed batch (TSDAE's, objectives/tsdae_packed.py, and MLM's on the CPU) lays the sentences end to end,
+so that the matrix products of every layer (and TSDAE's vocabulary projection) see no padding. Attention over that one long sequence
 under a block-diagonal mask would cost the square of the whole batch's length (a batch of eight long
 texts is one sequence of about 1,000 tokens): here it runs sentence by sentence instead. Queries, keys
 and values are scattered into a right-padded (sentences, heads, longest, head size) batch, attend there
@@ -86,8 +86,21 @@ def _sentence_attention(module: nn.Module, query: torch.Tensor, key: torch.Tenso
 AttentionInterface.register(IMPLEMENTATION, _sentence_attention)
 
 
+def packed_token_states(model: nn.Module, first_position: int, input_ids: torch.Tensor,
+                        attention_mask: torch.Tensor) -> torch.Tensor:
+    """The backbone's last hidden states at the real tokens of a padded batch (row-major order), computed
+    packed: the real tokens end to end, positions restarting at each sentence (`first_position` is the
+    family's first position id), attention per sentence."""
+    real = attention_mask.bool()
+    positions = (real.cumsum(1) - 1)[real] + first_position
+    spans = SentenceSpans(real.sum(1).tolist(), input_ids.device)
+    with sentence_attention(model):
+        return model(input_ids=input_ids[real][None], position_ids=positions[None],
+                     sentence_spans=spans).last_hidden_state[0]
+
+
 def supports(model: nn.Module) -> bool:
-    """Whether this module path serves `model`: BERT-like layers, whose self-attention goes through
+    """Whether the one-key cross-attention serves the decoder `model`: BERT-like layers, whose self-attention goes through
     transformers' attention interface and whose cross-attention blocks have the layout used here."""
     layers = [m for m in model.modules() if hasattr(m, "crossattention")]
     return bool(layers) and all(_one_key_parts(layer.crossattention) is not None for layer in layers)
