@@ -59,6 +59,16 @@ class SentenceSpans:
         rows = padded.transpose(1, 2).reshape(self.count * self.width, *padded.shape[1:2], padded.shape[-1])
         return rows.index_select(0, self.rows)[None]
 
+    def padded(self, rows: torch.Tensor) -> torch.Tensor:
+        """(tokens, ...) -> (sentences, width, ...), zeros at the padding."""
+        padded = rows.new_zeros((self.count * self.width, *rows.shape[1:])).index_copy(0, self.rows, rows)
+        return padded.view(self.count, self.width, *rows.shape[1:])
+
+    @property
+    def attention_mask(self) -> torch.Tensor:
+        """(sentences, width): 1 at the real tokens."""
+        return self.key_mask[:, 0, 0].long()
+
     def rows_of(self, padded: torch.Tensor) -> torch.Tensor:
         """(sentences, width, ...) -> (tokens, ...): the real positions."""
         return padded.reshape(self.count * self.width, *padded.shape[2:]).index_select(0, self.rows)
@@ -97,6 +107,25 @@ def packed_token_states(model: nn.Module, first_position: int, input_ids: torch.
     with sentence_attention(model):
         return model(input_ids=input_ids[real][None], position_ids=positions[None],
                      sentence_spans=spans).last_hidden_state[0]
+
+
+def packed_sentence_embeddings(encoder: nn.Module, first_position: int, texts: Sequence[str]) -> torch.Tensor:
+    """An encoder's sentence vectors (with gradients) of `texts`, its backbone run packed: the texts' tokens
+    end to end, positions restarting at each text, attention per text; the modules after the backbone see
+    the tokens in the padded layout they expect."""
+    backbone, device = encoder[0], encoder.device
+    ids, _ = backbone.token_ids(list(texts))
+    lengths = [len(row) for row in ids]
+    flat = to_device(torch.from_numpy(np.concatenate(ids).astype(np.int64)), device)
+    positions = np.concatenate([np.arange(n) for n in lengths]) + first_position
+    spans = SentenceSpans(lengths, device)
+    with sentence_attention(backbone.model):
+        tokens = backbone.model(input_ids=flat[None], position_ids=to_device(torch.from_numpy(positions), device)[None],
+                                sentence_spans=spans).last_hidden_state[0]
+    features = {"token_embeddings": spans.padded(tokens), "attention_mask": spans.attention_mask}
+    for module in list(encoder)[1:]:
+        features = module(features)
+    return features["sentence_embedding"]
 
 
 def supports(model: nn.Module) -> bool:
