@@ -50,14 +50,11 @@ class SentenceSpans:
 
     def scatter(self, packed: torch.Tensor) -> torch.Tensor:
         """(1, heads, tokens, size) -> (sentences, heads, width, size), zeros at the padding."""
-        tokens = packed[0].transpose(0, 1)  # (tokens, heads, size)
-        padded = tokens.new_zeros((self.count * self.width, *tokens.shape[1:])).index_copy(0, self.rows, tokens)
-        return padded.view(self.count, self.width, *tokens.shape[1:]).transpose(1, 2)
+        return self.padded(packed[0].transpose(0, 1)).transpose(1, 2)
 
     def gather(self, padded: torch.Tensor) -> torch.Tensor:
         """(sentences, heads, width, size) -> (1, tokens, heads, size), the layout attention returns."""
-        rows = padded.transpose(1, 2).reshape(self.count * self.width, *padded.shape[1:2], padded.shape[-1])
-        return rows.index_select(0, self.rows)[None]
+        return self.rows_of(padded.transpose(1, 2))[None]
 
     def padded(self, rows: torch.Tensor) -> torch.Tensor:
         """(tokens, ...) -> (sentences, width, ...), zeros at the padding."""
