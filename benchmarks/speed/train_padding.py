@@ -16,8 +16,10 @@ layout):
 | ct | the same tweets | 16 |
 | sts | TURL train pairs, the score their votes give (0-1) | 16 |
 | distil | the tweets, with the model's own vectors of them as the teacher's | 64 |
+| mlm | the tweets | 8 |
 | pause | TURL train pairs, one in ten labelled (paraphrase or not, seeded) | 256 |
 
+`--texts FILE` (one text a line) takes the place of the tweets for simcse, ct, distil and mlm.
 Batch sizes are the sentforge recipes' (PAUSE's recipe has 1,024: padded, that batch would not fit in the
 memory of a small machine) unless `--batch-size` sets one for all. Sides, alternating within a
 round in one process (the order flips every round); each runs the same batches:
@@ -32,7 +34,13 @@ round in one process (the order flips every round); each runs the same batches:
   to compare chunk policies;
 - `sentence-transformers`: a bare loop of its own: tokenize each column, its loss
   (`MultipleNegativesRankingLoss`, `ContrastiveTensionLoss` on the same pairs, `CosineSimilarityLoss`,
-  `MSELoss`), AdamW. PAUSE has no counterpart there.
+  `MSELoss`), AdamW. PAUSE has no counterpart there. MLM has no loss there either (its masked-LM example
+  trains with transformers' `Trainer`): that side is transformers' `*ForMaskedLM` of the same checkpoint
+  with `DataCollatorForLanguageModeling` (15 % of the tokens), in the same bare loop.
+
+Optimizer steps: plain AdamW on both sides, sentforge's clipping its gradients at 1; with `--trainer-steps`,
+each side's optimizer step as its library's trainer takes it: fused AdamW (sentforge's recipes; transformers'
+`Trainer` with torch >= 2.8) and the gradient norm clipped at 1 on both sides.
 
 Per side: steps/s over `--steps` steps after `--warmup` untimed ones (median of `--rounds`); useful
 tokens/s (the real, unpadded tokens of the texts the step encodes); useful GFLOP/s, counting 3x the
@@ -68,7 +76,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 QL_TRAIN = "cqa-qatarliving/cleaned/subtask-b/TRAIN-BASE.csv"
 TURL_TRAIN = "twitterpara/turl/castorini-twitterPPDB/train"
-OBJECTIVES = ("mnrl", "mnrl-hn", "simcse", "ct", "sts", "distil", "pause")
+OBJECTIVES = ("mnrl", "mnrl-hn", "simcse", "ct", "sts", "distil", "pause", "mlm")
 RECIPES = {"mnrl-hn": "mnrl"}  # the recipe whose batch size an objective takes
 # PAUSE's recipe batch of 1,024 pairs, padded, keeps about four times the 5.9 GB of activations that 256
 # pairs keep: more than a small machine holds.
@@ -104,8 +112,12 @@ def turl_pairs(root: Path) -> list[tuple[str, str, float]]:
     return [(a, b, float(v)) for a, b, v in zip(first, second, votes) if a.strip() and b.strip()]
 
 
-def examples(objective: str, root: Path, seed: int) -> list:
+def examples(objective: str, root: Path, seed: int, texts_file: Path | None = None) -> list:
     import numpy as np
+
+    if texts_file is not None and objective in ("simcse", "ct", "distil", "mlm"):
+        lines = texts_file.read_text(encoding="utf-8").splitlines()
+        return list(dict.fromkeys(line.strip() for line in lines if line.strip()))
 
     if objective in ("mnrl", "mnrl-hn"):
         queries = qatarliving_queries(root)
@@ -114,7 +126,7 @@ def examples(objective: str, root: Path, seed: int) -> list:
         return [(q, p, irrelevant[i % len(irrelevant)]) for q, (relevant, irrelevant) in queries.items()
                 if irrelevant for i, p in enumerate(relevant)]
     pairs = turl_pairs(root)
-    if objective in ("simcse", "ct", "distil"):
+    if objective in ("simcse", "ct", "distil", "mlm"):
         return list(dict.fromkeys(text for a, b, _ in pairs for text in (a, b)))
     top = max(v for _, _, v in pairs) or 1.0
     if objective == "sts":
@@ -223,6 +235,7 @@ def sentforge_side(name: str, objective: str, model: Path, args, chunk_cost: int
     from sentforge.objectives.contrastive import ContrastiveLoss
     from sentforge.objectives.ct import ContrastiveTension
     from sentforge.objectives.distillation import MSEDistillation
+    from sentforge.objectives.mlm import MaskedLanguageModeling
     from sentforge.objectives.pause import PAUSE
     from sentforge.objectives.regression import CosineRegression
     from sentforge.training.optim import build_optimizer, parameter_groups
@@ -251,11 +264,15 @@ def sentforge_side(name: str, objective: str, model: Path, args, chunk_cost: int
     elif objective == "distil":
         loss = MSEDistillation(encoder)
         texts = lambda batch: list(batch)  # noqa: E731
+    elif objective == "mlm":
+        loss = MaskedLanguageModeling(encoder)
+        texts = lambda batch: list(batch)  # noqa: E731
     else:
         loss = PAUSE(encoder, ["paraphrase", "other"], total_steps=args.warmup + args.steps)
         texts = lambda batch: [t for a, b, _ in batch for t in (a, b)]  # noqa: E731
     loss.to(args.device).train()
-    optimizer = build_optimizer(parameter_groups(loss, 0.01), "adamw", LR, 0.01)
+    optimizer = build_optimizer(parameter_groups(loss, 0.01), "adamw", LR, 0.01,
+                                **({"fused": True} if args.trainer_steps else {}))
 
     def step(batch: list) -> None:
         if objective == "distil":
@@ -277,6 +294,8 @@ def st_side(objective: str, model: Path, args, ct_pairs: Callable | None = None,
 
     if objective == "pause":
         return None
+    if objective == "mlm":
+        return masked_lm_side(model, args)
     st = SentenceTransformer(str(model), device=args.device)
     st.max_seq_length = args.max_seq_length
     tokenize = getattr(st, "preprocess", st.tokenize)
@@ -299,17 +318,53 @@ def st_side(objective: str, model: Path, args, ct_pairs: Callable | None = None,
         inputs = lambda batch: [list(batch)]  # noqa: E731
         labels = lambda batch: torch.from_numpy(teacher_rows(teacher, batch))  # noqa: E731
     loss.to(args.device).train()
-    optimizer = torch.optim.AdamW(loss.parameters(), lr=LR)
+    optimizer_step = reference_optimizer_step(loss, args)
 
     def step(batch: list) -> None:
         features = [{k: v.to(args.device) if isinstance(v, torch.Tensor) else v for k, v in tokenize(column).items()}
                     for column in inputs(batch)]
         target = labels(batch)
         loss(features, None if target is None else target.to(args.device)).backward()
+        optimizer_step()
+
+    return Side("sentence-transformers", step, lambda batch: [t for column in inputs(batch) for t in column])
+
+
+def reference_optimizer_step(module, args) -> Callable[[], None]:
+    """The reference side's update after a backward: plain AdamW, or with `--trainer-steps` what transformers'
+    Trainer does by default (fused AdamW, gradient norm clipped at 1)."""
+    import torch
+
+    if args.trainer_steps:
+        optimizer = torch.optim.AdamW(module.parameters(), lr=LR, fused=True)
+    else:
+        optimizer = torch.optim.AdamW(module.parameters(), lr=LR)
+
+    def optimizer_step() -> None:
+        if args.trainer_steps:
+            torch.nn.utils.clip_grad_norm_(module.parameters(), 1.0)
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
 
-    return Side("sentence-transformers", step, lambda batch: [t for column in inputs(batch) for t in column])
+    return optimizer_step
+
+
+def masked_lm_side(model: Path, args) -> Side:
+    """transformers' masked-LM training of the checkpoint, as sentence-transformers' MLM example runs it."""
+    from transformers import AutoModelForMaskedLM, AutoTokenizer, DataCollatorForLanguageModeling
+
+    tokenizer = AutoTokenizer.from_pretrained(str(model))
+    lm = AutoModelForMaskedLM.from_pretrained(str(model)).to(args.device).train()
+    collator = DataCollatorForLanguageModeling(tokenizer, mlm_probability=0.15)
+    optimizer_step = reference_optimizer_step(lm, args)
+
+    def step(batch: list) -> None:
+        encoded = tokenizer(list(batch), truncation=True, max_length=args.max_seq_length)
+        features = collator([{"input_ids": ids} for ids in encoded["input_ids"]])
+        lm(**{k: v.to(args.device) for k, v in features.items()}).loss.backward()
+        optimizer_step()
+
+    return Side("sentence-transformers", step, lambda batch: list(batch))
 
 
 def teacher_rows(teacher: dict, batch: list):
@@ -336,7 +391,7 @@ def timed(side: Side, steps: list[list], warmup: int, args) -> float:
 def run_objective(objective: str, model: Path, args, work: Work, peak: float, token_count) -> list[dict]:
     import sentforge
 
-    data = examples(objective, args.data_dir, args.seed)
+    data = examples(objective, args.data_dir, args.seed, args.texts)
     size = batch_size(objective, args)
     steps = batches(data, size, args.warmup + args.steps, args.seed)
     teacher = None
@@ -393,6 +448,9 @@ def main() -> None:
     parser.add_argument("--chunk-costs", type=int, nargs="*", default=[],
                         help="extra sentforge sides with these chunk costs (padded tokens per chunk)")
     parser.add_argument("--skip", nargs="*", default=[], help="sides left out, by name")
+    parser.add_argument("--texts", type=Path, help="texts (one a line) for simcse, ct, distil and mlm instead of the tweets")
+    parser.add_argument("--trainer-steps", action="store_true",
+                        help="fused AdamW and clipping at 1 on both sides, as each library's trainer steps")
     parser.add_argument("--threads", type=int, help="torch intra-op threads")
     parser.add_argument("--clock", choices=["wall", "cpu"], default="wall",
                         help="cpu: this process's CPU seconds instead of wall-clock ones; with --threads 1 a "
@@ -407,6 +465,8 @@ def main() -> None:
                    TURL_TRAIN if set(args.objectives) - {"mnrl", "mnrl-hn"} else None):
         if needed and not (args.data_dir / needed).exists():
             fail(f"--data-dir {args.data_dir}: no {needed}")
+    if args.texts is not None and not args.texts.is_file():
+        fail(f"--texts {args.texts}: no such file")
     if min(args.steps, args.warmup, args.rounds) < 1:
         fail("--steps, --warmup and --rounds must be >= 1")
     import logging

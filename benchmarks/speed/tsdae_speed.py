@@ -54,7 +54,7 @@ def read_sentences(path: Path, n: int) -> list[str]:
 class SentenceTransformersRun:
     """DenoisingAutoEncoderLoss driven the way SentenceTransformerTrainer drives it."""
 
-    def __init__(self, model_dir: Path, noise, lr: float) -> None:
+    def __init__(self, model_dir: Path, noise, lr: float, max_seq_length: int | None) -> None:
         import torch
         from sentence_transformers import SentenceTransformer
         from sentence_transformers.sentence_transformer.losses import DenoisingAutoEncoderLoss
@@ -63,6 +63,8 @@ class SentenceTransformersRun:
         backbone = Transformer(str(model_dir))
         self.model = SentenceTransformer(modules=[backbone, Pooling(backbone.get_embedding_dimension(), "cls")],
                                          device="cpu")
+        if max_seq_length:
+            self.model.max_seq_length = max_seq_length
         self.loss = DenoisingAutoEncoderLoss(self.model, tie_encoder_decoder=True)
         self.noise = noise
         self.lr = lr
@@ -95,12 +97,14 @@ class SentenceTransformersRun:
 class SentforgeRun:
     """`sentforge train tsdae` minus the file output: the recipe's objective and Trainer settings."""
 
-    def __init__(self, model_dir: Path, noise, seed: int) -> None:
+    def __init__(self, model_dir: Path, noise, seed: int, max_seq_length: int | None) -> None:
         from sentforge.loading import build_encoder
         from sentforge.objectives.tsdae import TSDAE
         from sentforge.recipes import get_recipe
 
         self.encoder = build_encoder(model_dir, pooling="cls")
+        if max_seq_length:
+            self.encoder.max_seq_length = max_seq_length
         self.objective = TSDAE(self.encoder, noise=noise, seed=seed)
         self.defaults = get_recipe("tsdae").training_defaults()
 
@@ -129,6 +133,7 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=30, help="timed steps per round and side")
     parser.add_argument("--warmup", type=int, default=3, help="untimed steps at the start of each round")
     parser.add_argument("--batch-size", type=int, default=8)
+    parser.add_argument("--max-seq-length", type=int, help="tokens per text on both sides (default: the model's)")
     parser.add_argument("--threads", type=int, default=1, help="torch intra-op threads (one process)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", type=Path, help="also write the figures here")
@@ -144,8 +149,8 @@ def main() -> None:
     set_seed(args.seed)
     sentences = read_sentences(args.sentences, args.n_sentences)
     noise = WordNoise("delete", 0.6, seed=args.seed)
-    sides = {"sentence-transformers": SentenceTransformersRun(args.model, noise, 3e-5),
-             "sentforge": SentforgeRun(args.model, noise, args.seed)}
+    sides = {"sentence-transformers": SentenceTransformersRun(args.model, noise, 3e-5, args.max_seq_length),
+             "sentforge": SentforgeRun(args.model, noise, args.seed, args.max_seq_length)}
     per_round = args.steps + args.warmup
     results: dict[str, list[float]] = {name: [] for name in sides}
     mean_losses: dict[str, list[float]] = {name: [] for name in sides}
@@ -161,7 +166,7 @@ def main() -> None:
     ratios = [a / b for a, b in zip(results["sentforge"], results["sentence-transformers"])]
     summary = {
         "model": str(args.model), "sentences": len(sentences), "batch_size": args.batch_size,
-        "threads": args.threads, "rounds": args.rounds, "timed_steps_per_round": args.steps,
+        "max_seq_length": args.max_seq_length, "threads": args.threads, "rounds": args.rounds, "timed_steps_per_round": args.steps,
         "steps_per_s": results,
         "median_steps_per_s": {name: statistics.median(rates) for name, rates in results.items()},
         "median_ratio": statistics.median(ratios), "ratio_range": [min(ratios), max(ratios)],

@@ -63,3 +63,32 @@ def test_bad_settings(tiny_bert_dir):
         ContrastiveTension(build_encoder(tiny_bert_dir), negatives=0)
     with pytest.raises(ConfigError, match="at least 2"):
         ContrastiveTension(build_encoder(tiny_bert_dir))(["one sentence"])
+
+
+@pytest.mark.parametrize("pooling", ["mean", "cls"])
+def test_packed_batch_equals_padded_batch(tiny_bert_dir, monkeypatch, pooling):
+    """On the CPU each copy runs its batch packed (one call, attention per text); it computes the padded
+    batch's loss and gradients."""
+    from sentforge.objectives import packed_attention
+
+    calls = []
+    original = packed_attention.packed_sentence_embeddings
+    monkeypatch.setattr("sentforge.objectives.ct.packed_sentence_embeddings",
+                        lambda *args: calls.append(args) or original(*args))
+    objective = ContrastiveTension(build_encoder(tiny_bert_dir, pooling=pooling), negatives=3).eval()
+    batch = CORPUS[:8]
+    results = []
+    for chunked in (None, False):  # None: the CPU default (packed); False: one padded batch
+        objective.encoder.length_chunked = objective.first.length_chunked = chunked
+        objective.reset_pairs()
+        loss = objective(batch)
+        loss.backward()
+        results.append((loss.item(), {name: p.grad.clone() for name, p in objective.named_parameters()
+                                      if p.grad is not None}))
+        objective.zero_grad(set_to_none=True)
+    assert len(calls) == 2  # the packed run: once per copy
+    (packed_loss, packed_grads), (padded_loss, padded_grads) = results
+    assert packed_loss == pytest.approx(padded_loss, abs=1e-6)
+    assert packed_grads.keys() == padded_grads.keys()
+    for name, grad in packed_grads.items():
+        torch.testing.assert_close(grad, padded_grads[name], atol=1e-5, rtol=0, msg=name)

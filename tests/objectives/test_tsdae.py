@@ -56,16 +56,41 @@ def test_decoder_sees_only_the_pooled_vector(tiny_bert_dir, packed):
         pooling.modes = ("cls",)
 
 
-def test_cross_attention_has_one_key_per_sentence(tiny_bert_dir):
-    objective = _objective(tiny_bert_dir, packed=False).eval()
-    seen = []
+@pytest.mark.parametrize("packed", [True, False])
+def test_cross_attention_has_one_key_per_sentence(tiny_bert_dir, packed):
+    """With one key the attention weights are all 1: only the value projection of the sentence vectors
+    runs (one row per sentence), never the query and key projections."""
+    objective = _objective(tiny_bert_dir, packed=packed).eval()
+    seen = {}
     layer = objective.decoder.body.encoder.layer[0].crossattention.self
-    handle = layer.key.register_forward_hook(lambda module, args, out: seen.append(tuple(args[0].shape)))
+    handles = [getattr(layer, name).register_forward_hook(
+        lambda module, args, out, name=name: seen.setdefault(name, []).append(tuple(args[0].shape)))
+        for name in ("query", "key", "value")]
     try:
         _loss(objective)
     finally:
-        handle.remove()
-    assert seen == [(len(SENTENCES), 1, 32)]
+        for handle in handles:
+            handle.remove()
+    assert seen == {"value": [(len(SENTENCES), 32)]}
+
+
+def test_one_key_cross_attention_is_transformers_cross_attention(tiny_bert_dir):
+    """The one-key block computes what transformers' cross-attention computes, padded and packed."""
+    from sentforge.objectives.packed_attention import SentenceSpans, one_key_cross_attention
+
+    objective = _objective(tiny_bert_dir).eval()
+    block = objective.decoder.body.encoder.layer[0].crossattention
+    torch.manual_seed(0)
+    lengths = [3, 1, 4]
+    hidden, vectors = torch.randn(len(lengths), 4, 32), torch.randn(len(lengths), 1, 32)
+    expected = block(hidden, None, vectors)[0]
+    with one_key_cross_attention(objective.decoder.body):
+        padded = block(hidden, None, vectors)[0]
+        rows = torch.cat([hidden[i, :n] for i, n in enumerate(lengths)])[None]
+        packed = block(rows, None, vectors.transpose(0, 1), sentence_spans=SentenceSpans(lengths, torch.device("cpu")))[0]
+    torch.testing.assert_close(padded, expected, atol=1e-6, rtol=0)
+    torch.testing.assert_close(packed[0], torch.cat([expected[i, :n] for i, n in enumerate(lengths)]), atol=1e-6, rtol=0)
+    assert "forward" not in vars(block)  # transformers' own forward is back after the block
 
 
 def test_packed_cross_attention_mask_allows_only_the_own_sentence_vector(tiny_bert_dir):
@@ -138,15 +163,24 @@ def test_the_device_decides_the_attention_path(tiny_bert_dir, tiny_t5_dir, monke
     objective.position_start = None  # a family packing does not support: padded everywhere
     assert not objective.packs(cpu)
 
-    # On the CPU the default runs packed: the block-diagonal masks are built.
-    built = []
+    # On the CPU the default runs packed: BERT attends sentence by sentence (the spans of the encoder's
+    # and the decoder's packed batch are built), T5 under block-diagonal masks.
+    from sentforge.objectives import packed_attention
+
+    built, spans = [], []
     original = tsdae_packed.Packed.self_attention_mask
     monkeypatch.setattr(tsdae_packed.Packed, "self_attention_mask",
                         lambda self, *args: built.append(args) or original(self, *args))
+    original_spans = packed_attention.SentenceSpans.__init__
+    monkeypatch.setattr(packed_attention.SentenceSpans, "__init__",
+                        lambda self, *args: spans.append(args) or original_spans(self, *args))
     _objective(tiny_bert_dir)(SENTENCES)
-    assert len(built) == 2  # encoder and decoder
+    assert (len(spans), len(built)) == (2, 0)  # encoder and decoder
+    _objective(tiny_t5_dir, "mean")(SENTENCES)
+    assert (len(spans), len(built)) == (2, 2)
+    spans.clear(), built.clear()
     _objective(tiny_bert_dir, packed=False)(SENTENCES)
-    assert len(built) == 2  # the padded path builds none
+    assert (len(spans), len(built)) == (0, 0)  # the padded path builds neither
 
 
 def test_tied_weights_share_storage(tiny_bert_dir):

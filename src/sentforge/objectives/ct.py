@@ -6,6 +6,10 @@ K + 1 pairs is positive (the same sentence twice) and the others negative (the s
 another of the batch), scored by binary cross-entropy on the dot product. The second copy -- the
 encoder passed in -- is the one kept; the first starts as its deep copy. Paper settings: K = 7
 negatives per positive, batch 16, RMSprop, learning rate 1e-5 lowered in steps to 2e-6.
+
+Where the encoder cuts training batches by length (`Encoder.splits_by_length`: on the CPU) and its
+backbone is of the BERT or RoBERTa family, each copy runs its batch packed instead: all texts end to end
+in one call, each attending only to itself (objectives/packed_attention.py), no padding at all.
 """
 
 from __future__ import annotations
@@ -18,10 +22,12 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from sentforge.modules.backbone import T5_FAMILY
+from sentforge.objectives.host_counter import HostCounter
+from sentforge.objectives.packed_attention import packed_sentence_embeddings
+from sentforge.objectives.tsdae_packed import position_start
 from sentforge.support.distributed import rank
 from sentforge.support.errors import ConfigError
-from sentforge.objectives.host_counter import HostCounter
-
 
 
 class ContrastiveTension(nn.Module):
@@ -55,7 +61,23 @@ class ContrastiveTension(nn.Module):
         if len(batch) < 2:
             raise ConfigError("Contrastive Tension needs batches of at least 2 sentences")
         first, second, labels = self.pairs(batch)
-        scores = (self.first.embed(first) * self.encoder.embed(second)).sum(dim=-1)
+        scores = (self._embed(self.first, first) * self._embed(self.encoder, second)).sum(dim=-1)
         self.last_stats = {"positives": float(labels.sum())}  # on the host, before the copy
         labels = labels.to(scores.device, non_blocking=True)
         return F.binary_cross_entropy_with_logits(scores.float(), labels)
+
+    @staticmethod
+    def _embed(encoder: nn.Module, texts: list[str]) -> torch.Tensor:
+        start = _packing_start(encoder)
+        if start is None or not encoder.splits_by_length(encoder.device):
+            return encoder.embed(texts)
+        return packed_sentence_embeddings(encoder, start, texts)
+
+
+def _packing_start(encoder: nn.Module) -> int | None:
+    """The first position id of the encoder's backbone where it can run packed, else None."""
+    model = getattr(encoder[0], "model", None)
+    config = getattr(model, "config", None)
+    if config is None or config.model_type in T5_FAMILY or not hasattr(encoder[0], "token_ids"):
+        return None
+    return position_start(config)

@@ -36,6 +36,7 @@ from sentforge.support.distributed import rank
 from sentforge.support.errors import ConfigError
 from sentforge.modules.backbone import T5_FAMILY, _quiet_transformers
 from sentforge.objectives.host_counter import HostCounter
+from sentforge.objectives.packed_attention import one_key_cross_attention, supports
 from sentforge.objectives.tsdae_packed import TiedGradient, TiedLinear, packed_loss, position_start, project
 
 logger = logging.getLogger(__name__)
@@ -321,7 +322,9 @@ class TSDAE(nn.Module):
         # fill is cheap and the sparse bookkeeping is not.
         sparse = _sparse_lookups((backbone, self.decoder), self.decoder.projection_weight) \
             if device.type == "cpu" else contextlib.nullcontext()
-        with sparse:
+        body = self.decoder.body
+        one_key = one_key_cross_attention(body) if supports(body) else contextlib.nullcontext()
+        with sparse, one_key:
             vectors = self.encoder(features)["sentence_embedding"]
             # No self-attention mask: the causal mask alone keeps real positions from seeing the
             # right padding, and lets attention take its fused causal path.

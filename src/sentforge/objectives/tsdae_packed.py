@@ -3,16 +3,15 @@
 sentence-transformers' DenoisingAutoEncoderLoss pads both batches to their longest sentence and
 computes everything, the vocabulary projection included, at every padded position. Here, for the
 BERT, RoBERTa and T5 families, a batch is packed padding-free: the sentences of the batch are laid
-end to end as one sequence, with block-diagonal attention masks (each token attends only within its
-own sentence, and in the decoder's cross-attention only to its own sentence's vector) and positions
-that restart at every sentence, which computes the same function as the padded batch with no work
-spent on padding. The noisy and original sentences' token embeddings are looked up at once, and the
+end to end as one sequence, with positions that restart at every sentence, and each token attends only
+within its own sentence (and in the decoder's cross-attention only to its own sentence's vector), which
+computes the same function as the padded batch with no work spent on padding. BERT and RoBERTa attend
+sentence by sentence (objectives/packed_attention.py); T5 under block-diagonal masks over the sequence. The noisy and original sentences' token embeddings are looked up at once, and the
 backward of that lookup builds the tied matrix's whole gradient (see TiedGradient) instead of
 autograd filling, copying and adding vocabulary-sized gradients per use.
 
-Packing is a CPU optimisation. On an accelerator the block-diagonal masks of one long packed
-sequence select the slow general ("math") attention kernel, while the padded batch runs the fused
-kernels; `TSDAE.packs(device)` decides which path a batch takes. Both compute the same loss and
+Packing is a CPU optimisation. On an accelerator the padded batch runs the fused attention kernels
+on whole batches; `TSDAE.packs(device)` decides which path a batch takes. Both compute the same loss and
 gradients.
 """
 
@@ -26,6 +25,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from sentforge.objectives import packed_attention
 from sentforge.support.device import to_device
 from sentforge.modules.backbone import T5_FAMILY
 
@@ -203,18 +203,35 @@ def packed_loss(encoder: nn.Module, decoder: Any, first_position: int, noisy_ids
         target_embeds = _Lookup.apply(target.ids, decoder_weight, padding_idx, tied)
     source_embeds, target_embeds = source_embeds[None], target_embeds[None]
 
+    body = decoder.body
+    if not t5 and packed_attention.supports(body):
+        # Attention per sentence and one-key cross-attention (objectives/packed_attention.py).
+        source_spans, target_spans = (packed_attention.SentenceSpans(packed.lengths, device)
+                                      for packed in (source, target))
+        with packed_attention.sentence_attention(model, body), packed_attention.one_key_cross_attention(body):
+            tokens = model(inputs_embeds=source_embeds, sentence_spans=source_spans,
+                           **positions(source)).last_hidden_state[0]
+            vectors = _sentence_vectors(encoder, source, tokens)
+            hidden = decoder.hidden_states(vectors, inputs_embeds=target_embeds, sentence_spans=target_spans,
+                                           **positions(target))[0]
+        return F.cross_entropy(decoder.logits(hidden, tied).float(), labels)
+
     source_mask = source.self_attention_mask(model.config, False, source_embeds.dtype)
     tokens = model(inputs_embeds=source_embeds, attention_mask=source_mask,
                    **positions(source)).last_hidden_state[0]
-    padded, mask = source.padded(tokens)
-    features = {"token_embeddings": padded, "attention_mask": mask}
-    for module in list(encoder)[1:]:  # the encoder's modules after the backbone: tokens -> sentence vector
-        features = module(features)
-    vectors = features["sentence_embedding"][None]
-    body = decoder.body
+    vectors = _sentence_vectors(encoder, source, tokens)
     hidden = decoder.hidden_states(
         vectors, inputs_embeds=target_embeds,
         attention_mask=target.self_attention_mask(body.config, True, target_embeds.dtype),
         encoder_attention_mask=target.cross_attention_mask(body.config, target_embeds.dtype),
         **positions(target))[0]
     return F.cross_entropy(decoder.logits(hidden, tied).float(), labels)
+
+
+def _sentence_vectors(encoder: nn.Module, source: Packed, tokens: torch.Tensor) -> torch.Tensor:
+    """(1, sentences, hidden): the encoder's modules after the backbone over its packed token outputs."""
+    padded, mask = source.padded(tokens)
+    features = {"token_embeddings": padded, "attention_mask": mask}
+    for module in list(encoder)[1:]:
+        features = module(features)
+    return features["sentence_embedding"][None]
