@@ -116,6 +116,8 @@ def test_end_to_end_curve_over_examples_per_class(tiny_bert_dir, classes, tmp_pa
     assert any("'small' (3)" in r.getMessage() and r.levelname == "WARNING" for r in caplog.records)
     markdown = (out / "report.md").read_text()
     assert "**Note**: 1 of 3 classes have fewer than 8 examples: 'small' (3)" in markdown
+    assert f"Start model + head on the draw of 8 examples per class (repeat 0): dev accuracy {report['start']:.2f}." \
+        in markdown
     assert "nested draws of 2, 4, 8 examples per class" in markdown and "| examples per class | runs |" in markdown
     # The subsets are nested per class within a repeat, with min(k, class size) texts of each class.
     for repeat in (0, 1):

@@ -244,6 +244,13 @@ def short_sizes(short: list[dict[str, Any]], unit: str = "labels") -> str:
     return ", ".join(f"{s['labels']} {unit} ({s['steps']} step{'' if s['steps'] == 1 else 's'})" for s in short)
 
 
+def start_name(report: dict[str, Any]) -> str:
+    """What the start model's line is: the start model, or for classes the start model with a head."""
+    if report.get("unit", "labels") == "labels":
+        return "Start model"
+    return f"Start model + head on the draw of {report['labelled_units']} {report['unit']} (repeat 0)"
+
+
 def markdown(report: dict[str, Any]) -> str:
     metric, unit = report["metric"], report.get("unit", "labels")
     settings = report["settings"]
@@ -253,7 +260,7 @@ def markdown(report: dict[str, Any]) -> str:
     lines = ["# sentforge labels", "",
              f"Learning curve of `{settings['model']}` trained with {subsets} ({settings['repeats']} seeded repeats; "
              f"{steps} per run), scored on `{report['dev']}` ({metric}).", "",
-             f"Start model: dev {metric} {report['start']:.2f}.",
+             f"{start_name(report)}: dev {metric} {report['start']:.2f}.",
              f"Budget: {report['budget_minutes']:g} min; used {report['wall_s'] / 60:.1f} min of wall time.", "",
              *unseen_lines(report["unseen"]), *short_lines(report.get("short_runs", []), unit),
              *(line for note in report.get("notes", []) for line in (f"**Note**: {note}.", "")), "## Answer", "",
@@ -312,7 +319,7 @@ def plot(path: Path, report: dict[str, Any]) -> None:
     axes.errorbar([row["labels"] for row in rows], [row["mean"] for row in rows],
                   yerr=[row["spread"] or 0.0 for row in rows], fmt="o", color="C0", capsize=4,
                   label="mean ± spread over repeats")
-    axes.axhline(report["start"], color="grey", linestyle="--", linewidth=1, label="start model")
+    axes.axhline(report["start"], color="grey", linestyle="--", linewidth=1, label=start_name(report).lower())
     largest = max((row["labels"] for row in rows), default=None)
     if report["fit"] is not None and largest is not None:
         fit = report["fit"]
