@@ -21,10 +21,13 @@ from conftest import assert_one_line_error, run_cli
 from sentforge.recipes.registry import DATA_OPTIONS, recipes
 
 TEXTS = "a cat sat on the mat\na dog ran in the park\nthe sun is warm today\nrain falls on the roof\n"
+CLASSES = "text\tlabel\na cat sat on the mat\tpets\na dog ran in the park\tpets\nthe sun is warm today\tweather\n" \
+          "rain falls on the roof\tweather\n"
 PAIRS = "sentence1\tsentence2\tscore\na cat\ta kitten\t4.5\na dog\ta car\t0.5\nthe sun\tthe moon\t2.0\n"
 
 # command -> (arguments before --output given the inputs, whether it takes --overwrite, the output option,
-# the output's format: None for a directory, else the suffix of a file).
+# the output's format: None for a directory, else the suffix of a file). A row named "COMMAND (what)" runs the
+# command on other inputs or options, each its own case.
 Row = tuple
 
 
@@ -34,7 +37,7 @@ def lock_path(output: Path) -> Path:
 
 
 def _table(ins: dict[str, Path]) -> dict[str, Row]:
-    model, texts, pairs = str(ins["model"]), str(ins["texts"]), str(ins["pairs"])
+    model, texts, pairs, classes = str(ins["model"]), str(ins["texts"]), str(ins["pairs"]), str(ins["classes"])
     table = {
         "encode": (["encode", texts, "-m", model], True, "--output", None),
         "index build": (["index", "build", texts, "-m", model, "--kind", "flat"], True, "--output", None),
@@ -55,6 +58,8 @@ def _table(ins: dict[str, Path]) -> dict[str, Row]:
                       True, "--output", None),
         "labels": (["labels", "-m", model, "--labelled", pairs, "--dev", pairs, "--steps", "1", "--repeats", "1"],
                    False, "--output", None),
+        "labels (classes)": (["labels", "-m", model, "--labelled", classes, "--dev", classes, "--shots", "2",
+                              "--steps", "1", "--repeats", "1"], False, "--output", None),
         "adapt": (["adapt", "-m", model, "--unlabelled", texts, "--dev", pairs, "--budget-minutes", "0.1"], False,
                   "--output", None),
     }
@@ -90,8 +95,10 @@ def inputs(tmp_path, tiny_bert_dir) -> dict[str, Path]:
     folder.mkdir()
     (folder / "texts.txt").write_text(TEXTS, encoding="utf-8")
     (folder / "pairs.tsv").write_text(PAIRS, encoding="utf-8")
+    (folder / "classes.tsv").write_text(CLASSES, encoding="utf-8")
     shutil.copytree(tiny_bert_dir, folder / "model")
-    return {"texts": folder / "texts.txt", "pairs": folder / "pairs.tsv", "model": folder / "model"}
+    return {"texts": folder / "texts.txt", "pairs": folder / "pairs.tsv", "classes": folder / "classes.tsv",
+            "model": folder / "model"}
 
 
 def _hashes(root: Path) -> dict[str, str]:
@@ -100,8 +107,8 @@ def _hashes(root: Path) -> dict[str, str]:
 
 
 def test_every_writing_command_has_a_row(tmp_path):
-    paths = {name: tmp_path for name in ("model", "texts", "pairs")}
-    assert _writing_commands() == set(_table(paths))
+    paths = {name: tmp_path for name in ("model", "texts", "pairs", "classes")}
+    assert _writing_commands() == {name.split(" (")[0] for name in _table(paths)}
 
 
 CASES = ("output is an input", "output is the folder of an input", "output holds a foreign file",
@@ -109,11 +116,11 @@ CASES = ("output is an input", "output is the folder of an input", "output holds
 
 
 @pytest.mark.parametrize("case", CASES)
-@pytest.mark.parametrize("command", sorted(_table({n: Path(n) for n in ("model", "texts", "pairs")})))
+@pytest.mark.parametrize("command", sorted(_table({n: Path(n) for n in ("model", "texts", "pairs", "classes")})))
 def test_a_writing_command_refuses_and_keeps_every_input(command, case, inputs, tmp_path, capsys):
     args, takes_overwrite, option, file_suffix = _table(inputs)[command]
     only_model = command in ("export", "explain")  # the model is their only input path
-    victim = inputs["model"] if only_model else inputs["texts"]
+    victim = inputs["model"] if only_model else inputs["classes"] if "(classes)" in command else inputs["texts"]
     fragments = []
     if case == "output is an input":
         output = victim

@@ -42,6 +42,12 @@ REFUSED = [
      "--seed"),
     (["labels", "-m", "model", "--labelled", "in/pairs.jsonl", "--dev", "in/pairs.jsonl", "-o", "curve",
       "--seed", "-1"], "--seed"),
+    (["labels", "-m", "model", "--labelled", "in/classes.jsonl", "--dev", "in/classes.jsonl", "-o", "curve",
+      "--shots", "2,x"], "--shots: expected comma-separated whole numbers"),
+    (["labels", "-m", "model", "--labelled", "in/classes.jsonl", "--dev", "in/classes.jsonl", "-o", "curve",
+      "--shots", "1,2"], "at least 2"),
+    (["labels", "-m", "model", "--labelled", "in/classes.jsonl", "--dev", "in/classes.jsonl", "-o", "curve",
+      "--shots", "2,3"], "--shots 3: no class of in/classes.jsonl has more than 2 examples"),
     (["adapt", "-m", "model", "--unlabelled", "in/in.txt", "--dev", "in/pairs.jsonl", "-o", "adapted",
       "--seed", str(2**64)], "got 18446744073709551616"),
     (["eval", "-o", "report.json", "--seed", "-1"], "--seed"),
@@ -55,6 +61,9 @@ def refused(tmp_path_factory):
     (folder / "in").mkdir()
     (folder / "in" / "in.txt").write_text("a cat sat on the mat\n", encoding="utf-8")
     (folder / "in" / "pairs.jsonl").write_text('{"sentence1": "a cat", "sentence2": "a kitten"}\n', encoding="utf-8")
+    classes = [("a cat", "pets"), ("a dog", "pets"), ("sun", "weather"), ("rain", "weather")]
+    (folder / "in" / "classes.jsonl").write_text("".join(json.dumps({"text": text, "label": label}) + "\n"
+                                                         for text, label in classes), encoding="utf-8")
     before = sorted(path.relative_to(folder) for path in folder.rglob("*"))
     result = subprocess.run([sys.executable, str(REPO / "tests" / "helpers" / "refused_options.py"),
                              json.dumps([args for args, _ in REFUSED])], capture_output=True, text=True, check=True,

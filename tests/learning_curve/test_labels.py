@@ -18,7 +18,8 @@ from sentforge.support.errors import ConfigError
 from sentforge.evaluation.paired import paired_bootstrap
 from sentforge.learning_curve.answer import answer, check_target, direction, holdout, metric_range, short_runs
 from sentforge.learning_curve.curve import fit_curve, fit_log_linear, saturating, shape_test
-from sentforge.learning_curve.data import read_label_data, write_rows
+from sentforge.learning_curve.data import write_rows
+from sentforge.learning_curve.read import read_label_data
 from sentforge.learning_curve.report import answer_lines
 from sentforge.learning_curve.run import time_for_run
 from sentforge.learning_curve.subsets import nested_subsets, repeat_order, sizes_of

@@ -1,4 +1,4 @@
-"""`sentforge labels`: a learning curve over the number of labelled pairs (sentforge.labels)."""
+"""`sentforge labels`: a learning curve over the number of labels, pairs or examples per class (sentforge.labels)."""
 
 from __future__ import annotations
 
@@ -16,28 +16,36 @@ DevOpt = dev_option("scores every run")
 OutputOpt = output_option("report.md, report.json, learning-curve.png and the runs")
 
 
-def _fractions(text: str) -> list[float]:
+def _numbers(text: str | None, option: str, kind: type, expected: str) -> list | None:
+    """The comma-separated numbers of an option, each of `kind`, or None when it is not given."""
+    if text is None:
+        return None
     try:
-        return [float(part) for part in text.split(",") if part.strip()]
+        return [kind(part) for part in text.split(",") if part.strip()]
     except ValueError:
-        raise ConfigError(f"--fractions: expected comma-separated percentages such as 5,10,25,50,100, got "
-                          f"{text!r}") from None
+        raise ConfigError(f"{option}: expected comma-separated {expected}, got {text!r}") from None
 
 
 @app.command("labels")
 def labels(
     model: ModelOpt,
     labelled: Annotated[Path, typer.Option(help="Positive pairs (sentence1, sentence2[, negative]), pairs with a "
-                                                "label column some rows empty (PAUSE), or scored pairs (sts).")],
+                                                "label column some rows empty (PAUSE), scored pairs (sts), or "
+                                                "class-labelled texts (text, label: trained by the setfit recipe, "
+                                                "scored by dev accuracy).")],
     dev: DevOpt,
     output: OutputOpt,
-    method: Annotated[Optional[str], typer.Option(help="mnrl, pause or sts (default: decided by the "
+    method: Annotated[Optional[str], typer.Option(help="mnrl, pause, sts or classes (default: decided by the "
                                                        "--labelled file).")] = None,
-    fractions: Annotated[str, typer.Option(help="Comma-separated percentages of the labelled units.")
-                         ] = "5,10,25,50,100",
+    fractions: Annotated[Optional[str], typer.Option(help="Comma-separated percentages of the labelled pairs "
+                                                          "(default 5,10,25,50,100).")] = None,
+    shots: Annotated[Optional[str], typer.Option(help="Class-labelled texts: comma-separated examples per class "
+                                                      "of the sizes (default 2,4,8,16, up to the largest class).")
+                     ] = None,
     repeats: Annotated[int, typer.Option(min=1, help="Seeded nested subsets per size.")] = 3,
     budget_minutes: BudgetMinutesOpt = 60.0,
-    target: Annotated[Optional[float], typer.Option(help="A dev score: how many labels reach it?")] = None,
+    target: Annotated[Optional[float], typer.Option(help="A dev score: how many labels (examples per class) reach "
+                                                         "it?")] = None,
     steps: Annotated[Optional[int], typer.Option(min=1, help="Optimizer steps of every run (default: --epochs "
                                                              "epochs of each subset).")] = None,
     epochs: Annotated[int, typer.Option(min=1, help="Epochs of each subset when --steps is not given.")] = 1,
@@ -56,15 +64,18 @@ def labels(
     cpus_per_run: CpusPerRunOpt = 1,
     gpus_per_run: GpusPerRunOpt = 0.0,
 ) -> None:
-    """How many labels do I need? Train on nested subsets of the labelled pairs, score each on dev, fit
+    """How many labels do I need? Train on nested subsets of the labelled pairs (or of k examples per class), score
+    each on dev, fit
     a saturating curve and a straight line in log n, and report whether the score rises, which curve the
     runs support, the expected dev score with 2× and 5× the labels (with intervals), the labels a --target
     needs, and a check that predicts the largest size from the smaller ones. Rerun the same command to resume.
     With --engine ray the runs train side by side on a Ray cluster (docs/scale.md)."""
     from sentforge.learning_curve import labels as run_labels
-    from sentforge.learning_curve.report import scored
+    from sentforge.learning_curve.report import scored, target_words
 
-    report = run_labels(model, labelled, dev, output, method=method, fractions=_fractions(fractions),
+    shares = _numbers(fractions, "--fractions", float, "percentages such as 5,10,25,50,100")
+    per_class = _numbers(shots, "--shots", int, "whole numbers of examples per class such as 2,4,8,16")
+    report = run_labels(model, labelled, dev, output, method=method, fractions=shares, shots=per_class,
                         repeats=repeats, budget_minutes=budget_minutes, target=target, steps=steps, epochs=epochs,
                         batch_size=batch_size, max_seq_length=max_seq_length, flat_points=flat_points,
                         keep_checkpoints=keep_checkpoints, seed=seed, device=device, engine=engine,
@@ -72,6 +83,8 @@ def labels(
     result = report["answer"]
     summary = (f"with 2x the labels: dev {report['metric']} {scored(result['at_2x'], result['basis'])}" if result
                else "no curve fitted")
+    if result and "target" in result:
+        summary += f"; target {target:g}: {target_words(result['target'], result, report['unit'])}"
     if report["short_runs"]:
         summary += "; runs too short to learn: cannot tell what more labels would add"
     typer.echo(f"{summary}; wrote {output}/report.md, {output}/report.json")

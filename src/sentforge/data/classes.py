@@ -34,6 +34,12 @@ Label = str | int
 ClassExample = tuple[str, Label]
 
 
+def is_class_row(record: Mapping[str, Any]) -> bool:
+    """A row of one text and its class: a text column and `label`, no pair column."""
+    fields = set(record)
+    return LABEL_COLUMN in fields and bool(fields & set(TEXT_COLUMNS)) and not fields & set(PAIR_COLUMNS)
+
+
 def read_classes(path: str | Path, columns: Mapping[str, str] | None = None, columns_argument: str = "columns",
                  min_per_class: int = 2) -> list[ClassExample]:
     """The (text, label) rows of a class-labelled file; `columns` renames file columns first

@@ -36,9 +36,10 @@ def size_table(runs: dict[str, dict[str, Any]], gains: dict[str, dict[str, Any]]
 
 def build_report(state: Any, names: list[str], gains: dict[str, dict[str, Any]], metric: str, dev_name: str,
                  target: float | None, flat_points: float, budget: Any, size_gain: dict[str, Any] | None = None,
-                 unseen: list[dict[str, Any]] = ()) -> dict[str, Any]:
+                 unseen: list[dict[str, Any]] = (), unit: str = "labels", notes: list[str] = ()) -> dict[str, Any]:
     """size_gain: the paired gain of the largest size over the smallest (the rising test); unseen: the sizes
-    whose runs train on fewer rows than the subset holds."""
+    whose runs train on fewer rows than the subset holds; unit: what a size counts ("labels", or "examples per
+    class"); notes: what the report says about the subsets (data.py)."""
     runs = {name: dict(state.results[name]) for name in names}
     for name, gain in gains.items():
         runs[name]["dev_gain"] = gain
@@ -47,7 +48,8 @@ def build_report(state: Any, names: list[str], gains: dict[str, dict[str, Any]],
     means = {row["labels"]: row["mean"] for row in sizes if row["mean"] is not None}
     report: dict[str, Any] = {
         "metric": metric, "dev": dev_name, "method": state.settings["method"], "start": state.results["start"]["dev"],
-        "labelled_units": max(state.settings["sizes"]), "sizes": sizes, "runs": runs,
+        "labelled_units": max(state.settings["sizes"]), "unit": unit, "notes": list(notes), "sizes": sizes,
+        "runs": runs,
         "skipped": [name for name in names if runs[name]["status"] != "done"],
         "sizes_without_runs": [row["labels"] for row in sizes if row["runs"] == 0],
         "budget_minutes": state.settings["budget_minutes"], "wall_s": round(budget.total_s - budget.remaining(), 2),
@@ -109,13 +111,13 @@ def _fit_lines(result: dict[str, Any], metric: str) -> list[str]:
     return lines
 
 
-def _trend_line(result: dict[str, Any]) -> str:
+def _trend_line(result: dict[str, Any], unit: str) -> str:
     """The paired test's verdict; where the fitted slope's interval (per doubling) says otherwise, the line
     says so and gives the verdict of the one that lies off 0, never "flat" beside a slope shown not to be."""
     gain, paired, slope = result["size_gain"], result["trend"], result.get("slope")
     if gain is None:
         return "- Rising or flat: not tested (no dev scores of the smallest and largest sizes to pair)."
-    test = (f"the paired gain of {gain['sizes'][1]} labels over {gain['sizes'][0]} on the dev units is "
+    test = (f"the paired gain of {gain['sizes'][1]} {unit} over {gain['sizes'][0]} on the dev units is "
             f"{gain['difference']:+.2f} [95 % bootstrap interval {gain['low']:+.2f}, {gain['high']:+.2f}]")
     moves = {"rising": "the score **rises** with the labels",
              "falling": "the score **falls** with the labels (more labels scored lower)"}
@@ -150,22 +152,22 @@ def _shape_line(result: dict[str, Any]) -> str:
 
 def answer_lines(report: dict[str, Any]) -> list[str]:
     """The answer in sentences."""
-    metric, result = report["metric"], report["answer"]
+    metric, result, unit = report["metric"], report["answer"], report.get("unit", "labels")
     if result is None:
         return [f"No curve was fitted: {report.get('fit_error', 'no finished runs')}."]
     basis = result["basis"]
     lines = [f"Fits to the dev score of every finished run ({basis}; standard errors from each fit's covariance, "
              "95 % intervals with Student's t at the fit's residual degrees of freedom):", "",
-             *_fit_lines(result, metric), "", _trend_line(result), _shape_line(result)]
+             *_fit_lines(result, metric), "", _trend_line(result, unit), _shape_line(result)]
     doubling = result["per_doubling"]
     slope = {"flat": ": its interval includes 0, flat by the fit", "rising": ": above 0, rising",
              "falling": ": below 0, falling (more labels scored lower)", None: ""}[result.get("slope")]
     lines.append(f"- Per doubling of the labels the fitted score changes by {doubling['score']:+.2f} points "
                  f"{interval(doubling, basis, signed=True)}{slope}.")
-    lines += ["", f"With {result['labels']} labels the measured mean is {result['measured']:.2f}."]
+    lines += ["", f"With {result['labels']} {unit} the measured mean is {result['measured']:.2f}."]
     for multiple in (2, 5):
         p = result[f"at_{multiple}x"]
-        lines.append(f"- {multiple}× the labels ({p['labels']}): expected dev {metric} {scored(p, basis)}.")
+        lines.append(f"- {multiple}× the labels ({p['labels']} {unit}): expected dev {metric} {scored(p, basis)}.")
     gain, threshold = result["gain_5x"], result["flat_points"]
     worth = {"below": f"all of it below the --flat-points threshold of {threshold:g}: more labels are not worth it "
                       "by that threshold",
@@ -176,34 +178,38 @@ def answer_lines(report: dict[str, Any]) -> list[str]:
     lines.append(f"- 5× the labels add {gain['score']:+.2f} points {interval(gain, basis, signed=True)}: {worth}.")
     target = result.get("target")
     if target is not None:
-        lines.append(_target_line(target, result))
+        lines.append(_target_line(target, result, unit))
     return lines
 
 
-def _target_line(target: dict[str, Any], result: dict[str, Any]) -> str:
-    head = f"- Target {target['score']:g}: "
+def _target_line(target: dict[str, Any], result: dict[str, Any], unit: str = "labels") -> str:
+    return f"- Target {target['score']:g}: {target_words(target, result, unit)}."
+
+
+def target_words(target: dict[str, Any], result: dict[str, Any], unit: str) -> str:
+    """How many `unit` reach the target, measured or fitted, or why the answer gives none (the report's line and
+    the command's summary)."""
     if target["status"] == "reached":
-        return head + f"reached with {target['measured_labels']} labels (measured)."
+        return f"reached with {target['measured_labels']} {unit} (measured)"
     if target["status"] == "not predicted":
-        return head + (f"not reached by the measured sizes, and not predicted: the score is not shown to rise with "
-                       f"the labels (the curve is {result['trend'] or 'untested'}).")
+        return (f"not reached by the measured sizes, and not predicted: the score is not shown to rise with "
+                f"the labels (the curve is {result['trend'] or 'untested'})")
     if target["status"] == "beyond":
-        return head + (f"more than {target['cap'] // result['labels']}× your labels (over {target['cap']}) by the "
-                       f"fitted {result['model']} curve: far beyond what the measured sizes can say.")
+        return (f"more than {target['cap'] // result['labels']}× your labels (over {target['cap']}) by the "
+                f"fitted {result['model']} curve: far beyond what the measured sizes can say")
     if target["status"] == "predicted":
-        return head + (f"about {target['fitted_labels']:.0f} labels by the fitted {result['model']} curve"
-                       + (" (far beyond the measured sizes: an extrapolation)"
-                          if target["fitted_labels"] > 5 * result["labels"] else "") + ".")
-    return head + (f"not reached by any number of labels; it lies above the fitted ceiling "
-                   f"{result['ceiling']['score']:.2f}.")
+        return (f"about {target['fitted_labels']:.0f} {unit} by the fitted {result['model']} curve"
+                + (" (far beyond the measured sizes: an extrapolation)"
+                   if target["fitted_labels"] > 5 * result["labels"] else ""))
+    return f"not reached by any number of labels; it lies above the fitted ceiling {result['ceiling']['score']:.2f}"
 
 
-def holdout_lines(check: dict[str, Any], metric: str) -> list[str]:
+def holdout_lines(check: dict[str, Any], metric: str, unit: str = "labels") -> list[str]:
     if check["status"] != "done":
         return [f"Holdout check not made: {check.get('reason', check['status'])}."]
     p = check["predicted"]
     return [f"Holdout check: fitted on the sizes below {check['labels']} only, the {check['fit']['kind']} curve "
-            f"predicts dev {metric} {scored(p, check['basis'])} at {check['labels']} labels; measured "
+            f"predicts dev {metric} {scored(p, check['basis'])} at {check['labels']} {unit}; measured "
             f"{check['measured']:.2f}: a prediction error of {check['error']:+.2f} points"
             + ("" if check["within_interval"] is None else
                f" ({'inside' if check['within_interval'] else 'outside'} the interval)") + "."]
@@ -218,43 +224,52 @@ def unseen_lines(unseen: list[dict[str, Any]]) -> list[str]:
             "adds; give more --steps (or none: one epoch of each subset).", ""]
 
 
-def short_lines(short: list[dict[str, Any]]) -> list[str]:
+def short_lines(short: list[dict[str, Any]], unit: str = "labels") -> list[str]:
     """The warning on runs too short to learn (answer.MIN_LEARNING_STEPS)."""
     if not short:
         return []
-    return [f"**Warning**: runs too short to learn: {short_warning(short)}.", ""]
+    return [f"**Warning**: runs too short to learn: {short_warning(short, unit)}.", ""]
 
 
-def short_warning(short: list[dict[str, Any]]) -> str:
+def short_warning(short: list[dict[str, Any]], unit: str = "labels") -> str:
     """What the runs too short to learn are and what to do (the log's warning before training and the report's)."""
-    return (f"the runs of {short_sizes(short)} take fewer than {MIN_LEARNING_STEPS} optimizer steps, too few to "
+    return (f"the runs of {short_sizes(short, unit)} take fewer than {MIN_LEARNING_STEPS} optimizer steps, too few to "
             "move the start model, so their dev scores cannot show what the labels add and a flat curve from them "
             f"says nothing about more labels; give more steps (--steps {MIN_LEARNING_STEPS} or more, more "
             "--epochs, or a smaller --batch-size)")
 
 
-def short_sizes(short: list[dict[str, Any]]) -> str:
+def short_sizes(short: list[dict[str, Any]], unit: str = "labels") -> str:
     """"4 labels (1 step), 8 labels (2 steps)": the sizes and the fewest steps of their runs."""
-    return ", ".join(f"{s['labels']} labels ({s['steps']} step{'' if s['steps'] == 1 else 's'})" for s in short)
+    return ", ".join(f"{s['labels']} {unit} ({s['steps']} step{'' if s['steps'] == 1 else 's'})" for s in short)
+
+
+def start_name(report: dict[str, Any]) -> str:
+    """What the start model's line is: the start model, or for classes the start model with a head."""
+    if report.get("unit", "labels") == "labels":
+        return "Start model"
+    return f"Start model + head on the draw of {report['labelled_units']} {report['unit']} (repeat 0)"
 
 
 def markdown(report: dict[str, Any]) -> str:
-    metric = report["metric"]
+    metric, unit = report["metric"], report.get("unit", "labels")
     settings = report["settings"]
     steps = f"{settings['steps']} steps" if settings["steps"] else f"{settings['epochs']} epoch(s) of the subset"
+    subsets = (f"{report['method']} on nested subsets of {report['labelled_units']} labelled units" if unit == "labels"
+               else f"the setfit recipe on nested draws of {', '.join(map(str, settings['sizes']))} {unit}")
     lines = ["# sentforge labels", "",
-             f"Learning curve of `{settings['model']}` trained with {report['method']} on nested subsets of "
-             f"{report['labelled_units']} labelled units ({settings['repeats']} seeded repeats; {steps} per run), "
-             f"scored on `{report['dev']}` ({metric}).", "",
-             f"Start model: dev {metric} {report['start']:.2f}.",
+             f"Learning curve of `{settings['model']}` trained with {subsets} ({settings['repeats']} seeded repeats; "
+             f"{steps} per run), scored on `{report['dev']}` ({metric}).", "",
+             f"{start_name(report)}: dev {metric} {report['start']:.2f}.",
              f"Budget: {report['budget_minutes']:g} min; used {report['wall_s'] / 60:.1f} min of wall time.", "",
-             *unseen_lines(report["unseen"]), *short_lines(report.get("short_runs", [])), "## Answer", "",
+             *unseen_lines(report["unseen"]), *short_lines(report.get("short_runs", []), unit),
+             *(line for note in report.get("notes", []) for line in (f"**Note**: {note}.", "")), "## Answer", "",
              *answer_lines(report), "",
-             *holdout_lines(report["holdout"], metric), "",
+             *holdout_lines(report["holdout"], metric, unit), "",
              "## Per size", "",
              "Spread: the standard deviation over the repeats. Gain: the mean dev gain over the start model; "
              "above 0: the runs whose 95 % paired bootstrap interval (resampling the dev units) lies above 0.", "",
-             f"| labels | runs | dev {metric} mean | spread | gain | above 0 | skipped |",
+             f"| {unit} | runs | dev {metric} mean | spread | gain | above 0 | skipped |",
              "|---:|---:|---:|---:|---:|---:|---:|"]
     for row in report["sizes"]:
         gain = "-" if row["gain"] is None else f"{row['gain']:+.2f}"
@@ -266,7 +281,7 @@ def markdown(report: dict[str, Any]) -> str:
         lines += [f"The runs trained side by side on a Ray cluster, {on_the_cluster(cluster)}; wall s: from a "
                   "run's start to its result, worker: the host (node address) that ran it.", ""]
     worker = " worker |" if cluster else ""
-    lines += [f"| run | labels | repeat | dev {metric} | gain [95 % interval] | steps | wall s |{worker}",
+    lines += [f"| run | {unit} | repeat | dev {metric} | gain [95 % interval] | steps | wall s |{worker}",
               "|---|---:|---:|---:|---:|---:|---:|" + ("---|" if cluster else "")]
     for name, r in report["runs"].items():
         ran_on = f" {r['worker']['host']} ({r['worker']['node']}) |" if "worker" in r else (" |" if cluster else "")
@@ -304,7 +319,7 @@ def plot(path: Path, report: dict[str, Any]) -> None:
     axes.errorbar([row["labels"] for row in rows], [row["mean"] for row in rows],
                   yerr=[row["spread"] or 0.0 for row in rows], fmt="o", color="C0", capsize=4,
                   label="mean ± spread over repeats")
-    axes.axhline(report["start"], color="grey", linestyle="--", linewidth=1, label="start model")
+    axes.axhline(report["start"], color="grey", linestyle="--", linewidth=1, label=start_name(report).lower())
     largest = max((row["labels"] for row in rows), default=None)
     if report["fit"] is not None and largest is not None:
         fit = report["fit"]
@@ -324,7 +339,8 @@ def plot(path: Path, report: dict[str, Any]) -> None:
     if rows:  # (without a finished run only the start model is drawn)
         axes.set_xscale("log")
     axes.ticklabel_format(axis="y", useOffset=False)
-    axes.set_xlabel("labelled units (log scale)")
+    axes.set_xlabel(f"{'labelled units' if report.get('unit', 'labels') == 'labels' else report['unit']} "
+                    "(log scale)")
     axes.set_ylabel(f"dev {report['metric']}")
     axes.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # beside the plot, off the points
     save_figure(plt, figure, path, dpi=110)

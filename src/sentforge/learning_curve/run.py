@@ -1,12 +1,12 @@
-"""`sentforge.labels`: how the dev score grows with the number of labelled pairs, and what more would buy.
+"""`sentforge.labels`: how the dev score grows with the number of labels, and what more would buy.
 
     import sentforge
     report = sentforge.labels("all-MiniLM-L6-v2", "pairs.jsonl", "dev.jsonl", "curve", target=60.0)
     report["answer"]["at_2x"]["score"], report["answer"]["target"]
 
 For each repeat (a seeded order of the labelled units) and each size (a share of them, nested: the first
-n of that order), the start model is trained on the subset and scored on dev; then a − b·n^(−c) is fitted
-to the scores. See docs/labels.md.
+n of that order; for class-labelled texts k examples per class, nested per class), the start model is trained
+on the subset and scored on dev; then a − b·n^(−c) is fitted to the scores. See docs/labels.md.
 """
 
 from __future__ import annotations
@@ -31,8 +31,9 @@ from sentforge.harness.ray_runs import FinishedRun, RayRuns, RunResources, check
 from sentforge.harness.run_state import Budget, RunState, check_budget_minutes, input_record
 from sentforge.harness.schedule import epoch_steps, fitted_batch
 from sentforge.harness.side_by_side import SideBySide
-from sentforge.learning_curve.data import LabelData, read_label_data, write_rows
-from sentforge.learning_curve.subsets import DEFAULT_FRACTIONS, nested_subsets, sizes_of
+from sentforge.learning_curve.data import LabelData
+from sentforge.learning_curve.read import read_label_data
+from sentforge.learning_curve.subsets import DEFAULT_FRACTIONS
 from sentforge.support.output_guard import locked_output
 from sentforge.recipes.command import train_command
 from sentforge.recipes.run_dir import SUMMARY_FILE, TRAINING_DIR
@@ -60,7 +61,8 @@ def run_name(size: int, repeat: int) -> str:
 
 @locked_output(LabelsState.kind)
 def labels(model: str, labelled: str | os.PathLike, dev: str | os.PathLike, output: str | os.PathLike, *,
-           method: str | None = None, fractions: Sequence[float] = DEFAULT_FRACTIONS, repeats: int = 3,
+           method: str | None = None, fractions: Sequence[float] | None = None,
+           shots: Sequence[int] | None = None, repeats: int = 3,
            budget_minutes: float = 60.0, target: float | None = None, steps: int | None = None,
            epochs: int = 1, batch_size: int | None = None, max_seq_length: int | None = None,
            flat_points: float | None = None, keep_checkpoints: bool = False, seed: int = 0,
@@ -71,9 +73,12 @@ def labels(model: str, labelled: str | os.PathLike, dev: str | os.PathLike, outp
     score each on `dev`, fit the learning curve; write OUTPUT (report.md, report.json, learning-curve.png,
     runs/, subsets/, labels.json) and return the report (what report.json holds).
 
-    method: mnrl (positive pairs), pause (pairs with some labels empty) or sts (scored pairs); default:
-    decided by the file. steps: optimizer steps of every run (the same training for every size); default:
-    `epochs` epochs of each subset. batch_size: default the recipe's, at most the subset's size.
+    method: mnrl (positive pairs), pause (pairs with some labels empty), sts (scored pairs) or classes
+    (class-labelled texts, trained by the setfit recipe and scored by dev accuracy); default: decided by the
+    file. fractions: percentages of the labelled pairs (default 5, 10, 25, 50, 100); shots: for classes, the
+    examples per class of each size (default 2, 4, 8, 16, up to the largest class). steps: optimizer steps
+    of every run (the same training for every size); default: `epochs` epochs of each subset (for classes, of
+    the setfit recipe's pairs). batch_size: default the recipe's, at most the subset's size.
     max_seq_length: tokens per text in training and in dev scoring, the start model's too (default: the
     model's). Runs go repeat by repeat; one whose steps are not expected to fit in the time left is skipped.
     target: a dev score (within the dev metric's range); the report says how many labels reach it.
@@ -87,10 +92,8 @@ def labels(model: str, labelled: str | os.PathLike, dev: str | os.PathLike, outp
     `gpus_per_run` GPUs, as many at once as the cluster holds; `callbacks` are then called in the workers'
     processes. See docs/scale.md.
     """
-    from sentforge.evaluation import load_dataset
     from sentforge.learning_curve.answer import FLAT_POINTS, check_target, short_runs
     from sentforge.learning_curve.report import short_warning
-    from sentforge.loading import load
 
     started = time.monotonic()  # the budget counts this call from here: reading the inputs and the model too
     _check(repeats, budget_minutes, steps, epochs, batch_size, max_seq_length)
@@ -99,16 +102,21 @@ def labels(model: str, labelled: str | os.PathLike, dev: str | os.PathLike, outp
     # What is already in `output` is the state's to judge: a rerun of the same call resumes there.
     output = LabelsState.check_output(output, [("--labelled", labelled), ("--dev", dev), ("--model", model)])
     data = read_label_data(labelled, method)
-    sizes = sizes_of(len(data.units), fractions)
-    task = load_dataset(dev, name=f"dev:{Path(dev).name}")
+    sizes = data.sizes(fractions, shots)
+    task = data.dev_task(dev, sizes, seed)
     check_target(target, metric_of(task))
+    from sentforge.loading import load  # (the model stack: imported once the options and the data are checked)
+
     encoder = load(str(model), device=device)  # a bad --model fails before anything is written
     if max_seq_length:  # the start model is scored at the length the runs train and are scored at
         encoder.max_seq_length = max_seq_length
     settings = {"model": str(model), "labelled": input_record(labelled), "dev": input_record(dev),
-                "method": data.method, "sizes": sizes, "fractions": [float(f) for f in fractions],
-                "repeats": repeats, "steps": steps, "epochs": epochs, "batch_size": batch_size,
-                "max_seq_length": max_seq_length, "seed": seed, "budget_minutes": budget_minutes, "device": device}
+                "method": data.method, "sizes": sizes,
+                "fractions": None if data.method == "classes"
+                else [float(f) for f in (DEFAULT_FRACTIONS if fractions is None else fractions)],
+                "shots": sizes if data.method == "classes" else None, "repeats": repeats, "steps": steps,
+                "epochs": epochs, "batch_size": batch_size, "max_seq_length": max_seq_length, "seed": seed,
+                "budget_minutes": budget_minutes, "device": device}
     state = LabelsState(output, settings, started)
     # An unreachable cluster fails before anything is written; Ctrl-C saves this call's time.
     with _cluster(engine, address, resources) as cluster, state.saved_if_interrupted():
@@ -120,11 +128,13 @@ def labels(model: str, labelled: str | os.PathLike, dev: str | os.PathLike, outp
         unseen = runner.unseen()
         if unseen:
             logger.warning("--steps %s: the runs of %s never see their whole subset (steps x batch size is smaller)",
-                           steps, ", ".join(f"{u['labels']} labels ({u['seen']} of {u['examples']} rows)"
+                           steps, ", ".join(f"{u['labels']} {data.unit} ({u['seen']} of {u['examples']} rows)"
                                             for u in unseen))
+        for note in data.notes(sizes):
+            logger.warning("%s: %s", labelled, note)
         short = short_runs(list(runner.planned_steps().items()))
         if short:  # said before the work, which cannot answer the question
-            logger.warning("runs too short to learn: %s", short_warning(short))
+            logger.warning("runs too short to learn: %s", short_warning(short, data.unit))
         runner.start(encoder)
         del encoder
         planned = [(size, repeat) for repeat in range(repeats) for size in sizes]
@@ -145,7 +155,8 @@ def labels(model: str, labelled: str | os.PathLike, dev: str | os.PathLike, outp
     gains = dev_gains(output, done, START, seed)
     report = build_report(state, names, gains, metric_of(task), task.name, target,
                           FLAT_POINTS if flat_points is None else flat_points, budget,
-                          size_gain(output, {name: state.results[name]["size"] for name in done}, seed), unseen)
+                          size_gain(output, {name: state.results[name]["size"] for name in done}, seed), unseen,
+                          data.unit, data.notes(sizes))
     report["keep_checkpoints"], report["output_bytes"] = keep_checkpoints, directory_size(output)
     if cluster is not None:
         report["cluster"] = {"address": address, "cpus_per_run": cpus_per_run, "gpus_per_run": gpus_per_run,
@@ -230,7 +241,6 @@ def train_run(job: RunJob, task: Any, callbacks: Sequence[Callable[[Any], None]]
     "stopped"}, or {"status": "failed", "reason"} when the recipe refuses the subset."""
     import json
 
-    from sentforge.loading import load
     from sentforge.recipes.api import run_recipe
 
     try:
@@ -241,19 +251,34 @@ def train_run(job: RunJob, task: Any, callbacks: Sequence[Callable[[Any], None]]
                        show_progress=show_progress, callbacks=callbacks, **job.values)
         summary = json.loads((job.run_dir / SUMMARY_FILE).read_text(encoding="utf-8"))
         if not items_path(job.output, job.name).is_file():
-            save_items(job.output, job.name, task.item_scores(load(str(job.run_dir), device=job.device)))
+            save_items(job.output, job.name, task.item_scores(trained_model(job.run_dir, job.device)))
     except SentforgeError as err:  # e.g. a subset the recipe cannot train on: the other runs still go
         return {"status": "failed", "reason": str(err)}
     return {"status": "done", "dev": load_items(job.output, job.name).score(), "steps": summary["steps"],
             "stopped": summary.get("stopped")}
 
 
+def trained_model(run_dir: Path, device: str | None) -> Any:
+    """A run's model as dev scores it: a classifier where the run saved a head (setfit), else the encoder."""
+    from sentforge.classification.classifier import HEAD_FILE, SentenceClassifier
+    from sentforge.loading import load
+
+    if (run_dir / HEAD_FILE).is_file():
+        return SentenceClassifier.load(run_dir, device=device)
+    return load(str(run_dir), device=device)
+
+
 def train_on_worker(job: RunJob, dev: str, dev_name: str, callbacks: Sequence[Callable[[Any], None]]
                     ) -> dict[str, Any]:
-    """`train_run` on a Ray worker, which reads the dev set itself."""
+    """`train_run` on a Ray worker, which reads the dev set itself (class-labelled dev texts with the run's own
+    draw as their training file: the run's classifier brings the head fitted on it)."""
     from sentforge.evaluation import load_dataset
+    from sentforge.evaluation.own.classes import ClassesTask
+    from sentforge.learning_curve.data import dev_kind
 
-    return train_run(job, load_dataset(dev, name=dev_name), callbacks, show_progress=False)
+    task = (ClassesTask(dev, dev_name, train=job.data_file) if dev_kind(dev) == "classes"
+            else load_dataset(dev, name=dev_name))
+    return train_run(job, task, callbacks, show_progress=False)
 
 
 class _Runner:
@@ -309,14 +334,13 @@ class _Runner:
             logger.info("%s: skipped (%s)", name, why)
             return None
         settings = self.state.settings
-        subset = nested_subsets(len(self.data.units), settings["sizes"], settings["seed"], repeat)[size]
-        rows = self.data.subset_rows(subset)
+        rows = self.data.draw(size, settings["seed"], repeat)
         data_file = self.state.output / SUBSETS_DIR / f"{name}.jsonl"
         if not data_file.is_file():
-            write_rows(data_file, self.data.method, rows)
+            self.data.write(data_file, rows)
         return RunJob(name, size, repeat, len(rows), self.data.recipe, self.model, data_file, self.state.output,
-                      self.state.run_dir(name), self._values(len(rows)), settings["seed"] + repeat, time_limit,
-                      self.device)
+                      self.state.run_dir(name), self._values(self._examples(size)), settings["seed"] + repeat,
+                      time_limit, self.device)
 
     def run_here(self, job: RunJob) -> None:
         """Train and record `job` in this process, its elapsed time saved as it trains."""
@@ -355,8 +379,8 @@ class _Runner:
             remove_checkpoints(self.state.run_dir(name))
 
     def _examples(self, size: int) -> int:
-        """Training rows of a subset of `size` units (PAUSE keeps every pair, labelled or not)."""
-        return len(self.data.rows) if self.data.method == "pause" else size
+        """Training rows of a subset of `size` units (data.py: the recipe's rows, which its steps count)."""
+        return self.data.training_rows(size)
 
     def _values(self, examples: int) -> dict[str, Any]:
         """The recipe's steps, batch size (and maximum sequence length) for `examples` training rows."""

@@ -29,6 +29,13 @@ class SetFitOptions:
     head_c: float = option(1.0, "Inverse L2 strength of the logistic-regression head.", min=1e-6)
 
 
+def training_rows(texts: int, options: SetFitOptions | None = None) -> int:
+    """The rows one epoch trains on for `texts` class-labelled texts: two pairs per text and round (cosine), each
+    text once per round (supcon)."""
+    options = options or SetFitOptions()
+    return options.iterations * texts * (2 if options.loss == "cosine" else 1)
+
+
 def _build(encoder, examples: list, options: SetFitOptions, context: BuildContext) -> Plan:
     import logging
 

@@ -5,7 +5,8 @@ The training file is given, or is the `train.jsonl` / `train.csv` / `train.tsv` 
 (`intents/test.jsonl` is scored with a head fitted on `intents/train.jsonl`). With `shots`, each of `draws` heads
 is fitted on a seeded draw of that many texts per class (data.classes.per_class_draw; draw d uses seed + d) and
 the metrics are their means; per item, the share of draws that classify it right is its unit score for paired
-bootstrap intervals (`item_scores`): the items are the same for any model.
+bootstrap intervals (`item_scores`): the items are the same for any model. A `SentenceClassifier` brings
+its own head (fitted on its training texts) and is scored by it: one draw, no head fitted here.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 import numpy as np
 from sklearn.metrics import f1_score
 
+from sentforge.classification.classifier import SentenceClassifier
 from sentforge.classification.head import LogisticHead
 from sentforge.data.classes import per_class_draw, read_classes, unseen_classes
 from sentforge.evaluation.own.base import OwnDataTask
@@ -53,16 +55,25 @@ class ClassesTask(OwnDataTask):
     def texts(self) -> list[str]:
         return list(dict.fromkeys(text for text, _ in [*self.training, *self.evaluated]))
 
+    def heads_training(self) -> list[list]:
+        """The texts each draw's head is fitted on: the training file, or its draw of `shots` per class."""
+        if self.shots is None:
+            return [self.training]
+        return [per_class_draw(self.training, self.shots, self.seed + draw) for draw in range(self.draws)]
+
     def predictions(self, encoder: Any) -> list[list]:
-        """The predicted class of every evaluated item, one list per draw."""
-        texts = self.texts()
+        """The predicted class of every evaluated item, one list per draw (one for a classifier: its head)."""
+        if isinstance(encoder, SentenceClassifier):
+            return [encoder.predict([text for text, _ in self.evaluated])]
+        trainings = self.heads_training()
+        # Only the texts some head is fitted on are encoded (a few per class of a large file, with shots).
+        texts = list(dict.fromkeys(text for text, _ in [*(row for train in trainings for row in train),
+                                                        *self.evaluated]))
         vectors = np.asarray(encoder.encode(texts), dtype=np.float32)
         row = {text: i for i, text in enumerate(texts)}
         evaluated = vectors[[row[text] for text, _ in self.evaluated]]
         predicted = []
-        for draw in range(self.draws):
-            train = self.training if self.shots is None else per_class_draw(self.training, self.shots,
-                                                                            self.seed + draw)
+        for train in trainings:
             head = LogisticHead.fit(vectors[[row[text] for text, _ in train]], [label for _, label in train],
                                     seed=self.seed)
             predicted.append(head.predict(evaluated))
@@ -78,7 +89,7 @@ class ClassesTask(OwnDataTask):
         f1s = [f1_score(gold, [str(p) for p in draw], average="macro") for draw in predicted]
         return {"accuracy": 100 * float(self._correct(predicted).mean()), "macro_f1": 100 * float(np.mean(f1s)),
                 "n": len(self.evaluated), "classes": len({label for _, label in self.training}),
-                "draws": self.draws, "shots": self.shots}
+                "draws": len(predicted), "shots": self.shots}
 
     def item_scores(self, encoder: Any) -> ItemScores:
         """Each evaluated item's share of draws classified right (×100): accuracy is their mean."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from sentforge.data.classes import PAIR_COLUMNS, TEXT_COLUMNS
+from sentforge.data.classes import is_class_row
 from sentforge.support.errors import ConfigError, InputFileError
 from sentforge.evaluation.own.base import OwnDataTask, records
 from sentforge.evaluation.own.classes import ClassesTask
@@ -54,7 +54,7 @@ def detect_kind(path: str | os.PathLike) -> str:
     fields = set(first)
     if "query" in fields:
         return "reranking"
-    if "label" in fields and fields & set(TEXT_COLUMNS) and not fields & set(PAIR_COLUMNS):
+    if is_class_row(first):
         return "classes"
     if set(PAIR_FIELDS) <= fields and ("score" in fields) != ("label" in fields):
         return "scored-pairs" if "score" in fields else "labelled-pairs"
