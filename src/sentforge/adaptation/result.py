@@ -239,15 +239,15 @@ class MetaResult(Finished):
 @dataclass(frozen=True)
 class StaticResult(Finished):
     """A static model distilled from a finished encoder candidate (`distilled_from`) and fitted to its vectors of
-    `fitted_texts` unlabelled texts (0: not fitted), within `share_s` seconds; its `sentforge distil` line."""
+    `fitted_texts` unlabelled texts (0: not fitted), within `time_limit_s` seconds; its `sentforge distil` line."""
 
     distilled_from: str | None = None
     dim: int | None = None
     fitted_texts: int | None = None
-    share_s: float | None = None
+    time_limit_s: float | None = None
     commands: list[str] | None = None
     KIND = "static"
-    LAYOUT = (*_IDENTITY, "model_path", "dev", "distilled_from", "dim", "fitted_texts", "share_s", "commands",
+    LAYOUT = (*_IDENTITY, "model_path", "dev", "distilled_from", "dim", "fitted_texts", "time_limit_s", "commands",
               "evaluations", "wall_s", "test", "test_metric", "speed", "dev_gain")
 
 

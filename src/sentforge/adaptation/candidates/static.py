@@ -56,7 +56,7 @@ class StaticModel(CandidateKind):
                        "--seed", str(seed)]
             return self.candidate.outcome(DONE, model_path=str(run_dir), dev=dev, distilled_from=leader,
                                           dim=made.encoder.dim, fitted_texts=made.fitted_texts,
-                                          share_s=round(available, 1), commands=[shlex.join(command)], evaluations=[])
+                                          time_limit_s=round(limit, 1), commands=[shlex.join(command)], evaluations=[])
         return timed(distil, started_prior)
 
     @classmethod
