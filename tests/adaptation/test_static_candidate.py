@@ -39,7 +39,10 @@ def test_adapt_distils_the_leader_into_a_static_model_chosen_above_the_transform
     fastest, static_speed = max(transformers), static["speed"]["texts_per_second"]
     assert static_speed > fastest, (static_speed, transformers)
     markdown = (output / "report.md").read_text(encoding="utf-8")
-    assert "static" in markdown and f"{static_speed:.1f}" in markdown
+    ratio = static_speed / report["candidates"][f"{key}.start"]["speed"]["texts_per_second"]
+    assert f"{static_speed:.1f}" in markdown and (
+        f"static: a static model (one vector per token) distilled from {static['distilled_from']}, fitted to its "
+        f"vectors of {static['fitted_texts']} unlabelled texts; it encodes {ratio:.1f} times") in markdown
     # The bound is no setting: a rerun above every transformer's speed chooses again, from the same speeds.
     bound = float(np.sqrt(fastest * static_speed))
     bounded = run(tiny_bert_dir, domain, output, **{**STATIC, "test": domain / "test.jsonl",
