@@ -7,10 +7,13 @@ from dataclasses import dataclass
 
 from sentforge.adaptation.candidates.base import CandidateKind
 from sentforge.adaptation.method import Candidate, Method
+from sentforge.adaptation.planning import Costs
 from sentforge.adaptation.result import DONE, SKIPPED, CandidateResult, StartResult, StaticResult
 from sentforge.adaptation.runner import RunContext
 from sentforge.adaptation.trained import timed
 from sentforge.harness.dev_scores import main_score
+
+_TOKEN_SEQUENCE = 3  # what the distillation encodes per token: [CLS], the token, [SEP]
 
 
 @dataclass(frozen=True)
@@ -34,11 +37,10 @@ class StaticModel(CandidateKind):
         leader = leading_encoder(state.results)
         started_prior = state.prior_elapsed(self.candidate.name)
         encoder = state.results[leader].load(context.train.device)
-        vocabulary = len(encoder[0].tokenizer) if hasattr(encoder[0], "tokenizer") else 0
+        vocabulary = len(getattr(encoder[0], "tokenizer", ()))
         costs = context.plan.costs()
         scoring_s = costs.dev_s + costs.test_s
-        # An upper bound: the distillation encodes each token alone, shorter than any text.
-        needed = costs.encode_estimate(1, vocabulary) + scoring_s
+        needed = distillation_estimate(encoder, costs, vocabulary, inputs.dev.texts()) + scoring_s
         available = context.plan.available(costs)
         if available < needed:
             return self.candidate.outcome(SKIPPED, reason=f"{max(available, 0):.0f} s of the budget left; the static "
@@ -62,6 +64,19 @@ class StaticModel(CandidateKind):
     @classmethod
     def timed_encoders(cls, meta_members: int) -> int:
         return 1
+
+
+def distillation_estimate(encoder, costs: Costs, vocabulary: int, dev_texts: list[str]) -> float:
+    """Seconds to put every vocabulary token through `encoder`, each alone between its two special tokens: the
+    start model's cost per dev text (its scoring included), scaled by tokens (the dev texts' mean length, at most
+    the maximum length). 0 for an encoder without a tokenizer, which the distillation refuses."""
+    backbone = encoder[0]
+    if not hasattr(backbone, "tokenizer"):
+        return 0.0
+    lengths = [len(ids) for ids in backbone.tokenizer(sorted(set(dev_texts)), truncation=True,
+                                                      max_length=backbone.max_seq_length)["input_ids"]]
+    per_text_tokens = sum(lengths) / len(lengths) if lengths else 1.0
+    return costs.encode_estimate(1, vocabulary) * min(1.0, _TOKEN_SEQUENCE / per_text_tokens)
 
 
 def leading_encoder(results: dict[str, CandidateResult]) -> str:
