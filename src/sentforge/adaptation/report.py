@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from sentforge.adaptation.hygiene import Hygiene, data_noun
-from sentforge.adaptation.result import CandidateResult, MetaResult, StartResult, TrainedResult, finished_type
+from sentforge.adaptation.result import (CandidateResult, MetaResult, StartResult, StaticResult, TrainedResult,
+                                         finished_type)
 from sentforge.adaptation.select import Selection
 from sentforge.support.disk import human_size
 from sentforge.harness.report_files import on_the_cluster, place_labels, pyplot, save_figure, write_report_files
@@ -209,6 +210,24 @@ def racing_lines(report: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _static_lines(report: dict[str, Any]) -> list[str]:
+    """What a finished static model costs in quality for its speed: its speed as a multiple of the reference start
+    model's, and its dev gain over it with the interval."""
+    base = report["candidates"][report["selection"]["base"]]
+    lines = []
+    for name, r in report["candidates"].items():
+        if r["status"] != "done" or finished_type(r["kind"]) is not StaticResult:
+            continue
+        fitted = f", fitted to its vectors of {r['fitted_texts']} unlabelled texts" if r["fitted_texts"] else ""
+        line = f"{name}: a static model (one vector per token) distilled from {r['distilled_from']}{fitted}"
+        if r.get("speed") and base.get("speed") and r.get("dev_gain"):
+            line += (f"; it encodes {r['speed']['texts_per_second'] / base['speed']['texts_per_second']:.1f} times as "
+                     f"many texts per second here as {report['selection']['base']}, at a dev gain of "
+                     f"{_gain(r['dev_gain'])} (95 % paired interval) over it")
+        lines.append(line + ".")
+    return lines
+
+
 def worker_lines(report: dict[str, Any]) -> list[str]:
     """report.md's lines on the workers that probed and trained the candidates (--engine ray)."""
     ran = [f"{name} on {r['worker']['host']} ({r['worker']['node']}, {r['worker']['seconds']:.0f} s)"
@@ -297,7 +316,8 @@ def markdown(report: dict[str, Any]) -> str:
               "only, never used for a choice." if report.get("test") else "none."), *_regret_lines(report),
               *_cross_fitted_lines(report),
               f"Budget: {report['budget_minutes']:g} min; used {report['wall_s'] / 60:.1f} min of wall time.",
-              *_leftover_lines(report), *_step_costs(report["candidates"]), "", *racing_lines(report),
+              *_leftover_lines(report), *_static_lines(report), *_step_costs(report["candidates"]), "",
+              *racing_lines(report),
               *worker_lines(report), "",
               *_hygiene_lines(report["hygiene"]), "",
               f"Dev gain: the candidate's dev {metric} minus {selection['base']}'s, with the 95 % paired bootstrap "

@@ -1,8 +1,9 @@
 """A candidate's result: what adapt records for it in OUTPUT/adapt.json as it finishes, and reports in
 report.json, one type per outcome: `NotRun` (skipped, failed or not applicable, with the reason),
-`StartResult`, `TrainedResult` (a recipe run), `DistilResult` (the distillation's recipe run) and `MetaResult`;
-racing's `RaceDecision` and the TSDAE ladder's `LadderRung` inside a trained one. Each finished type names the
-kind it records (`KIND`, the "kind" of its JSON); a candidate kind (candidates/) declares its result type.
+`StartResult`, `TrainedResult` (a recipe run), `DistilResult` (the distillation's recipe run), `MetaResult` and
+`StaticResult` (a static model distilled from an encoder candidate); racing's `RaceDecision` and the TSDAE
+ladder's `LadderRung` inside a trained one. Each finished type names the kind it records (`KIND`, the "kind" of
+its JSON); a candidate kind (candidates/) declares its result type.
 
 Every module reads a result through these fields; a field that its kind does not have cannot be set. The JSON
 keeps the layout earlier versions wrote (the same keys, in the same order for each kind), so that an output
@@ -235,10 +236,26 @@ class MetaResult(Finished):
         return MetaEncoder.load(self.model_path, device=device)
 
 
+@dataclass(frozen=True)
+class StaticResult(Finished):
+    """A static model distilled from a finished encoder candidate (`distilled_from`) and fitted to its vectors of
+    `fitted_texts` unlabelled texts (0: not fitted), within `time_limit_s` seconds; its `sentforge distil` line."""
+
+    distilled_from: str | None = None
+    dim: int | None = None
+    fitted_texts: int | None = None
+    time_limit_s: float | None = None
+    commands: list[str] | None = None
+    KIND = "static"
+    LAYOUT = (*_IDENTITY, "model_path", "dev", "distilled_from", "dim", "fitted_texts", "time_limit_s", "commands",
+              "evaluations", "wall_s", "test", "test_metric", "speed", "dev_gain")
+
+
 def finished_type(kind: str | None) -> type[Finished]:
     """The finished result type that records `kind` (a start model's for a result without one: an early version's
     layout)."""
-    return next((cls for cls in (TrainedResult, DistilResult, MetaResult) if cls.KIND == kind), StartResult)
+    return next((cls for cls in (TrainedResult, DistilResult, MetaResult, StaticResult) if cls.KIND == kind),
+                StartResult)
 
 
 def finished(kind: str, method: str, model: str | None, **values: Any) -> Finished:

@@ -120,7 +120,8 @@ def run_adapt(config: AdaptConfig, started: float) -> AdaptReport:
     check_data_left(inputs, overlap, [METHODS[name] for name in config.candidates])
     model_bytes = _check_models([str(m) for m in (*config.models, *config.members)])
     speed_texts = speed_sample(inputs.dev.texts(), inputs.texts, config.seed)
-    check_speed_bound(config.model_specs, speed_texts, config.min_texts_per_second, config.device)
+    check_speed_bound(config.model_specs, speed_texts, config.min_texts_per_second, config.device,
+                      outrun=any(METHODS[name].kind.outruns_start for name in config.candidates))
     state = AdaptState(config.output, config.settings(), started)
     cluster = contextlib.nullcontext() if config.engine == "local" else RayRuns(config.address, config.resources)
     # An unreachable cluster fails before anything is written; leaving it disconnects. Ctrl-C saves this call's time.

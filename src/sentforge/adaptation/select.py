@@ -142,10 +142,12 @@ def select(results: Mapping[str, CandidateResult], start: list[str], rule: Rule 
     fast_starts = [name for name in starts if name in eligible]
     base = (best_start(done, fast_starts) if fast_starts
             else max(starts, key=lambda name: done[name].speed.texts_per_second))
-    bound = _bound_sentence(too_slow, min_texts_per_second, base, bool(fast_starts))
+    # No start model meets the bound but a candidate does (a static model): the reference stays, too slow to keep.
+    outrun = [name for name in eligible if not fast_starts]
+    bound = _bound_sentence(too_slow, min_texts_per_second, base, bool(fast_starts), bool(outrun))
     gains = {name: paired_gain(items[base], items[name], seed) for name in done} if items is not None else {}
     if rule == "best":
-        chosen = base
+        chosen = outrun[0] if outrun else base
         for name in eligible:  # in run order: an earlier candidate wins a tie between two others
             if done[name].dev > done[chosen].dev:
                 chosen = name
@@ -158,6 +160,13 @@ def select(results: Mapping[str, CandidateResult], start: list[str], rule: Rule 
                      if isinstance(r, TrainedResult) and r.continues in items}
     gated = [name for name in eligible if name != base and gains[name].above_zero
              and (name not in continuations or continuations[name].above_zero)]
+    if not gated and outrun:
+        chosen = max(outrun, key=lambda name: dev[name])  # the first in run order on a tie
+        score = "cross-fitted dev score" if rule == "cross-fitted" else "dev score"
+        return Selection(chosen, bound + f"no candidate's {100 * CONFIDENCE:g} % interval of its dev gain over {base} "
+                                         f"lies above 0, and {base} is too slow: {chosen} has the highest {score} "
+                                         "of the candidates fast enough", base, gains, too_slow=too_slow,
+                         rule=rule, min_texts_per_second=min_texts_per_second, continuations=continuations)
     if not gated:
         return Selection(base, bound + f"no candidate's {100 * CONFIDENCE:g} % interval of its dev gain over {base} "
                                        "lies above 0: the start model is kept", base, gains, too_slow=too_slow,
@@ -213,7 +222,7 @@ def _preferred(done: dict[str, CandidateResult], rule: Rule) -> Callable[[str, s
 
 def learns_from_labels(results: Mapping[str, CandidateResult], name: str) -> bool:
     """Whether the candidate's model learnt from the labelled pairs: its method trains on them, or it combines,
-    distils or continues a candidate that did."""
+    distils (into a transformer or a static model) or continues a candidate that did."""
     from sentforge.adaptation.candidates import METHODS
 
     result = results[name]
@@ -221,7 +230,7 @@ def learns_from_labels(results: Mapping[str, CandidateResult], name: str) -> boo
     if method is not None and method.data in ("positives", "partial"):
         return True
     linked = [*(getattr(result, "members", None) or ()), getattr(result, "member", None),
-              getattr(result, "continues", None)]
+              getattr(result, "continues", None), getattr(result, "distilled_from", None)]
     return any(other in results and other != name and learns_from_labels(results, other) for other in linked)
 
 
@@ -314,12 +323,16 @@ def _fewer(key: str, mine: int, theirs: int) -> str:
     return f"smaller vectors: {mine} vs {theirs} dimensions"
 
 
-def _bound_sentence(too_slow: dict[str, float], bound: float | None, base: str, fast_start: bool) -> str:
+def _bound_sentence(too_slow: dict[str, float], bound: float | None, base: str, fast_start: bool,
+                    outrun: bool) -> str:
+    """What the speed bound decided; `outrun`: no start model meets it, but a candidate does."""
     if not too_slow:
         return ""
     slow = ", ".join(f"{name} ({rate:.1f})" for name, rate in too_slow.items())
     text = f"not eligible, encoding fewer than {bound:g} texts per second here: {slow}; "
-    if not fast_start:
+    if outrun:
+        text += f"no start model is that fast: {base}, the fastest, is the reference; the choice is among the rest; "
+    elif not fast_start:
         text += f"no start model is that fast: {base}, the fastest, is the reference and kept if nothing beats it; "
     return text
 

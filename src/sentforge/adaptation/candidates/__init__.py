@@ -1,13 +1,14 @@
 """The candidates `adapt` compares, declared one kind per file of this package (as MTEB declares its tasks):
 `start.py` (the start model unchanged), `recipe.py` (a recipe trained from it), `ladder.py` (TSDAE then MNRL),
-`meta.py` (meta-embeddings), `distil.py` (the leading meta-embedding distilled), `continuation.py` (the leader
-trained on with the time left). Each kind is a class (base.CandidateKind) with its result type, what the plan
-and the run ask of it, and its `run`; each file declares its methods (`METHODS`, method.Method rows).
+`meta.py` (meta-embeddings), `distil.py` (the leading meta-embedding distilled), `static.py` (a static model
+distilled from the leading encoder, when named), `continuation.py` (the leader trained on with the time left).
+Each kind is a class (base.CandidateKind) with its result type, what the plan and the run ask of it, and its
+`run`; each file declares its methods (`METHODS`, method.Method rows).
 
 This collector gathers them: `KINDS` (every kind class) and `METHODS` (every method, in the default order, the
 order of priority when the budget cannot fit them all: the start model (always), TSDAE, supervised MNRL, TSDAE
-then MNRL, PAUSE, SimCSE, CT, then the meta-embeddings of the best candidates, and the distillation of the
-leading one). A new kind is a new file here.
+then MNRL, PAUSE, SimCSE, CT, then the meta-embeddings of the best candidates, the distillation of the
+leading one, and the static model, which runs only when named). A new kind is a new file here.
 """
 
 from __future__ import annotations
@@ -56,9 +57,9 @@ def run_candidate(context: RunContext, candidate: Candidate) -> CandidateResult:
 
 
 def check_methods(names: list[str] | None) -> list[str]:
-    """The chosen method names in priority order (all when None); "start" is always among them."""
+    """The chosen method names in priority order (the default ones when None); "start" is always among them."""
     if names is None:
-        return list(METHODS)
+        return [name for name, method in METHODS.items() if method.kind.by_default]
     unknown = [n for n in names if n not in METHODS]
     if unknown:
         raise ConfigError(f"--candidates: unknown candidate(s) {', '.join(unknown)}; choose from {', '.join(METHODS)}")

@@ -32,6 +32,8 @@ class CandidateKind:
     raced; its method takes recipe overrides. per_model: one candidate per start model (else one in all).
     start_model: the start model itself, scored first: the time plan is measured on it, and a failure of it
     stops the run. combines: it combines finished candidates, so it runs once the cut ones are extended.
+    by_default: it runs when no --candidates are named (else only when named). outruns_start: its model may
+    encode faster than every start model, so a --min-texts-per-second above theirs can still be met.
     """
 
     result_type: ClassVar[type[Finished]]
@@ -39,6 +41,8 @@ class CandidateKind:
     per_model: ClassVar[bool] = True
     start_model: ClassVar[bool] = False
     combines: ClassVar[bool] = False
+    by_default: ClassVar[bool] = True
+    outruns_start: ClassVar[bool] = False
     candidate: Candidate
 
     def run(self, context: RunContext) -> CandidateResult:
