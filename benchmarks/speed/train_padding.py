@@ -448,7 +448,8 @@ def main() -> None:
     parser.add_argument("--chunk-costs", type=int, nargs="*", default=[],
                         help="extra sentforge sides with these chunk costs (padded tokens per chunk)")
     parser.add_argument("--skip", nargs="*", default=[], help="sides left out, by name")
-    parser.add_argument("--texts", type=Path, help="texts (one a line) for simcse, ct, distil and mlm instead of the tweets")
+    parser.add_argument("--texts", type=Path,
+                        help="texts (one a line) for simcse, ct, distil and mlm instead of the tweets")
     parser.add_argument("--trainer-steps", action="store_true",
                         help="fused AdamW and clipping at 1 on both sides, as each library's trainer steps")
     parser.add_argument("--threads", type=int, help="torch intra-op threads")

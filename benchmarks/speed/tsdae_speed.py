@@ -166,7 +166,8 @@ def main() -> None:
     ratios = [a / b for a, b in zip(results["sentforge"], results["sentence-transformers"])]
     summary = {
         "model": str(args.model), "sentences": len(sentences), "batch_size": args.batch_size,
-        "max_seq_length": args.max_seq_length, "threads": args.threads, "rounds": args.rounds, "timed_steps_per_round": args.steps,
+        "max_seq_length": args.max_seq_length, "threads": args.threads, "rounds": args.rounds,
+        "timed_steps_per_round": args.steps,
         "steps_per_s": results,
         "median_steps_per_s": {name: statistics.median(rates) for name, rates in results.items()},
         "median_ratio": statistics.median(ratios), "ratio_range": [min(ratios), max(ratios)],

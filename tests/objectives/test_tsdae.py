@@ -87,9 +87,11 @@ def test_one_key_cross_attention_is_transformers_cross_attention(tiny_bert_dir):
     with one_key_cross_attention(objective.decoder.body):
         padded = block(hidden, None, vectors)[0]
         rows = torch.cat([hidden[i, :n] for i, n in enumerate(lengths)])[None]
-        packed = block(rows, None, vectors.transpose(0, 1), sentence_spans=SentenceSpans(lengths, torch.device("cpu")))[0]
+        spans = SentenceSpans(lengths, torch.device("cpu"))
+        packed = block(rows, None, vectors.transpose(0, 1), sentence_spans=spans)[0]
     torch.testing.assert_close(padded, expected, atol=1e-6, rtol=0)
-    torch.testing.assert_close(packed[0], torch.cat([expected[i, :n] for i, n in enumerate(lengths)]), atol=1e-6, rtol=0)
+    expected_packed = torch.cat([expected[i, :n] for i, n in enumerate(lengths)])
+    torch.testing.assert_close(packed[0], expected_packed, atol=1e-6, rtol=0)
     assert "forward" not in vars(block)  # transformers' own forward is back after the block
 
 

@@ -1,13 +1,14 @@
 """Attention of packed batches for the BERT and RoBERTa families: each sentence attends only to itself,
 at the cost of its own length, and TSDAE's decoder cross-attention is computed as what it is.
 
-A packed batch (TSDAE's, objectives/tsdae_packed.py, and MLM's on the CPU) lays the sentences end to end,
-so that the matrix products of every layer (and TSDAE's vocabulary projection) see no padding. Attention over that one long sequence
-under a block-diagonal mask would cost the square of the whole batch's length (a batch of eight long
-texts is one sequence of about 1,000 tokens): here it runs sentence by sentence instead. Queries, keys
-and values are scattered into a right-padded (sentences, heads, longest, head size) batch, attend there
-(causally in the decoder, where the causal mask alone keeps real positions from the right padding; under
-a key-padding mask in the encoder) and are gathered back, which is the padded batch's attention.
+A packed batch (TSDAE's, objectives/tsdae_packed.py, and MLM's on the CPU) lays the sentences end to end, so
+that the matrix products of every layer (and TSDAE's vocabulary projection) see no padding. Attention over
+that one long sequence under a block-diagonal mask would cost the square of the whole batch's length (a
+batch of eight long texts is one sequence of about 1,000 tokens): here it runs sentence by sentence instead.
+Queries, keys and values are scattered into a right-padded (sentences, heads, longest, head size) batch,
+attend there (causally in the decoder, where the causal mask alone keeps real positions from the right
+padding; under a key-padding mask in the encoder) and are gathered back, which is the padded batch's
+attention.
 
 The decoder's cross-attention has one key per sentence, the sentence vector, so its softmax weights
 are all 1 (attention dropout makes each 0 or 1 / (1 - p), per token and head): its output is the
@@ -126,8 +127,8 @@ def packed_sentence_embeddings(encoder: nn.Module, first_position: int, texts: S
 
 
 def supports(model: nn.Module) -> bool:
-    """Whether the one-key cross-attention serves the decoder `model`: BERT-like layers, whose self-attention goes through
-    transformers' attention interface and whose cross-attention blocks have the layout used here."""
+    """Whether the one-key cross-attention serves the decoder `model`: BERT-like layers, whose self-attention
+    goes through transformers' attention interface and whose cross-attention blocks have the layout used here."""
     layers = [m for m in model.modules() if hasattr(m, "crossattention")]
     return bool(layers) and all(_one_key_parts(layer.crossattention) is not None for layer in layers)
 

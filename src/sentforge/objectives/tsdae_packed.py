@@ -1,14 +1,15 @@
 """Packed TSDAE batches: the CPU path of objectives/tsdae.py.
 
-sentence-transformers' DenoisingAutoEncoderLoss pads both batches to their longest sentence and
-computes everything, the vocabulary projection included, at every padded position. Here, for the
-BERT, RoBERTa and T5 families, a batch is packed padding-free: the sentences of the batch are laid
-end to end as one sequence, with positions that restart at every sentence, and each token attends only
-within its own sentence (and in the decoder's cross-attention only to its own sentence's vector), which
-computes the same function as the padded batch with no work spent on padding. BERT and RoBERTa attend
-sentence by sentence (objectives/packed_attention.py); T5 under block-diagonal masks over the sequence. The noisy and original sentences' token embeddings are looked up at once, and the
-backward of that lookup builds the tied matrix's whole gradient (see TiedGradient) instead of
-autograd filling, copying and adding vocabulary-sized gradients per use.
+sentence-transformers' DenoisingAutoEncoderLoss pads both batches to their longest sentence and computes
+everything, the vocabulary projection included, at every padded position. Here, for the BERT, RoBERTa and T5
+families, a batch is packed padding-free: the sentences of the batch are laid end to end as one sequence,
+with positions that restart at every sentence, and each token attends only within its own sentence (and in
+the decoder's cross-attention only to its own sentence's vector), which computes the same function as the
+padded batch with no work spent on padding. BERT and RoBERTa attend sentence by sentence
+(objectives/packed_attention.py); T5 under block-diagonal masks over the sequence. The noisy and original
+sentences' token embeddings are looked up at once, and the backward of that lookup builds the tied matrix's
+whole gradient (see TiedGradient) instead of autograd filling, copying and adding vocabulary-sized gradients
+per use.
 
 Packing is a CPU optimisation. On an accelerator the padded batch runs the fused attention kernels
 on whole batches; `TSDAE.packs(device)` decides which path a batch takes. Both compute the same loss and
