@@ -18,10 +18,9 @@ import pytest
 import sentforge
 from sentforge.adaptation.hygiene import Counted, apply_hygiene
 from sentforge.adaptation.inputs import read_inputs
-from sentforge.adaptation.select import pareto_front
 from sentforge.adaptation.report import markdown, unresolved, write_report
 from sentforge.adaptation.result import CandidateResult
-from sentforge.adaptation.select import cheaper, select
+from sentforge.adaptation.select import better_and_faster, cheaper, pareto_front, select
 from sentforge.evaluation.paired import ItemScores
 
 import adapt_worker
@@ -208,7 +207,8 @@ def report_of(results: dict[str, CandidateResult], selection) -> dict:
     candidates = {name: r.update(method=r.kind, wall_s=1.0, dev_gain=selection.gains[name]).to_json()
                   for name, r in results.items()}
     return {"selected": selection.chosen, "selection": selection.to_json(),
-            "front": pareto_front(results), "speed_texts": 512, "metric": "map", "dev": "dev:dev.jsonl",
+            "front": pareto_front(results), "selected_off_front": better_and_faster(results, selection.chosen),
+            "speed_texts": 512, "metric": "map", "dev": "dev:dev.jsonl",
             "budget_minutes": 1, "wall_s": 60.0, "hygiene": {"applied": True, "heldout_texts": 0},
             "candidates": candidates, "settings": {"race": True}, "output_bytes": 1 << 20,
             "keep_checkpoints": False}
@@ -230,6 +230,22 @@ def test_the_report_gives_the_costs_the_paired_comparisons_the_bound_and_the_fro
     assert "| meta-concat (too slow) |" in text and "here: meta-concat (200.0)" in text
     assert "both faster and better on dev: l3.mnrl, l6.mnrl, meta-concat." in text
     assert (tmp_path / "front.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_the_report_says_why_the_selected_model_is_off_the_front():
+    # simcse leads on dev at the same speed; labels-first takes mnrl within its noise, which leaves mnrl off the front.
+    results, items = table({"l6.start": (BASE, L6, 0), "l6.simcse": (BASE + 4.0 + 4 * SWING, L6, 40),
+                            "l6.mnrl": (BASE + 3.0 - 4 * SWING, L6, 40)})
+    report = report_of(results, select(results, ["l6.start"], "labels-first", items))
+    assert report["selected"] == "l6.mnrl" and report["front"] == ["l6.simcse"]
+    assert report["selected_off_front"] == ["l6.simcse"]
+    assert ("l6.mnrl (dev map 53.00, 300.0 texts/s) is off the speed–quality front of front.png: l6.simcse (dev "
+            "54.00, 300.0 texts/s) is no worse on dev score and encode speed and better on one. The rule above "
+            "chose it") in markdown(report)
+    # On the front, nothing is said.
+    report = report_of(results, select(results, ["l6.start"], "best", items))
+    assert report["selected"] == "l6.simcse" and report["selected_off_front"] == []
+    assert "off the speed–quality front" not in markdown(report)
 
 
 def test_the_report_warns_when_dev_does_not_tell_the_selected_model_from_another():

@@ -33,6 +33,7 @@ class AdaptReport(Mapping):
     selection: Selection
     front: list[str]
     off_front_within_noise: dict[str, list[str]]
+    selected_off_front: list[str]  # the candidates better on dev and faster than the selected one
     speed_bound_within_noise: dict[str, list[float]]
     speed_texts: int
     hygiene: Hygiene
@@ -164,6 +165,23 @@ def _speed_noise_lines(report: dict[str, Any]) -> list[str]:
                      f"include {bound:g} texts/s; eligible or not by their median): "
                      + ", ".join(f"{name} ({low:.1f}–{high:.1f})" for name, (low, high) in unclear.items()) + ".")
     return ["", *lines] if lines else []
+
+
+def _off_front_lines(report: dict[str, Any]) -> list[str]:
+    """Why the selected model can lie off the speed–quality front: the rule, not the front, decides."""
+    others = report.get("selected_off_front") or []
+    if not others:
+        return []
+    candidates, metric = report["candidates"], report["metric"]
+    named = ", ".join(f"{name} (dev {candidates[name]['dev']:.2f}, {candidates[name]['speed']['texts_per_second']:.1f} "
+                      "texts/s)" for name in others)
+    selected = candidates[report["selected"]]
+    return ["", f"{report['selected']} (dev {metric} {selected['dev']:.2f}, "
+                f"{selected['speed']['texts_per_second']:.1f} texts/s) is off the speed–quality front of front.png: "
+                f"{named} is no worse on dev score and encode speed and better on one. The rule above chose "
+                "it, for the reason given there; the front does not choose. To require a speed, set "
+                "--min-texts-per-second; to use another candidate, run with --keep all and take its directory under "
+                "runs/."]
 
 
 def _comparison_lines(selection: dict[str, Any]) -> list[str]:
@@ -307,7 +325,7 @@ def markdown(report: dict[str, Any]) -> str:
     selection = report["selection"]
     lines = ["# sentforge adapt", "",
              f"Selected: **{report['selected']}** (dev {metric} {selected['dev']:.2f}), saved in `model/`.", "",
-             f"Rule `{selection['rule']}`: {_why(report)}.", *_comparison_lines(selection),
+             f"Rule `{selection['rule']}`: {_why(report)}.", *_off_front_lines(report), *_comparison_lines(selection),
              *_resolution_lines(report)]
     if finished_type(selected["kind"]) is MetaResult:
         lines += ["", "The selected model is a sentforge MetaEncoder directory: load it with `sentforge.load` or "
@@ -418,7 +436,9 @@ def plot_front(path: Path, report: dict[str, Any]) -> None:
     chosen = shown.get(report["selected"])
     if chosen is not None:
         axes.scatter(chosen["speed"]["texts_per_second"], chosen["dev"], s=180, facecolors="none",
-                     edgecolors="C3", linewidths=1.5, zorder=4, label=f"selected: {report['selected']}")
+                     edgecolors="C3", linewidths=1.5, zorder=4,
+                      label=f"selected: {report['selected']}" + (
+                          " (off the front: report.md says why)" if report.get("selected_off_front") else ""))
     rounds = max((r["speed"].get("rounds", 1) for r in shown.values()), default=1)
     axes.set_xlabel(f"texts per second (median of {rounds} interleaved passes over {report['speed_texts']} of your "
                     "texts here; bars: interquartile range)" if rounds > 1 else

@@ -31,7 +31,8 @@ from sentforge.adaptation.planning import Planner
 from sentforge.adaptation.report import AdaptReport, test_regret, unresolved, write_report
 from sentforge.adaptation.result import NOT_APPLICABLE, CandidateResult, StartResult
 from sentforge.adaptation.runner import RunContext, measure_speeds
-from sentforge.adaptation.select import MODEL_DIR, off_front_within_noise, pareto_front, select, write_selected
+from sentforge.adaptation.select import (
+    MODEL_DIR, better_and_faster, off_front_within_noise, pareto_front, select, write_selected)
 from sentforge.adaptation.speed import check_speed_bound, speed_sample, within_noise_of_bound
 from sentforge.support.disk import directory_size, human_size, remove_checkpoints
 from sentforge.support.errors import ConfigError
@@ -201,7 +202,7 @@ def _select_and_report(config: AdaptConfig, state: AdaptState, inputs: AdaptInpu
             shutil.rmtree(state.output / folder, ignore_errors=True)
     report = AdaptReport(
         selected=chosen, selection=selection, front=pareto_front(results),
-        off_front_within_noise=off_front_within_noise(results),
+        off_front_within_noise=off_front_within_noise(results), selected_off_front=better_and_faster(results, chosen),
         speed_bound_within_noise=within_noise_of_bound(speeds, config.min_texts_per_second),
         speed_texts=measured[0] if measured else speed_texts, hygiene=hygiene, model=str(state.output / MODEL_DIR),
         metric=metric, test_metric=None if inputs.test is None else metric_of(inputs.test), dev=inputs.dev.name,

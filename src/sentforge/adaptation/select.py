@@ -386,6 +386,15 @@ def pareto_front(candidates: dict[str, CandidateResult]) -> list[str]:
     return sorted(front, key=lambda n: -points[n][0].texts_per_second)
 
 
+def better_and_faster(candidates: dict[str, CandidateResult], name: str) -> list[str]:
+    """The candidates that keep `name` off the speed–quality front: at least as fast (speeds told apart) and as
+    good on dev, and better on one of the two."""
+    points = _points(candidates)
+    if name not in points:
+        return []
+    return [o for o, other in points.items() if o != name and _beats(other, points[name])]
+
+
 def off_front_within_noise(candidates: dict[str, CandidateResult]) -> dict[str, list[str]]:
     """{candidate: the candidates that keep it off the front only through speeds the measurement does not tell
     apart}: those that the medians alone would put on the front."""
