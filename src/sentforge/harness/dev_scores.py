@@ -56,9 +56,15 @@ def dev_gains(output: Path, names: list[str], base: str, seed: int) -> dict[str,
 
 def main_score(task: Any, encoder: Any) -> tuple[float, float]:
     """(the task's main metric for `encoder`, seconds)."""
+    metrics, seconds = task_metrics(task, encoder)
+    return float(metrics[task.metadata.main_metric]), seconds
+
+
+def task_metrics(task: Any, encoder: Any) -> tuple[dict[str, Any], float]:
+    """(every metric of the task for `encoder`, seconds)."""
     started = time.monotonic()
     metrics = task.evaluate(encoder)
-    return float(metrics[task.metadata.main_metric]), time.monotonic() - started
+    return metrics, time.monotonic() - started
 
 
 def metric_of(task: Any) -> str:

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from sentforge.adaptation.candidates.base import CandidateKind
 from sentforge.adaptation.method import Candidate, Method
 from sentforge.adaptation.result import DONE, CandidateResult, StartResult
-from sentforge.adaptation.runner import RunContext
-from sentforge.harness.dev_scores import main_score, metric_of
+from sentforge.adaptation.runner import RunContext, macro_f1_of
+from sentforge.harness.dev_scores import main_score, metric_of, task_metrics
 
 
 @dataclass(frozen=True)
@@ -31,8 +31,9 @@ class StartModel(CandidateKind):
         result = self.candidate.outcome(DONE, dev=value, model_path=str(self.candidate.model), evaluations=[])
         test_s = 0.0
         if inputs.test is not None:
-            test, test_s = main_score(inputs.test, encoder)
-            result = result.update(test=test, test_metric=metric_of(inputs.test))
+            metrics, test_s = task_metrics(inputs.test, encoder)
+            result = result.update(test=float(metrics[metric_of(inputs.test)]), test_metric=metric_of(inputs.test),
+                                   **macro_f1_of(result, "test", metrics))
         context.state.measured_start({"dev_s": dev_s, "test_s": test_s,
                                       "per_text_s": dev_s / (len(set(inputs.dev.texts())) or 1), "load_s": load_s})
         return result.update(wall_s=round(time.monotonic() - started, 2))
