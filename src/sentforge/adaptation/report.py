@@ -104,8 +104,8 @@ def _classes_lines(report: dict[str, Any]) -> list[str]:
     splits = [split for split in ("dev", "test") if split in items]
     lines = ["", "Class-labelled data: every candidate is scored by a logistic-regression head fitted on its vectors "
              "of the labelled texts, and the dev gain resamples the dev texts; model/ is the selected encoder with "
-             "that head (`sentforge predict model texts.txt -o predictions.json`, `sentforge.load_classifier`). "
-             "Accuracy with its 95 % Wilson interval ("
+             "that head (`sentforge predict model texts.txt -o predictions.json`, "
+             "`sentforge.SentenceClassifier.load`). Accuracy with its 95 % Wilson interval ("
              + ", ".join(f"{items[split]} {split} texts" for split in splits) + ") and macro-F1:", "",
              "| candidate | " + " | ".join(f"{split} accuracy [95 % interval] | {split} macro-F1" for split in splits)
              + " |", "|---|" + "---:|---:|" * len(splits)]

@@ -67,7 +67,7 @@ def adapt(model: str | Sequence[str], unlabelled: str | os.PathLike | None, dev:
     negative]), pairs with a `label` column, some rows empty (PAUSE), or class-labelled texts (text, label): then
     dev and test are class-labelled too, every candidate is scored by the accuracy of a logistic-regression head
     fitted on its vectors of the labelled texts, the default candidates are the start model, tsdae, setfit and
-    tsdae+setfit, and OUTPUT/model is the chosen encoder with that head (sentforge.load_classifier).
+    tsdae+setfit, and OUTPUT/model is the chosen encoder with that head (sentforge.SentenceClassifier.load).
     dev / test: own evaluation data (sentforge.evaluation.load_dataset); test is reported only. members: extra encoders
     for the meta-embeddings. candidates: method names to run (the start model is always one). overrides: recipe
     settings per method, e.g. {"simcse": {"lr": 1e-5}}.
