@@ -60,6 +60,14 @@ def main_score(task: Any, encoder: Any) -> tuple[float, float]:
     return float(metrics[task.metadata.main_metric]), seconds
 
 
+def scored_with_items(task: Any, encoder: Any) -> tuple[dict[str, Any], ItemScores, float]:
+    """(every metric, the per-unit scores, seconds) of a task that gives both from one pass
+    (`evaluate_with_items`: class-labelled data)."""
+    started = time.monotonic()
+    metrics, items = task.evaluate_with_items(encoder)
+    return metrics, items, time.monotonic() - started
+
+
 def task_metrics(task: Any, encoder: Any) -> tuple[dict[str, Any], float]:
     """(every metric of the task for `encoder`, seconds)."""
     started = time.monotonic()
