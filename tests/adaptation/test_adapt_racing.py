@@ -218,7 +218,7 @@ def test_the_report_lists_every_rung_of_the_ladder_that_racing_stopped():
     report = {"settings": {"race": True}, "candidates": {
         "m.tsdae+mnrl": {"race": race(20), "ladder": ladder}, "m.mnrl": {}}}
     lines = [line for line in racing_lines(report) if line.startswith("- ")]
-    assert lines == [f"- m.tsdae+mnrl (MNRL after {n} TSDAE steps): stopped at step 20 (minute 0.5 of its training, "
+    assert lines == [f"- m.tsdae+mnrl (after {n} TSDAE steps): stopped at step 20 (minute 0.5 of its training, "
                      "9.0 of the run), below the leader m.mnrl: -3.00 [-5.00, -1.50] (95 % paired interval)"
                      for n in (100, 300)]
 

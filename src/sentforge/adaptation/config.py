@@ -13,6 +13,7 @@ from sentforge.adaptation.adapt_state import AdaptState
 from sentforge.adaptation.candidates import METHODS, check_methods
 from sentforge.adaptation.select import check_rule
 from sentforge.adaptation.trained import TrainSettings
+from sentforge.data.classes import is_classes_file
 from sentforge.harness.ray_runs import RunResources, check_engine
 from sentforge.harness.run_state import check_budget_minutes, input_record
 from sentforge.support.errors import ConfigError
@@ -28,7 +29,7 @@ class AdaptConfig:
     and `overrides` a copy."""
 
     models: tuple[PathLike, ...]
-    unlabelled: PathLike
+    unlabelled: PathLike | None
     dev: PathLike
     output: PathLike
     labelled: PathLike | None
@@ -76,12 +77,18 @@ class AdaptConfig:
         if untrained:
             raise ConfigError(f"overrides: {', '.join(untrained)} are not trained candidates; choose from "
                               f"{', '.join(name for name, m in METHODS.items() if m.kind.trained)}")
-        methods = check_methods(None if self.candidates is None else list(self.candidates))
+        methods = check_methods(None if self.candidates is None else list(self.candidates), self.classes)
         check_rule(self.select_rule)
         check_engine(self.engine, self.address, self.resources)
         if self.keep not in KEEP:
             raise ConfigError(f"--keep: unknown value {self.keep!r}; choose from {', '.join(KEEP)}")
         return replace(self, output=output, candidates=tuple(methods), overrides=overrides)
+
+    @property
+    def classes(self) -> bool:
+        """Whether --labelled holds class-labelled texts (its first row: text and label), whose default
+        candidates are the class ones (candidates/)."""
+        return self.labelled is not None and os.path.isfile(self.labelled) and is_classes_file(self.labelled)
 
     @property
     def resources(self) -> RunResources:

@@ -4,6 +4,7 @@ figures are skipped with a logged message when matplotlib, the `plots` extra, is
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import cached_property
@@ -54,6 +55,7 @@ class AdaptReport(Mapping):
     wall_s: float
     leftover: dict[str, Any] | None = None  # planning.Leftover's JSON: the time left once every schedule had ended
     cluster: dict[str, Any] | None = None
+    class_items: dict[str, int] | None = None  # class-labelled data: the dev (and test) texts scored
 
     def to_json(self) -> dict[str, Any]:
         return dict(self._json)
@@ -61,7 +63,7 @@ class AdaptReport(Mapping):
     @cached_property
     def _json(self) -> dict[str, Any]:
         values = {name: getattr(self, name) for name in self.__dataclass_fields__
-                  if name != "cluster" or self.cluster is not None}
+                  if name not in ("cluster", "class_items") or getattr(self, name) is not None}
         return {**values, "selection": self.selection.to_json(), "hygiene": self.hygiene.to_json(),
                 "candidates": {name: r.to_json() for name, r in self.candidates.items()}}
 
@@ -94,8 +96,43 @@ def _gain(gain: dict[str, Any] | None) -> str:
     return "-" if gain is None else f"{gain['difference']:+.2f} [{gain['low']:+.2f}, {gain['high']:+.2f}]"
 
 
+def _classes_lines(report: dict[str, Any]) -> list[str]:
+    """report.md's lines on class-labelled data: each candidate's accuracy with its 95 % Wilson interval and its
+    macro-F1, on dev and test."""
+    items = report.get("class_items")
+    if not items:
+        return []
+    splits = [split for split in ("dev", "test") if split in items]
+    lines = ["", "Class-labelled data: every candidate is scored by a logistic-regression head fitted on its vectors "
+             "of the labelled texts, and the dev gain resamples the dev texts; model/ is the selected encoder with "
+             "that head (`sentforge predict model texts.txt -o predictions.json`, "
+             "`sentforge.SentenceClassifier.load`). Accuracy with its 95 % Wilson interval ("
+             + ", ".join(f"{items[split]} {split} texts" for split in splits) + ") and macro-F1:", "",
+             "| candidate | " + " | ".join(f"{split} accuracy [95 % interval] | {split} macro-F1" for split in splits)
+             + " |", "|---|" + "---:|---:|" * len(splits)]
+    for name, r in report["candidates"].items():
+        if r["status"] != "done":
+            continue
+        cells = []
+        for split in splits:
+            accuracy = r.get(split)
+            low, high = wilson(accuracy / 100, items[split]) if accuracy is not None else (None, None)
+            cells += ["-" if accuracy is None else f"{accuracy:.2f} [{100 * low:.2f}, {100 * high:.2f}]",
+                      _number((r.get("macro_f1") or {}).get(split))]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def wilson(share: float, n: int, z: float = 1.959964) -> tuple[float, float]:
+    """The Wilson score interval of a proportion `share` of `n` trials (95 % for the default z)."""
+    centre = (share + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(share * (1 - share) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(centre - half, 0.0), min(centre + half, 1.0)
+
+
 def _hygiene_lines(hygiene: dict[str, Any]) -> list[str]:
-    counted = [(kind, hygiene[kind]) for kind in ("unlabelled", "positives", "negatives", "partial") if kind in hygiene]
+    counted = [(kind, hygiene[kind]) for kind in ("unlabelled", "positives", "negatives", "partial", "classes")
+               if kind in hygiene]
     overlap = "; ".join(f"{c['near_duplicates']} of {c['read']} {data_noun(kind)}" for kind, c in counted)
     if hygiene["applied"]:
         return [f"Dev hygiene: dropped before training, as dev or test texts or near copies of one "
@@ -203,7 +240,7 @@ def racing_lines(report: dict[str, Any]) -> list[str]:
     candidates = report["candidates"]
     stopped = []
     for name, result in candidates.items():
-        races = [(f"{name} (MNRL after {rung['after_steps']} TSDAE steps)", rung.get("race"))
+        races = [(f"{name} (after {rung['after_steps']} TSDAE steps)", rung.get("race"))
                  for rung in result.get("ladder") or []] or [(name, result.get("race"))]
         for label, race in races:
             if race:
@@ -359,6 +396,7 @@ def markdown(report: dict[str, Any]) -> str:
             steps = f"{steps} ({r['stopped']})"
         lines.append(f"| {name}{mark} | {r['method']} | {r['dev']:.2f} | {_gain(r.get('dev_gain'))} | {_speed(r)} | "
                      f"{r.get('best_step', '-')} | {steps} | {_number(r.get('test'))} | {r['wall_s']:.0f} |")
+    lines += _classes_lines(report)
     skipped = {name: r for name, r in report["candidates"].items() if r["status"] != "done"}
     if skipped:
         lines += ["", "Not run:", ""] + [f"- {name}: {r['status']}: {r['reason']}" for name, r in skipped.items()]

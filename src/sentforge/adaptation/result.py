@@ -153,6 +153,7 @@ class Finished(CandidateResult):
     wall_s: float | None = None
     test: float | None = None
     test_metric: str | None = None
+    macro_f1: dict[str, float] | None = None  # class-labelled data: {"dev", "test"} macro-F1 (x100) of its head
     speed: SpeedRecord | None = None
     dev_gain: PairedInterval | None = None
     KIND: ClassVar[str] = ""
@@ -167,7 +168,8 @@ class Finished(CandidateResult):
 @dataclass(frozen=True)
 class StartResult(Finished):
     KIND = "start"
-    LAYOUT = (*_IDENTITY, "dev", "model_path", "evaluations", "test", "test_metric", "wall_s", "speed", "dev_gain")
+    LAYOUT = (*_IDENTITY, "dev", "model_path", "evaluations", "test", "test_metric", "macro_f1", "wall_s", "speed",
+              "dev_gain")
 
 
 @dataclass(frozen=True)
@@ -199,7 +201,7 @@ class TrainedResult(Finished):
     LAYOUT = (*_IDENTITY, "model_path", "start", "dev", "best_step", "steps", "planned_steps", "stopped", "examples",
               "evaluations", "commands", "time_limit_s", "eval_every", "wall_s", "race", "after_steps", "ladder",
               "chain_steps", "share_s", "extensions", "teacher", "member", "seconds_per_step", "continues", "worker",
-              "test", "test_metric", "speed", "dev_gain")
+              "test", "test_metric", "macro_f1", "speed", "dev_gain")
 
     @property
     def trained(self) -> bool:
@@ -228,7 +230,7 @@ class MetaResult(Finished):
     commands: list[str] | None = None
     KIND = "meta"
     LAYOUT = (*_IDENTITY, "model_path", "dev", "members", "dim", "examples", "commands", "evaluations", "wall_s",
-              "test", "test_metric", "speed", "dev_gain")
+              "test", "test_metric", "macro_f1", "speed", "dev_gain")
 
     def load(self, device: str | None = None) -> Any:
         from sentforge.meta import MetaEncoder
@@ -248,7 +250,7 @@ class StaticResult(Finished):
     commands: list[str] | None = None
     KIND = "static"
     LAYOUT = (*_IDENTITY, "model_path", "dev", "distilled_from", "dim", "fitted_texts", "time_limit_s", "commands",
-              "evaluations", "wall_s", "test", "test_metric", "speed", "dev_gain")
+              "evaluations", "wall_s", "test", "test_metric", "macro_f1", "speed", "dev_gain")
 
 
 def finished_type(kind: str | None) -> type[Finished]:

@@ -49,7 +49,7 @@ DISK_NOTE_BYTES = 10 ** 9  # a run that may need more is announced in the log be
 
 
 @locked_output(AdaptState.kind)
-def adapt(model: str | Sequence[str], unlabelled: str | os.PathLike, dev: str | os.PathLike,
+def adapt(model: str | Sequence[str], unlabelled: str | os.PathLike | None, dev: str | os.PathLike,
           output: str | os.PathLike, *, labelled: str | os.PathLike | None = None,
           test: str | os.PathLike | None = None,
           budget_minutes: float = 60.0, members: Sequence[str] = (), seed: int = 0,
@@ -63,11 +63,15 @@ def adapt(model: str | Sequence[str], unlabelled: str | os.PathLike, dev: str | 
     """Run the candidates within the budget, write OUTPUT (model/, report.md, report.json, dev-curve.png,
     runs/, adapt.json) and return the report (AdaptReport: what report.json holds).
 
-    model: one start model spec or several. unlabelled: domain texts (one per line, or a corpus file).
-    labelled: positive pairs (sentence1, sentence2[, negative]), or pairs with a `label` column, some
-    rows empty (PAUSE). dev / test: own evaluation data (sentforge.evaluation.load_dataset); test is
-    reported only. members: extra encoders for the meta-embeddings. candidates: method names to run
-    (the start model is always one). overrides: recipe settings per method, e.g. {"simcse": {"lr": 1e-5}}.
+    model: one start model spec or several. unlabelled: domain texts (one per line, or a corpus file; None with
+    class-labelled `labelled` texts, which then stand in). labelled: positive pairs (sentence1, sentence2[,
+    negative]), pairs with a `label` column, some rows empty (PAUSE), or class-labelled texts (text, label): then
+    dev and test are class-labelled too, every candidate is scored by the accuracy of a logistic-regression head
+    fitted on its vectors of the labelled texts, the default candidates are the start model, tsdae, setfit and
+    tsdae+setfit, and OUTPUT/model is the chosen encoder with that head (sentforge.SentenceClassifier.load).
+    dev / test: own evaluation data (sentforge.evaluation.load_dataset); test is reported only. members: extra encoders
+    for the meta-embeddings. candidates: method names to run (the start model is always one). overrides: recipe
+    settings per method, e.g. {"simcse": {"lr": 1e-5}}.
     select_rule: "labels-first" (a candidate replaces the start model only when its dev gain's 95 % paired
     bootstrap interval lies above 0; among those, the highest dev score, unless a candidate not significantly
     worse than it on the same dev units learnt from the labelled pairs where it did not, or, of the same kind of
@@ -139,7 +143,7 @@ def run_adapt(config: AdaptConfig, started: float) -> AdaptReport:
         # 3. Plan: the candidates the data allows (candidates/), the time plan (planning.py).
         planned, left_out = plan_candidates(
             config.model_specs, list(config.candidates), bool(inputs.labelled and inputs.labelled.positives),
-            bool(inputs.labelled and inputs.labelled.partial))
+            bool(inputs.labelled and inputs.labelled.partial), bool(inputs.classes and inputs.classes.examples))
         for candidate, reason in left_out:
             if hygiene.applied and config.labelled is not None:
                 reason += " left after dev hygiene"
@@ -188,7 +192,8 @@ def _select_and_report(config: AdaptConfig, state: AdaptState, inputs: AdaptInpu
         _check_same_choice(state.output, chosen)
     else:
         write_selected(state.output, chosen, results[chosen], results[start_name], metric, inputs.dev.name,
-                       None if inputs.test is None else inputs.test.name, len(done))
+                       None if inputs.test is None else inputs.test.name, len(done),
+                       None if inputs.classes is None else (inputs.classes.examples, inputs.dev.seed))
     speeds = {name: r.speed for name, r in results.items() if r.done and r.speed}
     measured = [s.texts for s in speeds.values() if s.texts is not None]
     trained = {name: results[name] for name in done if results[name].trained}
@@ -212,13 +217,21 @@ def _select_and_report(config: AdaptConfig, state: AdaptState, inputs: AdaptInpu
         dev_cross_fitted={name: round(scores.score(), 4) for name, scores in fitted.items()},
         output_bytes_all=output_bytes_all, output_bytes=directory_size(state.output),
         wall_s=round(budget.total_s - budget.remaining(), 2),  # all but writing the report's files
-        leftover=state.leftover or None, cluster=cluster)
+        leftover=state.leftover or None, cluster=cluster, class_items=_class_items(inputs))
     write_report(state.output, report)
     logger.info("selected %s: dev %s %.2f", chosen, metric, results[chosen].dev)
     if rivals := unresolved(report):
         logger.warning("the dev set does not tell %s from %s (paired interval around 0): on new data the choice "
                        "may not hold; see report.md", chosen, ", ".join(rivals))
     return report
+
+
+def _class_items(inputs: AdaptInputs) -> dict[str, int] | None:
+    """The dev (and test) texts scored, with class-labelled data (report.md's accuracy intervals)."""
+    if inputs.classes is None:
+        return None
+    tasks = {"dev": inputs.dev, "test": inputs.test}
+    return {split: len(task.evaluated) for split, task in tasks.items() if task is not None}
 
 
 def _check_models(specs: list[str]) -> dict[str, int]:

@@ -22,7 +22,7 @@ from sentforge.adaptation.result import FAILED, CandidateResult, StartResult, Tr
 from sentforge.adaptation.speed import measure
 from sentforge.adaptation.trained import RecipeCall, TrainSettings, needs_training, probe_run, timed, train_or_take_up
 from sentforge.support.errors import SentforgeError
-from sentforge.harness.dev_scores import items_path, main_score, metric_of, save_items
+from sentforge.harness.dev_scores import items_path, metric_of, save_items, task_metrics
 from sentforge.harness.run_state import Heartbeat
 
 logger = logging.getLogger(__name__)
@@ -137,22 +137,38 @@ def probe_candidate(context: RunContext, candidate: Candidate, equal_s: float) -
 
 
 def record(context: RunContext, candidate: Candidate, result: CandidateResult) -> None:
-    """Test and per-unit dev scores of a finished candidate, then its result in the state."""
+    """Test and per-unit dev scores of a finished candidate (with class-labelled data, the macro-F1 of both),
+    then its result in the state."""
+    from sentforge.evaluation.own.classes import ClassesTask
+
     state, inputs = context.state, context.inputs
     if result.done and inputs.test is not None and result.test is None:
-        value, seconds = main_score(inputs.test, load_candidate(result, context.train.device))
-        result = result.update(test=value, test_metric=metric_of(inputs.test), wall_s=round(result.wall_s + seconds, 2))
+        metrics, seconds = task_metrics(inputs.test, load_candidate(result, context.train.device))
+        result = result.update(test=float(metrics[metric_of(inputs.test)]), test_metric=metric_of(inputs.test),
+                               wall_s=round(result.wall_s + seconds, 2), **macro_f1_of(result, "test", metrics))
     if result.done and not items_path(state.output, candidate.name).is_file():
         started = time.monotonic()
         model = load_candidate(result, context.train.device)
         if not isinstance(result, StartResult):  # read from its run directory: the loads planned take its time
             state.measured_load(time.monotonic() - started)
-        save_items(state.output, candidate.name, inputs.dev.item_scores(model))
+        if isinstance(inputs.dev, ClassesTask):
+            metrics, items = inputs.dev.evaluate_with_items(model)
+            result = result.update(**macro_f1_of(result, "dev", metrics))
+        else:
+            items = inputs.dev.item_scores(model)
+        save_items(state.output, candidate.name, items)
     state.record(candidate.name, result)
     if result.done:
         logger.info("%s: dev %s %.2f (%.0f s)", candidate.name, metric_of(inputs.dev), result.dev, result.wall_s)
     else:
         logger.info("%s: %s (%s)", candidate.name, result.status, result.reason)
+
+
+def macro_f1_of(result: CandidateResult, split: str, metrics: Mapping[str, Any]) -> dict[str, Any]:
+    """The result's macro-F1 of class-labelled data with `split`'s added ({} for other data)."""
+    if "macro_f1" not in metrics:
+        return {}
+    return {"macro_f1": {**(result.macro_f1 or {}), split: float(metrics["macro_f1"])}}
 
 
 def measure_speeds(context: RunContext, names: list[str], texts: list[str], seconds: float) -> None:

@@ -6,12 +6,12 @@ rules:
 
 "labels-first" (the default) is "simplest" with evidence before simplicity: among the candidates whose dev score
 the leader's does not significantly exceed (the paired interval of leader − candidate contains 0), one that learnt
-from the user's labelled pairs (mnrl, tsdae+mnrl, pause, a meta-embedding or distillation with such a member, a
-continuation of one) is preferred to one that learnt from unlabelled text alone (tsdae, simcse, ct); between
-candidates of the same kind of signal, simplest's preferences apply. Why: 43 dev questions cannot tell these
-candidates apart, so the tie-break decides, and in every recorded run on held-out data the candidates trained on
-the labels held up better than the unsupervised ones (docs/adapt.md, "Selection"), where the number of training
-stages says nothing about new data.
+from the user's labelled pairs or class-labelled texts (mnrl, tsdae+mnrl, pause, setfit, tsdae+setfit, a
+meta-embedding or distillation with such a member, a continuation of one) is preferred to one that learnt from
+unlabelled text alone (tsdae, simcse, ct); between candidates of the same kind of signal, simplest's preferences
+apply. Why: 43 dev questions cannot tell these candidates apart, so the tie-break decides, and in every recorded run
+on held-out data the candidates trained on the labels held up better than the unsupervised ones (docs/adapt.md,
+"Selection"), where the number of training stages says nothing about new data.
 
 Under every rule but "best", a candidate that racing stopped as significantly below another candidate is never
 chosen in that one's place through an earlier checkpoint's dev score: it stays out of the tie-break.
@@ -62,6 +62,7 @@ from typing import Any, Literal
 
 from sentforge.adaptation.result import CandidateResult, MetaResult, TrainedResult, best_start, load_candidate
 from sentforge.adaptation.speed import COST_KEYS, SpeedRecord, same_cost, told_apart
+from sentforge.data.classes import ClassExample
 from sentforge.support.errors import ConfigError
 from sentforge.evaluation.paired import ItemScores, PairedInterval
 from sentforge.harness.dev_scores import CONFIDENCE, paired_gain
@@ -227,7 +228,7 @@ def learns_from_labels(results: Mapping[str, CandidateResult], name: str) -> boo
 
     result = results[name]
     method = METHODS.get(result.method)
-    if method is not None and method.data in ("positives", "partial"):
+    if method is not None and method.data in ("positives", "partial", "classes"):
         return True
     linked = [*(getattr(result, "members", None) or ()), getattr(result, "member", None),
               getattr(result, "continues", None), getattr(result, "distilled_from", None)]
@@ -338,9 +339,12 @@ def _bound_sentence(too_slow: dict[str, float], bound: float | None, base: str, 
 
 
 def write_selected(output: Path, name: str, result: CandidateResult, start_result: CandidateResult, metric: str,
-                   dev_name: str, test_name: str | None, candidates: int) -> Path:
+                   dev_name: str, test_name: str | None, candidates: int,
+                   head: tuple[list[ClassExample], int] | None = None) -> Path:
     """Save the chosen model as OUTPUT/model; an encoder's card records the selection and the scores
-    (a meta-embedding directory has no card: report.md says what it is)."""
+    (a meta-embedding directory has no card: report.md says what it is). `head`: (the class-labelled texts,
+    the seed) of the logistic-regression head that scored the candidates on dev, fitted again on the chosen
+    encoder's vectors and saved with it: OUTPUT/model is then a classifier (classification/)."""
     target = output / MODEL_DIR
     if isinstance(result, MetaResult):
         # Without the run directory's output marker: OUTPUT/model is adapt's output, not a `meta fit` one.
@@ -359,6 +363,10 @@ def write_selected(output: Path, name: str, result: CandidateResult, start_resul
         card.add_dataset(test_name, role="adapt test (reported, not used for selection)")
         tasks[test_name] = {"main_metric": result.test_metric or metric, "main_score": result.test, "family": "own"}
     card.add_evaluation({"tasks": tasks})
+    if head is not None:
+        from sentforge.classification.classifier import SentenceClassifier
+
+        encoder = SentenceClassifier.fit(encoder, *head)
     encoder.save(target, overwrite=True)
     return target
 

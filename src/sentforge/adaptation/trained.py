@@ -46,10 +46,15 @@ class TrainSettings:
 
 
 def training_data(candidate: Candidate, inputs: AdaptInputs) -> tuple[Path, int]:
-    """(the file the candidate's recipe reads, its number of examples)."""
+    """(the file the candidate's recipe reads, its number of examples: of class-labelled texts, the rows the
+    setfit recipe draws from them per epoch)."""
     kind = candidate.method.data
     if kind == "unlabelled":
         return inputs.unlabelled, len(inputs.texts)
+    if kind == "classes":
+        from sentforge.recipes.setfit import training_rows
+
+        return inputs.classes.path, training_rows(len(inputs.classes.examples))
     labelled = inputs.labelled
     if kind == "partial":
         return labelled.path, len(labelled.partial)

@@ -19,20 +19,24 @@ OutputOpt = output_option("model/, report.md, report.json, dev-curve.png and the
 @app.command("adapt")
 def adapt(
     model: Annotated[list[str], typer.Option("--model", "-m", help="Start model spec; repeat for several.")],
-    unlabelled: Annotated[Path, typer.Option(help="Domain texts: one per line (.txt), or a .jsonl corpus.")],
     dev: DevOpt,
     output: OutputOpt,
-    labelled: Annotated[Optional[Path], typer.Option(help="Positive pairs (sentence1, sentence2[, negative]), or "
-                                                          "pairs with a label column, some rows empty "
-                                                          "(PAUSE).")] = None,
+    unlabelled: Annotated[Optional[Path], typer.Option(help="Domain texts: one per line (.txt), or a .jsonl corpus "
+                                                            "(optional with class-labelled --labelled texts, which "
+                                                            "then stand in).")] = None,
+    labelled: Annotated[Optional[Path], typer.Option(help="Positive pairs (sentence1, sentence2[, negative]); pairs "
+                                                          "with a label column, some rows empty (PAUSE); or "
+                                                          "class-labelled texts (text, label: SetFit, scored by "
+                                                          "dev accuracy, the model saved with its head).")] = None,
     test: Annotated[Optional[Path], typer.Option(help="Test set: scored and reported, never used for a "
                                                       "choice.")] = None,
     budget_minutes: BudgetMinutesOpt = 60.0,
     member: Annotated[list[str], typer.Option(help="An extra encoder for the meta-embeddings; "
                                                    "repeatable.")] = [],  # noqa: B006 (typer reads the default)
-    candidates: Annotated[Optional[str], typer.Option(help="Comma-separated candidates to run (default: all): "
-                                                           "tsdae, mnrl, tsdae+mnrl, pause, simcse, ct, meta-concat, "
-                                                           "meta-gcca; the start model always runs.")] = None,
+    candidates: Annotated[Optional[str], typer.Option(help="Comma-separated candidates to run (default: all "
+                                                           "for the data): tsdae, mnrl, setfit, tsdae+mnrl, "
+                                                           "tsdae+setfit, pause, simcse, ct, meta-concat, meta-gcca; "
+                                                           "the start model always runs.")] = None,
     eval_every: Annotated[Optional[int], typer.Option(min=1, help="Score each trained candidate on dev every K "
                                                                   "steps (default: about every 2.5 minutes of its "
                                                                   "training, from its timed first steps).")] = None,
@@ -74,11 +78,11 @@ def adapt(
     gpus_per_run: GpusPerRunOpt = 0.0,
 ) -> None:
     """Adapt an encoder to a domain: run TSDAE, SimCSE, CT, supervised MNRL, PAUSE, TSDAE then MNRL and
-    meta-embeddings within a time budget, and keep the start model unless a candidate's dev gain is
-    clearly above 0 (a paired bootstrap interval); of those, the best on dev, or a cheaper-to-run one
-    that is not significantly worse. Dev and test texts are kept out of training. Rerun the same command
-    to resume after an interruption. With --engine ray the trained candidates run side by side on a Ray
-    cluster (docs/scale.md)."""
+    meta-embeddings (with class-labelled texts: TSDAE, SetFit and TSDAE then SetFit) within a time budget,
+    and keep the start model unless a candidate's dev gain is clearly above 0 (a paired bootstrap interval); of those,
+    the best on dev, or a cheaper-to-run one that is not significantly worse. Dev and test texts are kept out of
+    training. Rerun the same command to resume after an interruption. With --engine ray the trained candidates run
+    side by side on a Ray cluster (docs/scale.md)."""
     started = time.monotonic()  # the budget counts the libraries' loading too
     from sentforge.adaptation import adapt as run_adapt
 

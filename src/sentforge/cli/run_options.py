@@ -14,7 +14,8 @@ BudgetMinutesOpt = Annotated[float, typer.Option(help="Wall-clock budget of the 
 def dev_option(purpose: str) -> Any:
     """--dev, the evaluation data that `purpose` (e.g. "chooses the model")."""
     return Annotated[Path, typer.Option(help=f"Dev set that {purpose}: scored pairs, labelled pairs, re-ranking "
-                                             ".jsonl or a BEIR folder (see sentforge eval --dataset).")]
+                                             "or class-labelled .jsonl, or a BEIR folder (see sentforge eval "
+                                             "--dataset).")]
 
 
 def output_option(contents: str) -> Any:

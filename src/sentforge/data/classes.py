@@ -40,6 +40,12 @@ def is_class_row(record: Mapping[str, Any]) -> bool:
     return LABEL_COLUMN in fields and bool(fields & set(TEXT_COLUMNS)) and not fields & set(PAIR_COLUMNS)
 
 
+def is_classes_file(path: str | Path) -> bool:
+    """The file's first row is one text and its class (`is_class_row`)."""
+    rows = file_rows(Path(path))
+    return bool(rows) and is_class_row(rows[0][1])
+
+
 def read_classes(path: str | Path, columns: Mapping[str, str] | None = None, columns_argument: str = "columns",
                  min_per_class: int = 2) -> list[ClassExample]:
     """The (text, label) rows of a class-labelled file; `columns` renames file columns first

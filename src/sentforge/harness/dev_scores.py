@@ -56,9 +56,23 @@ def dev_gains(output: Path, names: list[str], base: str, seed: int) -> dict[str,
 
 def main_score(task: Any, encoder: Any) -> tuple[float, float]:
     """(the task's main metric for `encoder`, seconds)."""
+    metrics, seconds = task_metrics(task, encoder)
+    return float(metrics[task.metadata.main_metric]), seconds
+
+
+def scored_with_items(task: Any, encoder: Any) -> tuple[dict[str, Any], ItemScores, float]:
+    """(every metric, the per-unit scores, seconds) of a task that gives both from one pass
+    (`evaluate_with_items`: class-labelled data)."""
+    started = time.monotonic()
+    metrics, items = task.evaluate_with_items(encoder)
+    return metrics, items, time.monotonic() - started
+
+
+def task_metrics(task: Any, encoder: Any) -> tuple[dict[str, Any], float]:
+    """(every metric of the task for `encoder`, seconds)."""
     started = time.monotonic()
     metrics = task.evaluate(encoder)
-    return float(metrics[task.metadata.main_metric]), time.monotonic() - started
+    return metrics, time.monotonic() - started
 
 
 def metric_of(task: Any) -> str:

@@ -14,21 +14,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from sentforge.data.classes import is_class_row, per_class_draw, read_classes, sorted_classes
+from sentforge.data.classes import per_class_draw, read_classes, sorted_classes
 from sentforge.learning_curve.data import LabelData, dev_kind
 from sentforge.support.errors import ConfigError
 
 DEFAULT_SHOTS = (2, 4, 8, 16)
 MIN_SHOTS = 2  # the setfit recipe pairs two texts of a class
 NAMED = 8  # the small classes a note names
-
-
-def is_classes_file(path: Path) -> bool:
-    """The file's first row is one text and its class (data.classes.is_class_row)."""
-    from sentforge.data.pairs import file_rows
-
-    rows = file_rows(path)
-    return bool(rows) and is_class_row(rows[0][1])
 
 
 def read_class_data(path: Path) -> ClassLabelData:

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sentforge.learning_curve.classes import is_classes_file, read_class_data
+from sentforge.data.classes import is_classes_file
+from sentforge.learning_curve.classes import read_class_data
 from sentforge.learning_curve.data import METHODS, LabelData, read_pair_data
 from sentforge.support.errors import ConfigError, InputFileError
 

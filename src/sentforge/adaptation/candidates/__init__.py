@@ -6,9 +6,11 @@ Each kind is a class (base.CandidateKind) with its result type, what the plan an
 `run`; each file declares its methods (`METHODS`, method.Method rows).
 
 This collector gathers them: `KINDS` (every kind class) and `METHODS` (every method, in the default order, the
-order of priority when the budget cannot fit them all: the start model (always), TSDAE, supervised MNRL, TSDAE
-then MNRL, PAUSE, SimCSE, CT, then the meta-embeddings of the best candidates, the distillation of the
-leading one, and the static model, which runs only when named). A new kind is a new file here.
+order of priority when the budget cannot fit them all: the start model (always), TSDAE, supervised MNRL, SetFit,
+TSDAE then MNRL, TSDAE then SetFit, PAUSE, SimCSE, CT, then the meta-embeddings of the best candidates, the
+distillation of the leading one, and the static model, which runs only when named). With pairs (or no labels) the
+default candidates are those that do not train on class-labelled texts; with class-labelled texts, the start model,
+SetFit and TSDAE then SetFit (with the TSDAE it starts from). A new kind is a new file here.
 """
 
 from __future__ import annotations
@@ -56,10 +58,14 @@ def run_candidate(context: RunContext, candidate: Candidate) -> CandidateResult:
     return kind_of(candidate).run_or_fail(context)
 
 
-def check_methods(names: list[str] | None) -> list[str]:
-    """The chosen method names in priority order (the default ones when None); "start" is always among them."""
+def check_methods(names: list[str] | None, classes: bool = False) -> list[str]:
+    """The chosen method names in priority order (the default ones when None, for class-labelled --labelled texts
+    when `classes`); "start" is always among them."""
     if names is None:
-        return [name for name, method in METHODS.items() if method.kind.by_default]
+        if not classes:
+            return [name for name, method in METHODS.items() if method.kind.by_default and method.data != "classes"]
+        names = [name for name, method in METHODS.items() if method.data == "classes"]
+        names += [METHODS[name].after for name in names if METHODS[name].after]
     unknown = [n for n in names if n not in METHODS]
     if unknown:
         raise ConfigError(f"--candidates: unknown candidate(s) {', '.join(unknown)}; choose from {', '.join(METHODS)}")
@@ -72,12 +78,14 @@ def check_methods(names: list[str] | None) -> list[str]:
 
 
 def plan_candidates(models: list[str], methods: list[str], has_positives: bool, has_partial: bool,
-                    ) -> tuple[list[Candidate], list[tuple[Candidate, str]]]:
+                    has_classes: bool = False) -> tuple[list[Candidate], list[tuple[Candidate, str]]]:
     """(the candidates to run, in order; (candidate, why it is left out) for the data-less ones)."""
     keys = model_keys(models)
-    available = {"positives": has_positives, "partial": has_partial, "unlabelled": True, None: True}
+    available = {"positives": has_positives, "partial": has_partial, "classes": has_classes, "unlabelled": True,
+                 None: True}
     why = {"positives": "no labelled positive pairs (--labelled)", "partial": "no partially labelled pairs "
-           "(--labelled with some labels empty)"}
+           "(--labelled with some labels empty)", "classes": "no class-labelled texts (--labelled with text and "
+           "label columns)"}
     planned, left_out = [], []
     for name in methods:
         method = METHODS[name]

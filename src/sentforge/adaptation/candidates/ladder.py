@@ -1,5 +1,5 @@
-"""TSDAE then MNRL (`tsdae+mnrl`): MNRL on the labelled positives from the TSDAE candidate's ladder, TSDAE as
-domain pre-training."""
+"""TSDAE then a supervised recipe: `tsdae+mnrl` (MNRL on the labelled positives) and `tsdae+setfit` (SetFit on
+the class-labelled texts) from the TSDAE candidate's ladder, TSDAE as domain pre-training."""
 
 from __future__ import annotations
 
@@ -18,8 +18,8 @@ from sentforge.adaptation.trained import ladder_steps, recipe_settings, rung_nam
 
 @dataclass(frozen=True)
 class TsdaeLadder(TrainedRecipe):
-    """TSDAE then MNRL, the TSDAE length chosen by what it is for: the dev score after MNRL. MNRL runs from each
-    rung of TSDAE's ladder (trained.LADDER_STEPS) and from TSDAE's kept checkpoint, shortest TSDAE first,
+    """TSDAE then MNRL (or SetFit), the TSDAE length chosen by what it is for: the dev score after MNRL. MNRL runs
+    from each rung of TSDAE's ladder (trained.LADDER_STEPS) and from TSDAE's kept checkpoint, shortest TSDAE first,
     sharing the candidate's time; the rungs are compared at the MNRL steps the first one reached, and the best
     on dev among those that reached them is the candidate (the shorter TSDAE on a tie)."""
 
@@ -62,6 +62,9 @@ class TsdaeLadder(TrainedRecipe):
         return DiskUse(runs=rungs_planned + 1, snapshots=rungs_planned)
 
 
-METHODS = (Method("tsdae+mnrl", TsdaeLadder, 3, "MNRL on the labelled positives from the TSDAE candidate (TSDAE as "
+METHODS = (Method("tsdae+mnrl", TsdaeLadder, 4, "MNRL on the labelled positives from the TSDAE candidate (TSDAE as "
                                                 "domain pre-training)", recipe="mnrl", data="positives",
-                  after="tsdae"),)
+                  after="tsdae"),
+           Method("tsdae+setfit", TsdaeLadder, 5, "SetFit on the class-labelled texts from the TSDAE candidate (TSDAE "
+                                                  "as domain pre-training)", recipe="setfit", data="classes",
+                  after="tsdae"))

@@ -1,4 +1,5 @@
-"""A recipe of `sentforge.recipes` trained from the start model: TSDAE, supervised MNRL, PAUSE, SimCSE, CT."""
+"""A recipe of `sentforge.recipes` trained from the start model: TSDAE, supervised MNRL, SetFit, PAUSE, SimCSE,
+CT."""
 
 from __future__ import annotations
 
@@ -57,8 +58,10 @@ METHODS = (
            recipe="tsdae", data="unlabelled"),
     Method("mnrl", TrainedRecipe, 2, "supervised multiple-negatives ranking on the labelled positive pairs (hard "
                                      "negatives when given)", recipe="mnrl", data="positives"),
-    Method("pause", TrainedRecipe, 4, "PAUSE on the partially labelled pairs", recipe="pause", data="partial"),
-    Method("simcse", TrainedRecipe, 5, "unsupervised SimCSE on the unlabelled texts", recipe="simcse",
+    Method("setfit", TrainedRecipe, 3, "SetFit on the class-labelled texts (pairs of one class and of two, "
+                                       "cosine loss, 20 rounds, lr 2e-5, batch 16)", recipe="setfit", data="classes"),
+    Method("pause", TrainedRecipe, 6, "PAUSE on the partially labelled pairs", recipe="pause", data="partial"),
+    Method("simcse", TrainedRecipe, 7, "unsupervised SimCSE on the unlabelled texts", recipe="simcse",
            data="unlabelled"),
-    Method("ct", TrainedRecipe, 6, "Contrastive Tension on the unlabelled texts", recipe="ct", data="unlabelled"),
+    Method("ct", TrainedRecipe, 8, "Contrastive Tension on the unlabelled texts", recipe="ct", data="unlabelled"),
 )

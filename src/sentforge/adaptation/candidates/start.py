@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from sentforge.adaptation.candidates.base import CandidateKind
 from sentforge.adaptation.method import Candidate, Method
 from sentforge.adaptation.result import DONE, CandidateResult, StartResult
-from sentforge.adaptation.runner import RunContext
-from sentforge.harness.dev_scores import main_score, metric_of
+from sentforge.adaptation.runner import RunContext, macro_f1_of
+from sentforge.harness.dev_scores import main_score, metric_of, save_items, scored_with_items, task_metrics
 
 
 @dataclass(frozen=True)
@@ -22,17 +22,27 @@ class StartModel(CandidateKind):
     candidate: Candidate
 
     def run(self, context: RunContext) -> CandidateResult:
+        from sentforge.evaluation.own.classes import ClassesTask
         from sentforge.loading import load
 
         inputs, started = context.inputs, time.monotonic()
         encoder = load(self.candidate.model, device=context.train.device)
         load_s = time.monotonic() - started
-        value, dev_s = main_score(inputs.dev, encoder)
-        result = self.candidate.outcome(DONE, dev=value, model_path=str(self.candidate.model), evaluations=[])
+        result = self.candidate.outcome(DONE, model_path=str(self.candidate.model), evaluations=[])
+        if isinstance(inputs.dev, ClassesTask):
+            # One prediction of the dev texts gives the score and the per-text correctness that runner.record
+            # would predict again: a dev pass of class-labelled data encodes the labelled texts too.
+            metrics, items, dev_s = scored_with_items(inputs.dev, encoder)
+            save_items(context.state.output, self.candidate.name, items)
+            result = result.update(dev=float(metrics[metric_of(inputs.dev)]), **macro_f1_of(result, "dev", metrics))
+        else:
+            value, dev_s = main_score(inputs.dev, encoder)
+            result = result.update(dev=value)
         test_s = 0.0
         if inputs.test is not None:
-            test, test_s = main_score(inputs.test, encoder)
-            result = result.update(test=test, test_metric=metric_of(inputs.test))
+            metrics, test_s = task_metrics(inputs.test, encoder)
+            result = result.update(test=float(metrics[metric_of(inputs.test)]), test_metric=metric_of(inputs.test),
+                                   **macro_f1_of(result, "test", metrics))
         context.state.measured_start({"dev_s": dev_s, "test_s": test_s,
                                       "per_text_s": dev_s / (len(set(inputs.dev.texts())) or 1), "load_s": load_s})
         return result.update(wall_s=round(time.monotonic() - started, 2))

@@ -84,7 +84,14 @@ class ClassesTask(OwnDataTask):
         return np.array([[p == g for p, g in zip(draw, gold)] for draw in predicted], dtype=np.float64)
 
     def evaluate(self, encoder: Any) -> dict[str, Any]:
+        return self._metrics(self.predictions(encoder))
+
+    def evaluate_with_items(self, encoder: Any) -> tuple[dict[str, Any], ItemScores]:
+        """`evaluate` and `item_scores` from one prediction of the items."""
         predicted = self.predictions(encoder)
+        return self._metrics(predicted), self._items(predicted)
+
+    def _metrics(self, predicted: list[list]) -> dict[str, Any]:
         gold = [str(label) for _, label in self.evaluated]
         f1s = [f1_score(gold, [str(p) for p in draw], average="macro") for draw in predicted]
         return {"accuracy": 100 * float(self._correct(predicted).mean()), "macro_f1": 100 * float(np.mean(f1s)),
@@ -93,4 +100,7 @@ class ClassesTask(OwnDataTask):
 
     def item_scores(self, encoder: Any) -> ItemScores:
         """Each evaluated item's share of draws classified right (×100): accuracy is their mean."""
-        return ItemScores("mean", 100 * self._correct(self.predictions(encoder)).mean(axis=0))
+        return self._items(self.predictions(encoder))
+
+    def _items(self, predicted: list[list]) -> ItemScores:
+        return ItemScores("mean", 100 * self._correct(predicted).mean(axis=0))

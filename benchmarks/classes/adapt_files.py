@@ -1,0 +1,52 @@
+"""The files of `sentforge adapt` from class-labelled texts on a set of benchmarks/classes: k labelled texts per
+class, a dev split apart from them, the set's test file; then the adapt command to run on them.
+
+    python benchmarks/classes/adapt_files.py trec --coarse --work-dir runs/adapt-classes --shots 8
+
+The set's training file is split once as labels_check.py splits it (seeded: --dev-size texts are the dev split,
+the rest the pool); the labelled file is the pool's draw of --shots texts per class with --seed
+(data.classes.per_class_draw, the draw `sentforge labels` takes at that size in its first repeat).
+WORK/SET/labelled.jsonl, dev.jsonl and test.jsonl are written, and the `sentforge adapt` line is printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchlib import DATA
+from labels_check import splits, write_jsonl
+from setfit_ab import SETS
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("set", choices=sorted(SETS))
+    parser.add_argument("--coarse", action="store_true", help="trec: the 6 coarse classes (default: the fine ones).")
+    parser.add_argument("--data-dir", type=Path, default=DATA)
+    parser.add_argument("--work-dir", type=Path, required=True)
+    parser.add_argument("--shots", type=int, default=8, help="Labelled texts per class.")
+    parser.add_argument("--dev-size", type=int, default=500, help="Texts of the training file kept as dev.")
+    parser.add_argument("--model", default="all-MiniLM-L6-v2", help="The start model of the printed command.")
+    parser.add_argument("--budget-minutes", type=float, default=10.0, help="The printed command's budget.")
+    parser.add_argument("--seed", type=int, default=0, help="The dev split's and the draw's seed.")
+    options = parser.parse_args()
+
+    from sentforge.data.classes import per_class_draw
+
+    pool, dev, test = splits(options)
+    folder = options.work_dir / f"{options.set}{'-coarse' if options.coarse else ''}"
+    files = {name: write_jsonl(folder / f"{name}.jsonl", rows) for name, rows in
+             (("labelled", per_class_draw(pool, options.shots, options.seed)), ("dev", dev), ("test", test))}
+    print(f"wrote {', '.join(map(str, files.values()))}")
+    print(shlex.join(["sentforge", "adapt", "--model", options.model, "--labelled", str(files["labelled"]),
+                      "--dev", str(files["dev"]), "--test", str(files["test"]), "--output", str(folder / "adapted"),
+                      "--budget-minutes", f"{options.budget_minutes:g}", "--seed", str(options.seed)]))
+
+
+if __name__ == "__main__":
+    main()
