@@ -13,6 +13,11 @@ same draw and is scored on the whole test file. SetFit runs with `num_iterations
 SetFit paper's), as sentforge's recipe does (`--iterations`): its sampling default ("oversampling": every
 negative pair once) makes C(n, 2) pairs, some 70,000 steps' worth at 16 shots. Each run writes
 WORK/SET/kK/dD/ARM.json (sentforge-LOSS.json; predictions, correctness, seconds); one already there is read, not rerun.
+
+`--labelled FILE --test FILE` (classes files, as `sentforge adapt` reads them) replace the set's draws by one
+given draw and test file, e.g. the files `adapt_files.py` writes, so that the arms train on the texts adapt
+trained on (runs in WORK/SET/given/); the `classifier` arm scores a classifier already trained on them
+(`--classifier`, e.g. adapt's OUTPUT/model).
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchlib import DATA, fail
 
-ARMS = ("start", "setfit", "sentforge")
+ARMS = ("start", "setfit", "sentforge", "classifier")
 
 
 def read_trec(path: Path) -> list[tuple[str, str]]:
@@ -78,19 +83,29 @@ def train_setfit(model: str, train: list, work: Path, seed: int, options: argpar
     from setfit import SetFitModel, Trainer, TrainingArguments
 
     setfit_model = SetFitModel.from_pretrained(model)
-    arguments = TrainingArguments(output_dir=str(work / "setfit-checkpoints"), num_iterations=options.iterations,
+    arguments = TrainingArguments(output_dir=str(work / "setfit-checkpoints"),
+                                  num_iterations=options.iterations or None,
                                   seed=seed, save_strategy="no", report_to="none", show_progress_bar=False)
     dataset = Dataset.from_dict({"text": [t for t, _ in train], "label": [y for _, y in train]})
     Trainer(model=setfit_model, args=arguments, train_dataset=dataset).train()
     return lambda texts: list(setfit_model.predict(texts, as_numpy=True))
 
 
-TRAINERS = {"start": train_start, "setfit": train_setfit, "sentforge": train_sentforge}
+def trained_classifier(model: str, train: list, work: Path, seed: int, options: argparse.Namespace):
+    from sentforge.classification.classifier import SentenceClassifier
+
+    return SentenceClassifier.load(options.classifier).predict
+
+
+TRAINERS = {"start": train_start, "setfit": train_setfit, "sentforge": train_sentforge,
+            "classifier": trained_classifier}
 
 
 def run_arm(arm: str, model: str, train: list, test: list, work: Path, seed: int,
             options: argparse.Namespace) -> dict:
     path = work / f"{arm if arm != 'sentforge' else f'sentforge-{options.loss}'}.json"
+    if arm == "setfit" and not options.iterations:
+        path = work / "setfit-default-sampling.json"
     if path.exists():
         return json.loads(path.read_text(encoding="utf-8"))
     work.mkdir(parents=True, exist_ok=True)
@@ -120,8 +135,14 @@ def main() -> None:
     parser.add_argument("--shots", type=int, nargs="+", default=[8], help="Examples per class.")
     parser.add_argument("--draws", type=int, default=3, help="Seeded draws 0..N-1 per shot count.")
     parser.add_argument("--arms", default=",".join(ARMS), help=f"Comma-separated, of {', '.join(ARMS)}.")
-    parser.add_argument("--iterations", type=int, default=20, help="Pair rounds per text (both SetFits).")
+    parser.add_argument("--iterations", type=int, default=20, help="Pair rounds per text (both SetFits); 0: "
+                        "SetFit's own default sampling for the setfit arm.")
+    parser.add_argument("--classifier", type=Path, help="The `classifier` arm: a trained classifier directory "
+                        "(e.g. sentforge adapt's OUTPUT/model), scored as it is.")
     parser.add_argument("--loss", default="cosine", help="sentforge's setfit loss: cosine or supcon.")
+    parser.add_argument("--labelled", type=Path, help="A classes file: train every arm on it (one draw) instead "
+                        "of the set's draws; needs --test.")
+    parser.add_argument("--test", type=Path, help="With --labelled: the classes file to score on.")
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's); 1 is much "
                         "faster than 2 on two cores that other jobs share.")
     options = parser.parse_args()
@@ -132,6 +153,8 @@ def main() -> None:
     arms = [arm.strip() for arm in options.arms.split(",")]
     if any(arm not in ARMS for arm in arms):
         fail(f"--arms {options.arms}: choose from {', '.join(ARMS)}")
+    if ("classifier" in arms) != (options.classifier is not None):
+        fail("the classifier arm and --classifier go together")
     reader, train_file, test_file = SETS[options.set]
     for name in (train_file, test_file):
         if not (options.data_dir / name).is_file():
@@ -142,21 +165,29 @@ def main() -> None:
         from benchlib.data import reference_models
 
         model = reference_models()["all-MiniLM-L6-v2"]
-    from sentforge.data.classes import per_class_draw, unseen_classes
+    from sentforge.data.classes import per_class_draw, read_classes, unseen_classes
     from sentforge.evaluation.paired import ItemScores, paired_bootstrap
 
-    pool = reader(options.data_dir / train_file)
-    test = reader(options.data_dir / test_file)
+    if (options.labelled is None) != (options.test is None):
+        fail("--labelled and --test go together")
+    given = options.labelled is not None
+    if given:
+        options.shots, options.draws = ["given"], 1
+        pool = read_classes(options.labelled)
+        test = [(t, str(y)) for t, y in read_classes(options.test, min_per_class=1)]
+    else:
+        pool = reader(options.data_dir / train_file)
+        test = reader(options.data_dir / test_file)
     print(f"{options.set}: {len(pool)} training texts of {len({y for _, y in pool})} classes, {len(test)} test texts")
     for shots in options.shots:
         results: dict[str, list[dict]] = {arm: [] for arm in arms}
         for draw in range(options.draws):
-            train = per_class_draw(pool, shots, seed=draw)
+            train = [(t, str(y)) for t, y in pool] if given else per_class_draw(pool, shots, seed=draw)
             # a class with one text cannot be paired: TREC has such classes; they are left out of training
             counts = {y: sum(label == y for _, label in train) for _, y in train}
             train = [(t, y) for t, y in train if counts[y] > 1]
             unseen_classes(train, test, f"{options.set} draw {draw}")
-            work = options.work_dir / options.set / f"k{shots}" / f"d{draw}"
+            work = options.work_dir / options.set / ("given" if given else f"k{shots}/d{draw}")
             for arm in arms:
                 result = run_arm(arm, model, train, test, work, draw, options)
                 results[arm].append(result)
@@ -170,7 +201,8 @@ def main() -> None:
             print(f"  {arm:9s} accuracy {np.mean(accuracies):6.2f} ({min(accuracies):.2f}-{max(accuracies):.2f})  "
                   f"macro-F1 {np.mean(f1s):6.2f}  {np.mean(seconds):7.1f} s")
         scores = {arm: [ItemScores("mean", 100.0 * np.asarray(r["correct"])) for r in results[arm]] for arm in arms}
-        for base, other in (("setfit", "sentforge"), ("start", "sentforge"), ("start", "setfit")):
+        for base, other in (("setfit", "sentforge"), ("start", "sentforge"), ("start", "setfit"),
+                            ("setfit", "classifier"), ("start", "classifier")):
             if base in arms and other in arms:
                 interval = paired_bootstrap(scores[base], scores[other], resamples=2000, seed=0)
                 print(f"  {other} - {base}: {interval.difference:+.2f} accuracy points, 95% paired interval "
