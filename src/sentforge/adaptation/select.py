@@ -412,5 +412,5 @@ def off_front_within_noise(candidates: dict[str, CandidateResult]) -> dict[str, 
     for name, point in points.items():
         if name in front or any(_beats(other, point, noise=False) for o, other in points.items() if o != name):
             continue
-        noisy[name] = [o for o, other in points.items() if o != name and _beats(other, point)]
+        noisy[name] = better_and_faster(candidates, name)
     return noisy
