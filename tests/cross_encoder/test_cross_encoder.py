@@ -200,3 +200,28 @@ def test_reranking_with_weight_zero_scores_as_the_bi_encoder_alone(tiny_bert_dir
     alone = task.item_scores(bi).values
     kept = task.item_scores(Reranked(bi, sentforge.load_cross_encoder(cross_dir), top_k=3, weight=0.0)).values
     assert np.array_equal(alone, kept)
+
+
+def test_an_encoder_whose_classifier_has_no_pooler_starts_a_cross_encoder(tmp_path):
+    """MPNet (all-mpnet-base-v2's architecture): the sentence encoder carries pooler weights that
+    MPNetForSequenceClassification has no place for; the transformer's own weights all carry over."""
+    import torch
+    from transformers import BertTokenizerFast, MPNetConfig, MPNetModel
+
+    from sentforge.recipes.tokenizer import wordpiece_from_vocabulary
+
+    words = sorted({word for text in CORPUS for word in text.split()})
+    tokenizer: BertTokenizerFast = wordpiece_from_vocabulary(words)
+    torch.manual_seed(0)
+    config = MPNetConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                         intermediate_size=64, max_position_embeddings=66)
+    encoder = MPNetModel(config)
+    assert any(key.startswith("pooler.") for key in encoder.state_dict())
+    encoder.save_pretrained(tmp_path / "mpnet")
+    tokenizer.save_pretrained(tmp_path / "mpnet")
+    model = CrossEncoder.from_encoder(str(tmp_path / "mpnet"), seed=0)
+    carried = model.model.mpnet.state_dict()
+    for key, value in encoder.state_dict().items():
+        if not key.startswith("pooler."):
+            assert torch.equal(carried[key], value), key
+    assert model.predict(PAIRS[:3]).shape == (3,)

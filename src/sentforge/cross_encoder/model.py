@@ -72,7 +72,8 @@ class CrossEncoder(nn.Module):
             model = AutoModelForSequenceClassification.from_config(config)
         base = getattr(model, model.base_model_prefix)
         missing, unexpected = base.load_state_dict(backbone.model.state_dict(), strict=False)
-        missing = [k for k in missing if not k.startswith("pooler.")]
+        # The sentence encoder's pooler is unused by the head; some classifiers (BERT) have one, others (MPNet) none.
+        missing, unexpected = ([k for k in keys if not k.startswith("pooler.")] for keys in (missing, unexpected))
         if missing or unexpected:
             raise ModelFormatError(f"{spec}: its transformer's weights do not fit {type(model).__name__} "
                                    f"(missing {missing[:3]}, unexpected {unexpected[:3]})")
