@@ -18,16 +18,17 @@ from sentforge.evaluation.paired import PairedInterval
 from sentforge.harness.run_state import input_record
 from sentforge.harness.report_files import pyplot
 from sentforge.learning_curve.run import LabelsState
+from sentforge.learning_curve.run_record import LabelsRun
 from sentforge.recipes.command import train_command
 
 
 def test_a_new_state_is_saved_and_a_rerun_of_the_same_command_resumes(tmp_path):
     state = LabelsState(tmp_path / "out", {"seed": 0})
     assert state.open() is False
-    state.record("a", {"status": "done", "wall_s": 2.0})
+    state.record("a", LabelsRun(status="done", wall_s=2.0))
     again = LabelsState(tmp_path / "out", {"seed": 0})
     assert again.open() is True
-    assert again.results == {"a": {"status": "done", "wall_s": 2.0}} and again.spent() == 2.0
+    assert again.results == {"a": LabelsRun(status="done", wall_s=2.0)} and again.spent() == 2.0
     saved = json.loads((tmp_path / "out" / "labels.json").read_text())
     calls = saved.pop("calls_s")
     assert saved == {"settings": {"seed": 0}, "results": {"a": {"status": "done", "wall_s": 2.0}}, "running": None}
@@ -39,7 +40,7 @@ def test_the_budget_counts_the_earlier_calls_whole_wall_time_and_an_interrupted_
     wall time as saved (`calls_s`), the interrupted call's up to the moment it stopped."""
     first = LabelsState(tmp_path / "out", {"seed": 0}, started=time.monotonic() - 30.0)  # 30 s of loading so far
     first.open()
-    first.record("a", {"status": "done", "wall_s": 2.0})
+    first.record("a", LabelsRun(status="done", wall_s=2.0))
     with pytest.raises(KeyboardInterrupt), first.saved_if_interrupted():
         first.started -= 10.0  # 10 s more before Ctrl-C, and no save in between
         raise KeyboardInterrupt
@@ -124,7 +125,7 @@ def test_the_heartbeat_saves_the_elapsed_time_and_stops_at_its_step(tmp_path):
     trainer.step = 3
     heartbeat(trainer)
     assert trainer.should_stop
-    state.record("n6-r0", {"status": "done", "wall_s": round(heartbeat.elapsed(), 2)})
+    state.record("n6-r0", LabelsRun(status="done", wall_s=round(heartbeat.elapsed(), 2)))
     assert json.loads(state.path.read_text())["running"] is None
 
 

@@ -22,6 +22,7 @@ from sentforge.learning_curve.data import write_rows
 from sentforge.learning_curve.read import read_label_data
 from sentforge.learning_curve.report import answer_lines
 from sentforge.learning_curve.run import time_for_run
+from sentforge.learning_curve.run_record import LabelsRun
 from sentforge.learning_curve.subsets import nested_subsets, repeat_order, sizes_of
 
 import labels_worker
@@ -409,7 +410,8 @@ def test_budget_skips_runs_and_says_which_sizes(tiny_bert_dir, domain, tmp_path)
 
 
 def test_a_run_starts_only_when_its_steps_fit_in_the_time_left():
-    finished = [{"wall_s": 30.0, "steps": 10}, {"wall_s": 70.0, "steps": 30}]  # (30-10 + 70-10) / 40 = 2 s a step
+    finished = [LabelsRun(status="done", wall_s=30.0, steps=10),  # (30-10 + 70-10) / 40 = 2 s a step
+                LabelsRun(status="done", wall_s=70.0, steps=30)]
     assert time_for_run(500.0, 10.0, 50, 0.0, []) == (490.0, "")  # nothing measured yet: it runs
     assert time_for_run(111.0, 10.0, 50, 0.0, finished) == (101.0, "")  # 50 * 2 + 10 = 110 s needed
     limit, why = time_for_run(109.0, 10.0, 50, 0.0, finished)

@@ -17,6 +17,7 @@ import labels_worker
 from labels_domain import write_domain
 from ray_cluster import assert_engine_errors, cluster  # noqa: F401 - the fixture
 from sentforge.learning_curve.run import LabelsState
+from sentforge.learning_curve.run_record import LabelsRun
 
 # Three sizes (3, 6 and 12 pairs), two repeats, four steps each: enough sizes for a fitted curve and an answer.
 CURVE = {"fractions": [25, 50, 100]}
@@ -59,7 +60,7 @@ def test_runs_on_the_cluster_give_the_sequential_curve_and_a_rerun_resumes(tiny_
     # The coordinator kept the state; the command's wall time, not the sum of the runs' overlapping times, is spent.
     state = LabelsState(out, json.loads((out / "labels.json").read_text())["settings"])
     assert state.open() and set(state.parallel["runs"]) == set(report["runs"])
-    assert state.units_spent() == pytest.approx(state.results["start"]["wall_s"] + state.parallel["elapsed_s"])
+    assert state.units_spent() == pytest.approx(state.results["start"].wall_s + state.parallel["elapsed_s"])
     assert state.spent() >= state.units_spent()  # the calls' own wall time (loading included) when it is longer
     # A rerun of the command, here without Ray, resumes: nothing is retrained.
     trained = {name: (out / "runs" / name / "train.json").stat().st_mtime_ns for name in report["runs"]}
@@ -105,10 +106,10 @@ def test_ray_missing_or_out_of_reach_is_one_error_line(tiny_bert_dir, domain, tm
 def test_the_budget_counts_the_wall_time_of_side_by_side_runs_not_their_sum(tmp_path):
     state = LabelsState(tmp_path / "o", {"model": "m"})
     state.open()
-    state.record("start", {"status": "done", "wall_s": 3.0})
-    state.record("n6-r0", {"status": "done", "wall_s": 5.0})  # alone, before a resume on a cluster
-    state.record_parallel("n12-r0", {"status": "done", "wall_s": 10.0}, 10.5)
-    state.record_parallel("n6-r1", {"status": "done", "wall_s": 9.0}, 11.0)  # beside n12-r0
+    state.record("start", LabelsRun(status="done", wall_s=3.0))
+    state.record("n6-r0", LabelsRun(status="done", wall_s=5.0))  # alone, before a resume on a cluster
+    state.record_parallel("n12-r0", LabelsRun(status="done", wall_s=10.0), 10.5)
+    state.record_parallel("n6-r1", LabelsRun(status="done", wall_s=9.0), 11.0)  # beside n12-r0
     state.beat_parallel(12.0)
     resumed = LabelsState(tmp_path / "o", {"model": "m"})
     assert resumed.open() and resumed.spent() == state.spent() == 3.0 + 5.0 + 12.0

@@ -14,19 +14,20 @@ from sentforge.support.errors import ConfigError
 from sentforge.harness.report_files import on_the_cluster, pyplot, save_figure, write_report_files
 from sentforge.learning_curve.answer import MIN_LEARNING_STEPS, answer, holdout, short_runs
 from sentforge.learning_curve.curve import curve_values, formula
+from sentforge.learning_curve.run_record import LabelsRun
 
 CURVE_PNG = "learning-curve.png"
 
 
-def size_table(runs: dict[str, dict[str, Any]], gains: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+def size_table(runs: dict[str, LabelsRun], gains: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     """Per size: its finished runs' dev mean and spread (sample standard deviation), the mean gain over the
     start model, and how many runs' paired 95 % intervals lie above 0."""
     table = []
-    for size in sorted({r["size"] for r in runs.values()}):
-        names = [name for name, r in runs.items() if r["size"] == size and r["status"] == "done"]
-        scores = np.array([runs[name]["dev"] for name in names])
+    for size in sorted({r.size for r in runs.values()}):
+        names = [name for name, r in runs.items() if r.size == size and r.done]
+        scores = np.array([runs[name].dev for name in names])
         table.append({"labels": size, "runs": len(names),
-                      "skipped": sum(r["size"] == size and r["status"] != "done" for r in runs.values()),
+                      "skipped": sum(r.size == size and not r.done for r in runs.values()),
                       "mean": float(scores.mean()) if len(names) else None,
                       "spread": float(scores.std(ddof=1)) if len(names) > 1 else None,
                       "gain": float(np.mean([gains[n]["difference"] for n in names])) if names else None,
@@ -40,21 +41,20 @@ def build_report(state: Any, names: list[str], gains: dict[str, dict[str, Any]],
     """size_gain: the paired gain of the largest size over the smallest (the rising test); unseen: the sizes
     whose runs train on fewer rows than the subset holds; unit: what a size counts ("labels", or "examples per
     class"); notes: what the report says about the subsets (data.py)."""
-    runs = {name: dict(state.results[name]) for name in names}
-    for name, gain in gains.items():
-        runs[name]["dev_gain"] = gain
+    runs = {name: state.results[name].update(dev_gain=gains.get(name)) for name in names}
     sizes = size_table(runs, gains)
-    points = [(r["size"], r["dev"]) for r in runs.values() if r["status"] == "done"]
+    finished = [r for r in runs.values() if r.done]
+    points = [(r.size, r.dev) for r in finished]
     means = {row["labels"]: row["mean"] for row in sizes if row["mean"] is not None}
     report: dict[str, Any] = {
-        "metric": metric, "dev": dev_name, "method": state.settings["method"], "start": state.results["start"]["dev"],
+        "metric": metric, "dev": dev_name, "method": state.settings["method"], "start": state.results["start"].dev,
         "labelled_units": max(state.settings["sizes"]), "unit": unit, "notes": list(notes), "sizes": sizes,
-        "runs": runs,
-        "skipped": [name for name in names if runs[name]["status"] != "done"],
+        "runs": {name: r.to_json() for name, r in runs.items()},
+        "skipped": [name for name in names if not runs[name].done],
         "sizes_without_runs": [row["labels"] for row in sizes if row["runs"] == 0],
         "budget_minutes": state.settings["budget_minutes"], "wall_s": round(budget.total_s - budget.remaining(), 2),
         "settings": state.settings, "unseen": list(unseen), "fit": None, "answer": None}
-    report["short_runs"] = short_runs([(r["size"], r["steps"]) for r in runs.values() if r["status"] == "done"])
+    report["short_runs"] = short_runs([(r.size, r.steps) for r in finished])
     try:
         result = answer(points, means, size_gain, target, flat_points, report["short_runs"])
     except (ConfigError, RuntimeError) as err:  # too few sizes, or a fit that does not converge
@@ -65,6 +65,11 @@ def build_report(state: Any, names: list[str], gains: dict[str, dict[str, Any]],
         report["fit"] = result["fits"][result["model"]]
         report["holdout"] = holdout(points, means, result["model"])
     return report
+
+
+def report_runs(report: dict[str, Any]) -> dict[str, LabelsRun]:
+    """The runs of a report (as report.json holds them) as records."""
+    return {name: LabelsRun.from_json(r) for name, r in report["runs"].items()}
 
 
 def write_report(output: Path, report: dict[str, Any]) -> None:
@@ -283,17 +288,17 @@ def markdown(report: dict[str, Any]) -> str:
     worker = " worker |" if cluster else ""
     lines += [f"| run | {unit} | repeat | dev {metric} | gain [95 % interval] | steps | wall s |{worker}",
               "|---|---:|---:|---:|---:|---:|---:|" + ("---|" if cluster else "")]
-    for name, r in report["runs"].items():
-        ran_on = f" {r['worker']['host']} ({r['worker']['node']}) |" if "worker" in r else (" |" if cluster else "")
-        if r["status"] != "done":
-            lines.append(f"| {name} | {r['size']} | {r['repeat']} | {r['status']}: {r.get('reason', '')} | | | |"
-                         + ran_on)
+    runs = report_runs(report)
+    for name, r in runs.items():
+        ran_on = f" {r.worker['host']} ({r.worker['node']}) |" if r.worker else (" |" if cluster else "")
+        if not r.done:
+            lines.append(f"| {name} | {r.size} | {r.repeat} | {r.status}: {r.reason or ''} | | | |" + ran_on)
             continue
-        g = r["dev_gain"]
-        steps = f"{r['steps']}" + (f" of {r['planned_steps']}" if r["steps"] < r["planned_steps"] else "")
-        lines.append(f"| {name} | {r['size']} | {r['repeat']} | {r['dev']:.2f} | {g['difference']:+.2f} "
-                     f"[{g['low']:+.2f}, {g['high']:+.2f}] | {steps} | {r['wall_s']:.0f} |{ran_on}")
-    cut = [name for name, r in report["runs"].items() if r["status"] == "done" and r["steps"] < r["planned_steps"]]
+        g = r.dev_gain
+        steps = f"{r.steps}" + (f" of {r.planned_steps}" if r.steps < r.planned_steps else "")
+        lines.append(f"| {name} | {r.size} | {r.repeat} | {r.dev:.2f} | {g['difference']:+.2f} "
+                     f"[{g['low']:+.2f}, {g['high']:+.2f}] | {steps} | {r.wall_s:.0f} |{ran_on}")
+    cut = [name for name, r in runs.items() if r.done and r.steps < r.planned_steps]
     if cut:
         lines += ["", f"**Cut by the budget's time limit** (fewer steps than planned, so their scores are lower "
                       f"than a full run's): {', '.join(cut)}."]
@@ -313,8 +318,8 @@ def plot(path: Path, report: dict[str, Any]) -> None:
     if plt is None:
         return
     figure, axes = plt.subplots(figsize=(9.5, 4.5))
-    done = [r for r in report["runs"].values() if r["status"] == "done"]
-    axes.scatter([r["size"] for r in done], [r["dev"] for r in done], s=12, color="C0", alpha=0.4, label="runs")
+    done = [r for r in report_runs(report).values() if r.done]
+    axes.scatter([r.size for r in done], [r.dev for r in done], s=12, color="C0", alpha=0.4, label="runs")
     rows = [row for row in report["sizes"] if row["mean"] is not None]
     axes.errorbar([row["labels"] for row in rows], [row["mean"] for row in rows],
                   yerr=[row["spread"] or 0.0 for row in rows], fmt="o", color="C0", capsize=4,

@@ -33,6 +33,7 @@ from sentforge.harness.schedule import epoch_steps, fitted_batch
 from sentforge.harness.side_by_side import SideBySide
 from sentforge.learning_curve.data import LabelData
 from sentforge.learning_curve.read import read_label_data
+from sentforge.learning_curve.run_record import DONE, LabelsRun
 from sentforge.learning_curve.subsets import DEFAULT_FRACTIONS
 from sentforge.support.output_guard import locked_output
 from sentforge.recipes.command import train_command
@@ -45,10 +46,18 @@ class LabelsState(RunState):
     """OUTPUT/labels.json, the run harness's state: the settings of the command, and each finished or skipped run.
     A rerun of the same command takes up where it stopped (finished runs are not retrained, the interrupted one
     resumes from its checkpoint); a rerun of a different command on the same output is refused. Runs side by
-    side on a Ray cluster count the command's wall time (the harness's `parallel`)."""
+    side on a Ray cluster count the command's wall time (the harness's `parallel`). Each record is a LabelsRun
+    (run_record.py)."""
 
     kind = "labels"
     state_file = "labels.json"
+    results: dict[str, LabelsRun]
+
+    def result_from_json(self, saved: dict[str, Any]) -> LabelsRun:
+        return LabelsRun.from_json(saved)
+
+    def result_to_json(self, result: LabelsRun) -> dict[str, Any]:
+        return result.to_json()
 
 
 START = "start"
@@ -151,11 +160,11 @@ def labels(model: str, labelled: str | os.PathLike, dev: str | os.PathLike, outp
     from sentforge.learning_curve.report import build_report, write_report
 
     names = [run_name(size, repeat) for size, repeat in planned]
-    done = [name for name in names if state.results[name]["status"] == "done"]
+    done = [name for name in names if state.results[name].done]
     gains = dev_gains(output, done, START, seed)
     report = build_report(state, names, gains, metric_of(task), task.name, target,
                           FLAT_POINTS if flat_points is None else flat_points, budget,
-                          size_gain(output, {name: state.results[name]["size"] for name in done}, seed), unseen,
+                          size_gain(output, {name: state.results[name].size for name in done}, seed), unseen,
                           data.unit, data.notes(sizes))
     report["keep_checkpoints"], report["output_bytes"] = keep_checkpoints, directory_size(output)
     if cluster is not None:
@@ -178,7 +187,7 @@ def _run_on_cluster(runner: _Runner, cluster: RayRuns, planned: list[tuple[int, 
     queue, side = deque(planned), SideBySide(runner.state, cluster)
 
     def finish(run: FinishedRun, job: RunJob) -> None:
-        runner.finish(job, run.result, {"wall_s": run.wall_s, "worker": run.worker}, side.elapsed())
+        runner.finish(job, run.result, run.wall_s, run.worker, side.elapsed())
         progress.set_postfix_str(f"{run.name} ran on {run.worker['host']} in {run.wall_s:.0f} s; running "
                                  f"{', '.join(side.running) or 'none'}", refresh=False)
 
@@ -236,9 +245,10 @@ class RunJob:
 
 
 def train_run(job: RunJob, task: Any, callbacks: Sequence[Callable[[Any], None]],
-              show_progress: bool | None) -> dict[str, Any]:
-    """Train `job` (resuming from its checkpoint) and score it on dev: {"status": "done", "dev", "steps",
-    "stopped"}, or {"status": "failed", "reason"} when the recipe refuses the subset."""
+              show_progress: bool | None) -> LabelsRun:
+    """Train `job` (resuming from its checkpoint) and score it on dev: done with its dev score, steps and why
+    its training stopped early, or failed with the reason when the recipe refuses the subset (the rest of its
+    record is the coordinator's, `_Runner.finish`)."""
     import json
 
     from sentforge.recipes.api import run_recipe
@@ -253,9 +263,9 @@ def train_run(job: RunJob, task: Any, callbacks: Sequence[Callable[[Any], None]]
         if not items_path(job.output, job.name).is_file():
             save_items(job.output, job.name, task.item_scores(trained_model(job.run_dir, job.device)))
     except SentforgeError as err:  # e.g. a subset the recipe cannot train on: the other runs still go
-        return {"status": "failed", "reason": str(err)}
-    return {"status": "done", "dev": load_items(job.output, job.name).score(), "steps": summary["steps"],
-            "stopped": summary.get("stopped")}
+        return LabelsRun(status="failed", reason=str(err))
+    return LabelsRun(status=DONE, dev=load_items(job.output, job.name).score(), steps=summary["steps"],
+                     stopped=summary.get("stopped"))
 
 
 def trained_model(run_dir: Path, device: str | None) -> Any:
@@ -269,7 +279,7 @@ def trained_model(run_dir: Path, device: str | None) -> Any:
 
 
 def train_on_worker(job: RunJob, dev: str, dev_name: str, callbacks: Sequence[Callable[[Any], None]]
-                    ) -> dict[str, Any]:
+                    ) -> LabelsRun:
     """`train_run` on a Ray worker, which reads the dev set itself (class-labelled dev texts with the run's own
     draw as their training file: the run's classifier brings the head fitted on it)."""
     from sentforge.evaluation import load_dataset
@@ -313,8 +323,8 @@ class _Runner:
         items = self.task.item_scores(encoder)
         save_items(self.state.output, START, items)
         seconds = time.monotonic() - started
-        self.state.record(START, {"status": "done", "dev": items.score(), "dev_s": round(seconds, 2),
-                                  "wall_s": round(seconds, 2)})
+        self.state.record(START, LabelsRun(status=DONE, dev=items.score(), dev_s=round(seconds, 2),
+                                           wall_s=round(seconds, 2)))
         logger.info("start model: dev %s %.2f", metric_of(self.task), items.score())
 
     def plan(self, size: int, repeat: int) -> RunJob | None:
@@ -325,12 +335,12 @@ class _Runner:
             logger.info("%s: recorded earlier, reused", name)
             self._tidy(name)
             return None
-        dev_s = self.state.results[START]["dev_s"]
+        dev_s = self.state.results[START].dev_s
         planned = self._values(self._examples(size))["steps"]
         time_limit, why = time_for_run(self.budget.remaining(), 2 * dev_s, planned, self.state.prior_elapsed(name),
-                                       [r for r in self.state.results.values() if r.get("steps")])
+                                       [r for r in self.state.results.values() if r.steps])
         if time_limit is None:
-            self.state.record(name, {"size": size, "repeat": repeat, "status": "skipped", "reason": why})
+            self.state.record(name, LabelsRun(size=size, repeat=repeat, status="skipped", reason=why))
             logger.info("%s: skipped (%s)", name, why)
             return None
         settings = self.state.settings
@@ -346,36 +356,33 @@ class _Runner:
         """Train and record `job` in this process, its elapsed time saved as it trains."""
         heartbeat = self.state.heartbeat(job.name, self.state.prior_elapsed(job.name))
         result = train_run(job, self.task, [heartbeat, *self.callbacks], self.show_progress)
-        self.finish(job, result, {"wall_s": round(heartbeat.elapsed(), 2)})
+        self.finish(job, result, round(heartbeat.elapsed(), 2))
 
-    def finish(self, job: RunJob, result: dict[str, Any], timing: dict[str, Any],
+    def finish(self, job: RunJob, result: LabelsRun, wall_s: float, worker: dict[str, Any] | None = None,
                parallel_s: float | None = None) -> None:
-        """Record a trained run with `timing` (its wall_s, and on a cluster its worker); parallel_s: the wall
-        time of this call's side-by-side runs so far (None: the run ran alone)."""
-        entry = {"size": job.size, "repeat": job.repeat, "status": result["status"]}
-        if result["status"] == "done":
+        """Record a trained run with its wall seconds (and on a cluster its worker); parallel_s: the wall time
+        of this call's side-by-side runs so far (None: the run ran alone)."""
+        run = result.update(size=job.size, repeat=job.repeat, wall_s=wall_s, worker=worker)
+        if run.done:
             command = train_command(job.recipe, job.model, job.data_file, job.run_dir,
                                     [("pooling", "keep"), *job.values.items(), ("seed", job.seed),
                                      ("device", job.device)])
-            entry |= {"dev": result["dev"], "labels": job.size, "examples": job.examples, "steps": result["steps"],
-                      "planned_steps": job.values["steps"], "stopped": result["stopped"],
-                      "time_limit_s": round(job.time_limit, 1), "command": command}
-        else:
-            entry["reason"] = result["reason"]
+            run = run.update(labels=job.size, examples=job.examples, planned_steps=job.values["steps"],
+                             time_limit_s=round(job.time_limit, 1), command=command)
         if parallel_s is None:
-            self.state.record(job.name, entry | timing)
+            self.state.record(job.name, run)
         else:
-            self.state.record_parallel(job.name, entry | timing, parallel_s)
-        where = f" on {timing['worker']['host']} ({timing['wall_s']:.0f} s)" if "worker" in timing else ""
-        if result["status"] == "done":
-            logger.info("%s: dev %s %.2f%s", job.name, metric_of(self.task), result["dev"], where)
+            self.state.record_parallel(job.name, run, parallel_s)
+        where = f" on {worker['host']} ({wall_s:.0f} s)" if worker else ""
+        if run.done:
+            logger.info("%s: dev %s %.2f%s", job.name, metric_of(self.task), run.dev, where)
             self._tidy(job.name)
         else:
-            logger.warning("%s failed%s: %s", job.name, where, result["reason"])
+            logger.warning("%s failed%s: %s", job.name, where, run.reason)
 
     def _tidy(self, name: str) -> None:
         """A finished run keeps its model and metrics; its checkpoints go, unless asked to keep them."""
-        if not self.keep_checkpoints and self.state.results[name]["status"] == "done":
+        if not self.keep_checkpoints and self.state.results[name].done:
             remove_checkpoints(self.state.run_dir(name))
 
     def _examples(self, size: int) -> int:
@@ -392,7 +399,7 @@ class _Runner:
 
 
 def time_for_run(available: float, overhead: float, planned_steps: int, prior: float,
-                 finished: list[dict[str, Any]]) -> tuple[float | None, str]:
+                 finished: list[LabelsRun]) -> tuple[float | None, str]:
     """(the time limit of the next run, or None when it is skipped; why).
 
     overhead: seconds a run spends outside its steps (its dev evaluation, loading and saving models).
@@ -402,9 +409,9 @@ def time_for_run(available: float, overhead: float, planned_steps: int, prior: f
     """
     if available < overhead + 1.0:
         return None, f"{max(available, 0):.0f} s of the budget left; a run needs more than {overhead:.0f} s"
-    steps = sum(r["steps"] for r in finished)
+    steps = sum(r.steps for r in finished)
     if steps:
-        per_step = sum(max(r["wall_s"] - overhead, 0.0) for r in finished) / steps
+        per_step = sum(max(r.wall_s - overhead, 0.0) for r in finished) / steps
         needed = planned_steps * per_step + overhead - prior
         if needed > available:
             return None, (f"{max(available, 0):.0f} s of the budget left; its {planned_steps} steps need about "
