@@ -14,6 +14,7 @@ from sentforge.adaptation.planning import (LOADS_AFTER_TRAINING, REPORT_S, SPEED
                                            to_next_evaluation)
 from sentforge.adaptation.result import NotRun, finished
 from sentforge.adaptation.speed import MIN_PASS_TEXTS, ROUNDS, WARM_UP_TEXTS
+from sentforge.adaptation.state_records import MeasuredCosts
 from sentforge.harness.run_state import Budget
 from sentforge.training.stopping import TIME_LIMIT
 
@@ -40,8 +41,8 @@ PLANNED = [candidate(m) for m in ("start", "tsdae", "mnrl", "meta-concat", "meta
 def planner(clock: FakeClock, monkeypatch, results: dict | None = None, total_s: float = 240.0,
             sample: int = 512) -> Planner:
     monkeypatch.setattr("sentforge.harness.run_state.time.monotonic", clock)
-    state = SimpleNamespace(results=results or {}, measured={"dev_s": COSTS.dev_s, "test_s": COSTS.test_s,
-                                                            "per_text_s": COSTS.per_text_s, "load_s": COSTS.load_s})
+    state = SimpleNamespace(results=results or {}, measured=MeasuredCosts(COSTS.dev_s, COSTS.test_s,
+                                                                                 COSTS.per_text_s, COSTS.load_s))
     return Planner(state, SimpleNamespace(texts=["text"] * 400), None, PLANNED, Budget(total_s, 0.0, clock()),
                    meta_members=2, speed_sample=["text"] * sample)
 

@@ -12,9 +12,10 @@ import numpy as np
 import pytest
 
 from sentforge.adaptation.candidates import METHODS, Candidate, continuation_of
-from sentforge.adaptation.planning import LOADS_AFTER_TRAINING, Costs, Leftover, Planner
+from sentforge.adaptation.planning import LOADS_AFTER_TRAINING, Costs, Planner
 from sentforge.adaptation.result import finished
 from sentforge.adaptation.select import select
+from sentforge.adaptation.state_records import Leftover, MeasuredCosts, Probe
 from sentforge.adaptation.trained import TrainSettings
 from sentforge.evaluation.paired import ItemScores
 from sentforge.harness.run_state import Budget
@@ -32,8 +33,8 @@ PLANNED = [candidate(m) for m in ("start", "tsdae", "mnrl", "simcse")]
 
 
 def planner(results: dict, total_s: float, probes: dict | None = None, monkeypatch=None) -> Planner:
-    state = SimpleNamespace(results=results, probes=probes or {"m.mnrl": {"seconds_per_step": 5.0}},
-                            measured={"dev_s": COSTS.dev_s, "test_s": COSTS.test_s, "per_text_s": 0.0, "load_s": 1.0})
+    state = SimpleNamespace(results=results, probes=probes or {"m.mnrl": Probe(5.0, 0, 0.0)},
+                            measured=MeasuredCosts(COSTS.dev_s, COSTS.test_s, 0.0, 1.0))
     train = TrainSettings(eval_every=10, max_epochs=1, seed=0, device=None, show_progress=False, overrides={},
                           race=True)
     plan = Planner(state, SimpleNamespace(texts=[]), train, list(PLANNED), Budget(total_s, 0.0),

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import sentforge
+from sentforge.adaptation.adapt_state import STATE_FILE, AdaptState
 from sentforge.adaptation.intervals import save_items
 from sentforge.adaptation.report import markdown
 from sentforge.adaptation.result import CandidateResult
@@ -23,6 +24,7 @@ from adapt_domain import domain, run  # noqa: F401 - the fixture and the fast ad
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "adapt-old"
+RECORDED = FIXTURES.parent / "adapt-recorded"
 CANDIDATES = ["tsdae", "mnrl", "tsdae+mnrl", "pause", "meta-concat", "distil"]
 
 
@@ -40,6 +42,20 @@ def test_every_old_result_reads_and_writes_back_the_same_json():
         result = CandidateResult.from_json(saved)
         assert json.dumps(result.to_json()) == json.dumps(saved), name  # the same keys, values and order
     assert f"Selected: **{report['selected']}**" in markdown(report)
+
+
+@pytest.mark.parametrize("saved", [FIXTURES / "adapt-interrupted.json", RECORDED / "adapt.json"])
+def test_a_saved_state_reads_and_writes_back_the_same_json(saved, tmp_path):
+    # Its typed sections (state_records.py) write the keys, values and order they read, from an earlier version's
+    # interrupted run (no load time measured yet, no leftover section) and from this version's finished one.
+    (tmp_path / STATE_FILE).write_text(saved.read_text(encoding="utf-8"), encoding="utf-8")
+    before = json.loads(saved.read_text(encoding="utf-8"))
+    calls = before.pop("calls_s", [])
+    state = AdaptState(tmp_path, before["settings"])
+    assert state.open()
+    after = state.to_json()
+    assert json.dumps({key: after[key] for key in before}) == json.dumps(before)
+    assert after["calls_s"][:-1] == calls
 
 
 def test_an_unknown_entry_is_refused():

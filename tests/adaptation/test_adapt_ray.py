@@ -24,6 +24,7 @@ from conftest import assert_one_line_error, run_cli
 from ray_cluster import assert_engine_errors, cluster, started  # noqa: F401 - the fixture
 from sentforge.adaptation.adapt_state import AdaptState
 from sentforge.adaptation.result import finished
+from sentforge.adaptation.state_records import Probe
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 # tsdae (10 steps) and mnrl (6 steps) side by side, then MNRL from tsdae's model; the 60-minute budget cuts nothing.
@@ -84,7 +85,7 @@ def test_candidates_on_the_cluster_give_the_sequential_result_and_a_rerun_resume
     # The coordinator kept the state: every probe (with its worker) and the wall time of the side-by-side work.
     state = AdaptState(out, json.loads((out / "adapt.json").read_text())["settings"])
     assert state.open() and set(state.probes) == {name for name in trained if "+" not in name}
-    assert all("worker" in probe for probe in state.probes.values())
+    assert all(probe.worker is not None for probe in state.probes.values())
     assert set(trained) <= state.side_by_side()
     # A rerun of the command, here without Ray, resumes: nothing is trained again.
     times = {name: (Path(r["model_path"]) / "train.json").stat().st_mtime_ns for name, r in trained.items()}
@@ -177,8 +178,8 @@ def test_the_budget_counts_the_wall_time_of_side_by_side_candidates_not_their_su
     state.open()
     state.record("m.start", finished("start", "start", "m", dev=50.0, wall_s=3.0))
     worker = {"host": "node-1", "node": "10.0.0.1", "node_id": "n1", "seconds": 2.0}
-    state.probes = {"m.tsdae": {"wall_s": 2.0, "worker": worker}, "m.mnrl": {"wall_s": 1.0, "worker": worker},
-                    "m.simcse": {"wall_s": 1.5}}  # simcse probed in this process, before a resume on a cluster
+    state.probes = {"m.tsdae": Probe(0.5, 4, 2.0, worker), "m.mnrl": Probe(0.25, 4, 1.0, worker),
+                    "m.simcse": Probe(0.4, 4, 1.5)}  # simcse probed in this process, before a resume on a cluster
     state.beat_parallel(4.0)  # the probes side by side
     state.record_parallel("m.tsdae", finished("train", "tsdae", "m", dev=51.0, wall_s=10.0), 10.5)
     state.beat_parallel(12.0)  # mnrl still training beside it

@@ -4,6 +4,7 @@ timing of the first steps, and the probes kept in the state so that a rerun does
 
 from __future__ import annotations
 
+import json
 from types import SimpleNamespace
 
 import pytest
@@ -13,6 +14,7 @@ from sentforge.adaptation.planning import Costs, after_teacher, need, step_cost
 from sentforge.adaptation.step_clock import PROBE_STEPS, StepClock
 from sentforge.adaptation.planning import plan_shares as plan
 from sentforge.adaptation.result import finished
+from sentforge.adaptation.state_records import Probe
 
 COSTS = Costs(dev_s=2.0, test_s=3.0, per_text_s=0.0)
 
@@ -101,11 +103,13 @@ def test_probes_are_saved_counted_as_spent_and_read_back(tmp_path):
     state.open()
     state.record("m.start", finished("start", "start", None, wall_s=1.0))
     state.beat("m.tsdae", 0.5, force=True)
-    state.probed("m.tsdae", {"seconds_per_step": 0.25, "steps": 3, "wall_s": 2.0})
+    state.probed("m.tsdae", Probe(seconds_per_step=0.25, steps=3, wall_s=2.0))
     assert state.running is None and state.spent() == 1.0 + 2.0
     assert state.prior_elapsed("m.tsdae") == 2.0  # the candidate's run continues the probe's time
     again = AdaptState(tmp_path / "out", {"seed": 0})
-    assert again.open() and again.probes == {"m.tsdae": {"seconds_per_step": 0.25, "steps": 3, "wall_s": 2.0}}
+    assert again.open() and again.probes == {"m.tsdae": Probe(seconds_per_step=0.25, steps=3, wall_s=2.0)}
+    assert json.loads(again.path.read_text())["probes"] == {"m.tsdae": {"seconds_per_step": 0.25, "steps": 3,
+                                                                        "wall_s": 2.0}}
     again.beat("m.tsdae", 2.5, force=True)  # its run, interrupted: the probe's time is in its elapsed time
     assert again.spent() == 1.0 + 2.5
     again.record("m.tsdae", finished("train", "tsdae", None, wall_s=4.0))

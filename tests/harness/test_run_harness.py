@@ -13,6 +13,7 @@ import pytest
 
 from sentforge.adaptation.adapt_state import AdaptState
 from sentforge.adaptation.result import CandidateResult, RaceDecision
+from sentforge.adaptation.state_records import Leftover, MeasuredCosts, Probe
 from sentforge.support.errors import ConfigError, OutputExistsError
 from sentforge.evaluation.paired import PairedInterval
 from sentforge.harness.run_state import input_record
@@ -82,18 +83,19 @@ def test_adapt_sections_are_saved_after_the_results_and_resumed(tmp_path):
     state = AdaptState(tmp_path / "out", {"seed": 0})
     state.open()
     assert (tmp_path / "out" / "runs").is_dir()
-    state.measured["dev_s"] = 1.5
-    state.probed("m.tsdae", {"seconds_per_step": 0.5, "steps": 4, "wall_s": 3.0})
+    assert (state.measured, state.probes, state.leftover) == (None, {}, None)  # saved as {}
+    state.measured_start(MeasuredCosts(1.5, 0.5, 0.01))
+    state.probed("m.tsdae", Probe(seconds_per_step=0.5, steps=4, wall_s=3.0))
     decision = RaceDecision("below the start", "m.start", PairedInterval(-5.0, -7.0, -3.0, 1.0, 0.95, 2000, 8), step=4)
     state.raced("m.tsdae", decision)
-    state.leftover = {"seconds": 600.0, "continued": None, "why": "the budget is spent"}
+    state.leftover = Leftover(600.0, why="the budget is spent")
     state.save()
     assert list(json.loads(state.path.read_text())) == ["settings", "results", "running", "measured", "probes",
                                                         "races", "leftover", "calls_s"]
     again = AdaptState(tmp_path / "out", {"seed": 0})
     again.open()
-    assert (again.measured, again.races) == ({"dev_s": 1.5}, {"m.tsdae": decision})
-    assert again.leftover == state.leftover
+    assert (again.measured, again.races) == (MeasuredCosts(1.5, 0.5, 0.01), {"m.tsdae": decision})
+    assert again.leftover == state.leftover and again.probes == state.probes
     # The probe's seconds count as the candidate's until it is recorded.
     assert again.spent() == 3.0 and again.prior_elapsed("m.tsdae") == 3.0
     again.record("m.tsdae", CandidateResult.from_json({"kind": "start", "method": "start", "model": "m",

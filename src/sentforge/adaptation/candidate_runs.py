@@ -15,7 +15,7 @@ from tqdm.auto import tqdm
 from sentforge.adaptation.candidates import kind_of, run_candidate
 from sentforge.adaptation.candidates.continuation import Continuation
 from sentforge.adaptation.method import Candidate, continuation_of
-from sentforge.adaptation.planning import Leftover
+from sentforge.adaptation.state_records import Leftover
 from sentforge.adaptation.runner import RunContext, record
 from sentforge.harness.dev_scores import items_path
 
@@ -46,10 +46,11 @@ def spend_leftover(context: RunContext, planned: list[Candidate]) -> None:
     (planning.Planner.leftover), which joins `planned`; the decision is kept in the state, so a rerun resumes
     the same continuation."""
     state = context.state
-    if not state.leftover:
-        state.leftover = context.plan.leftover().to_json()
+    if state.leftover is None:
+        # As saved (its seconds rounded), so that this call and a rerun read the same decision.
+        state.leftover = Leftover.from_json(context.plan.leftover().to_json())
         state.save()
-    leftover = Leftover(**state.leftover)
+    leftover = state.leftover
     if leftover.continued is None:
         logger.info("%.0f s of the budget left, not spent: %s", leftover.seconds, leftover.why)
         return

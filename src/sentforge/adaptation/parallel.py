@@ -68,8 +68,9 @@ class CandidateTask:
 
 
 def run_on_worker(task: CandidateTask) -> dict[str, Any]:
-    """The task body: {"probe"} of a probe; else the candidate's result (scored), its probe entry and racing's
-    decisions on its runs; a candidate that fails has its failed result."""
+    """The task body: {"probe"} of a probe; else the candidate's result (scored), its probe (with the cadence
+    its training fixed), racing's decisions on its runs and the slowest load; a candidate that fails has its
+    failed result."""
     context, candidate = _here(task), task.candidate
     state = context.state
     try:
@@ -82,7 +83,7 @@ def run_on_worker(task: CandidateTask) -> dict[str, Any]:
     races = {key: decision for key, decision in state.races.items()
              if key == candidate.name or key.startswith(f"{candidate.name}/")}
     return {"result": result, "probe": state.probes.get(candidate.name), "races": races,
-            "load_s": state.measured.get("load_s")}
+            "load_s": state.measured.load_s}
 
 
 def _here(task: CandidateTask) -> RunContext:
@@ -162,8 +163,7 @@ class _FanOut:
         state = self.context.state
         copy = WorkerState(self.output, state.settings)
         copy.results, copy.running, copy.parallel = dict(state.results), state.running, dict(state.parallel)
-        copy.measured, copy.races = dict(state.measured), dict(state.races)
-        copy.probes = {name: dict(entry) for name, entry in state.probes.items()}
+        copy.measured, copy.races, copy.probes = state.measured, dict(state.races), dict(state.probes)
         train = dataclasses.replace(self.context.train, show_progress=False)
         plan = dataclasses.replace(self.context.plan, state=copy, inputs=self.inputs, train=train)
         context = dataclasses.replace(self.context, state=copy, inputs=self.inputs, plan=plan, train=train)
@@ -178,13 +178,13 @@ class _FanOut:
         state, returned, worker = self.context.state, finished.result, finished.worker
         where = f"{worker['host']} ({worker['seconds']:.0f} s)"
         if returned.get("probe") and probe:
-            state.probes[candidate.name] = {**returned["probe"], "worker": worker}
+            state.probes[candidate.name] = dataclasses.replace(returned["probe"], worker=worker)
             state.beat_parallel(self.side.elapsed())
             logger.info("%s: probed on %s, %.3g s a step", candidate.name, where,
-                        returned["probe"]["seconds_per_step"])
+                        returned["probe"].seconds_per_step)
             return
-        if returned.get("probe"):
-            state.probes[candidate.name] = {**state.probes.get(candidate.name, {}), **returned["probe"]}
+        if returned.get("probe"):  # the state's probe as the task had it, its cadence added
+            state.probes[candidate.name] = returned["probe"]
         state.races.update(returned.get("races", {}))
         if returned.get("load_s"):
             state.measured_load(returned["load_s"])

@@ -60,7 +60,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from statistics import fmean
-from typing import Any
 
 from sentforge.adaptation.adapt_state import AdaptState
 from sentforge.adaptation.deadline import Deadline
@@ -69,6 +68,7 @@ from sentforge.adaptation.inputs import AdaptInputs
 from sentforge.adaptation.racing import evaluation_cadence, first_judged_step
 from sentforge.adaptation.result import CandidateResult
 from sentforge.adaptation.speed import MIN_PASS_TEXTS, ROUNDS, WARM_UP_TEXTS
+from sentforge.adaptation.state_records import Leftover
 from sentforge.adaptation.step_clock import PROBE_STEPS
 from sentforge.adaptation.trained import (TrainSettings, ladder_steps, recipe_settings, rungs, training_data,
                                           warmup_steps)
@@ -122,19 +122,6 @@ class Costs:
 
 
 @dataclass(frozen=True)
-class Leftover:
-    """Step 7: the seconds left once every schedule had ended, and the candidate continued with them (None: the
-    run ends early, `why`)."""
-
-    seconds: float
-    continued: str | None = None
-    why: str = ""
-
-    def to_json(self) -> dict[str, Any]:
-        return {"seconds": round(self.seconds, 1), "continued": self.continued, "why": self.why}
-
-
-@dataclass(frozen=True)
 class Room:
     """Step 1: the equal share that bounds each probe (None when no trained candidate fits: `why`), and the
     reserve kept for the meta-embeddings, which the shares then keep too."""
@@ -176,7 +163,7 @@ class Planner:
 
     def costs(self) -> Costs:
         m = self.state.measured
-        return Costs(m["dev_s"], m["test_s"], m["per_text_s"], m.get("load_s", 0.0))
+        return Costs(m.dev_s, m.test_s, m.per_text_s, m.load_s or 0.0)
 
     def end_reserve(self, costs: Costs | None = None) -> float:
         """Step 5: the seconds kept for the speed measurement and the report, for the candidates that may still
@@ -251,7 +238,8 @@ class Planner:
                              self.first_judged_step(candidate, time_limit), cost)
         after_s = costs.after_step_s(cost)
         time_limit = max(share - prior - before_s - after_s, costs.dev_s, 1.0)
-        kept = self.state.probes.get(candidate.name, {}).get("eval_every")
+        probe = self.state.probes.get(candidate.name)
+        kept = None if probe is None else probe.eval_every
         every = int(kept) if kept is not None else self.cadence(candidate, time_limit)
         return RunLimits(share, time_limit, after_s, every, self.first_judged_step(candidate, time_limit), cost)
 
@@ -326,7 +314,8 @@ class Planner:
         step, with their evaluations."""
         steps, every = self.planned_steps(candidate), self.cadence(candidate)
         if candidate.after is None:
-            steps -= self.state.probes.get(candidate.name, {}).get("steps", 0)
+            probe = self.state.probes.get(candidate.name)
+            steps -= 0 if probe is None else probe.steps
             return need(steps, self.step_cost(candidate), every, costs)
         before = self.state.results.get(candidate.after)
         tsdae = next(c for c in self.planned if c.name == candidate.after)
@@ -359,7 +348,7 @@ class Planner:
     def step_cost(self, candidate: Candidate) -> float:
         """Seconds per step: the probe's; tsdae+mnrl's are those of the mnrl candidate of its start model (the
         method named like its recipe: same recipe, data and model), else the mean of the probes."""
-        measured = {name: probe["seconds_per_step"] for name, probe in self.state.probes.items()}
+        measured = {name: probe.seconds_per_step for name, probe in self.state.probes.items()}
         return step_cost(candidate.name, measured, f"{candidate.model_key}.{candidate.method.recipe}")
 
     def snapshots(self, candidate: Candidate) -> list[int]:

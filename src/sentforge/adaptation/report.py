@@ -15,6 +15,7 @@ from sentforge.adaptation.hygiene import Hygiene, data_noun
 from sentforge.adaptation.result import (CandidateResult, MetaResult, StartResult, StaticResult, TrainedResult,
                                          finished_type)
 from sentforge.adaptation.select import Selection
+from sentforge.adaptation.state_records import Leftover
 from sentforge.support.disk import human_size
 from sentforge.harness.report_files import on_the_cluster, place_labels, pyplot, save_figure, write_report_files
 
@@ -53,7 +54,7 @@ class AdaptReport(Mapping):
     output_bytes_all: int
     output_bytes: int
     wall_s: float
-    leftover: dict[str, Any] | None = None  # planning.Leftover's JSON: the time left once every schedule had ended
+    leftover: Leftover | None = None  # the time left once every schedule had ended (planning.py, step 7)
     cluster: dict[str, Any] | None = None
     class_items: dict[str, int] | None = None  # class-labelled data: the dev (and test) texts scored
 
@@ -65,7 +66,8 @@ class AdaptReport(Mapping):
         values = {name: getattr(self, name) for name in self.__dataclass_fields__
                   if name not in ("cluster", "class_items") or getattr(self, name) is not None}
         return {**values, "selection": self.selection.to_json(), "hygiene": self.hygiene.to_json(),
-                "candidates": {name: r.to_json() for name, r in self.candidates.items()}}
+                "candidates": {name: r.to_json() for name, r in self.candidates.items()},
+                "leftover": None if self.leftover is None else self.leftover.to_json()}
 
     def __getitem__(self, key: str) -> Any:
         return self._json[key]

@@ -217,7 +217,7 @@ def _select_and_report(config: AdaptConfig, state: AdaptState, inputs: AdaptInpu
         dev_cross_fitted={name: round(scores.score(), 4) for name, scores in fitted.items()},
         output_bytes_all=output_bytes_all, output_bytes=directory_size(state.output),
         wall_s=round(budget.total_s - budget.remaining(), 2),  # all but writing the report's files
-        leftover=state.leftover or None, cluster=cluster, class_items=_class_items(inputs))
+        leftover=state.leftover, cluster=cluster, class_items=_class_items(inputs))
     write_report(state.output, report)
     logger.info("selected %s: dev %s %.2f", chosen, metric, results[chosen].dev)
     if rivals := unresolved(report):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,7 @@ from sentforge.adaptation.step_clock import StepClock
 from sentforge.adaptation.racing import Race, race_of_run
 from sentforge.adaptation.result import FAILED, CandidateResult, StartResult, TrainedResult, load_candidate
 from sentforge.adaptation.speed import measure
+from sentforge.adaptation.state_records import Probe
 from sentforge.adaptation.trained import RecipeCall, TrainSettings, needs_training, probe_run, timed, train_or_take_up
 from sentforge.support.errors import SentforgeError
 from sentforge.harness.dev_scores import items_path, metric_of, save_items, task_metrics
@@ -75,12 +76,13 @@ class RecipeRun:
         its limits were planned at."""
         state, name = context.state, self.candidate.name
         # A run that racing stopped is finished, its probe's included: it is taken up, never continued.
-        probed = None if state.races.get(self._key(context)) else state.probes.get(name, {}).get("steps")
+        probe = state.probes.get(name)
+        probed = None if state.races.get(self._key(context)) or probe is None else probe.steps
         prior = state.prior_elapsed(name) if needs_training(self.run_dir, self.extend, probed) else 0.0
         # The deadline holds the candidate's whole wall time, its loading and what follows its last step.
         limits = context.plan.limits(self.candidate, self.share, prior, self.before_s)
-        if name in state.probes and "eval_every" not in state.probes[name]:
-            state.probes[name]["eval_every"] = limits.eval_every  # its cadence, fixed for the runs that resume it
+        if probe is not None and probe.eval_every is None:
+            state.probes[name] = replace(probe, eval_every=limits.eval_every)  # fixed for the runs that resume it
             state.save()
         _, race, callbacks = self._callbacks(context, prior, limits)
         call = RecipeCall(self, limits.time_limit, limits.eval_every, callbacks, race)
@@ -125,7 +127,7 @@ def probe_pending(context: RunContext, equal_s: float, reserve_s: float = 0.0) -
             record(context, probed, failed(context, probed, err))
 
 
-def probe_candidate(context: RunContext, candidate: Candidate, equal_s: float) -> dict[str, float]:
+def probe_candidate(context: RunContext, candidate: Candidate, equal_s: float) -> Probe:
     """The probe of one trained candidate within `equal_s` seconds: its seconds per step, steps and wall
     seconds (planning.py)."""
     plan = context.plan
@@ -133,7 +135,7 @@ def probe_candidate(context: RunContext, candidate: Candidate, equal_s: float) -
     run = RecipeRun(candidate, candidate.model, context.state.run_dir(candidate.name), equal_s,
                     snapshots=tuple(plan.snapshots(candidate)))
     steps, wall_s = run.probe(context, clock)
-    return {"seconds_per_step": clock.seconds_per_step() or wall_s / steps, "steps": steps, "wall_s": wall_s}
+    return Probe(clock.seconds_per_step() or wall_s / steps, steps, wall_s)
 
 
 def record(context: RunContext, candidate: Candidate, result: CandidateResult) -> None:

@@ -30,7 +30,8 @@ HEARTBEAT_SECONDS = 5.0  # how often the running unit's elapsed time is saved
 class RunState:
     """`settings`, `results` (finished or skipped units by name) and `running` (the unit in progress and its
     elapsed seconds). A subclass names its command family (`kind`, also the lock's and the messages') and
-    its file, and keeps more sections in `SECTIONS` (each a dict, saved after the results).
+    its file, and keeps more sections in `SECTIONS` (each saved as a dict after the results; a new run's is {}
+    as `section_from_json` reads it).
 
     `parallel`: the wall seconds of the calls that ran units side by side on a Ray cluster (`elapsed_s`) and
     the units they ran (`runs`); those units' own times overlap, so the budget counts the calls' wall time
@@ -54,7 +55,7 @@ class RunState:
         self.running: dict[str, Any] | None = None
         self.parallel: dict[str, Any] = {}
         for section in self.SECTIONS:
-            setattr(self, section, {})
+            setattr(self, section, self.section_from_json(section, {}))
         self._last_beat = 0.0
 
     @classmethod
@@ -138,11 +139,11 @@ class RunState:
     def result_to_json(self, result: Any) -> dict[str, Any]:
         return result
 
-    def section_from_json(self, section: str, saved: dict[str, Any]) -> dict[str, Any]:
-        """A section as the command uses it (a subclass may type its values)."""
+    def section_from_json(self, section: str, saved: dict[str, Any]) -> Any:
+        """A section as the command uses it (a subclass may type it)."""
         return saved
 
-    def section_to_json(self, section: str, values: dict[str, Any]) -> dict[str, Any]:
+    def section_to_json(self, section: str, values: Any) -> dict[str, Any]:
         return values
 
     def record(self, name: str, result: Any) -> None:

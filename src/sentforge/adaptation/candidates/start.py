@@ -9,6 +9,7 @@ from sentforge.adaptation.candidates.base import CandidateKind
 from sentforge.adaptation.method import Candidate, Method
 from sentforge.adaptation.result import DONE, CandidateResult, StartResult
 from sentforge.adaptation.runner import RunContext, macro_f1_of
+from sentforge.adaptation.state_records import MeasuredCosts
 from sentforge.harness.dev_scores import main_score, metric_of, save_items, scored_with_items, task_metrics
 
 
@@ -43,8 +44,8 @@ class StartModel(CandidateKind):
             metrics, test_s = task_metrics(inputs.test, encoder)
             result = result.update(test=float(metrics[metric_of(inputs.test)]), test_metric=metric_of(inputs.test),
                                    **macro_f1_of(result, "test", metrics))
-        context.state.measured_start({"dev_s": dev_s, "test_s": test_s,
-                                      "per_text_s": dev_s / (len(set(inputs.dev.texts())) or 1), "load_s": load_s})
+        context.state.measured_start(MeasuredCosts(dev_s, test_s, dev_s / (len(set(inputs.dev.texts())) or 1),
+                                                   load_s))
         return result.update(wall_s=round(time.monotonic() - started, 2))
 
     def run_or_fail(self, context: RunContext) -> CandidateResult:
