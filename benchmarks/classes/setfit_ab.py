@@ -10,7 +10,7 @@ Sets: `trec` (TREC question types, fine labels such as NUM:date: train_5500.labe
 `sst5` (SST five-way sentiment: SST/fine sentiment-train, sentiment-test) and `qatarliving` (Qatar Living forum
 questions by forum category, 7 categories: SemEval-2016 and 2015 Task 3 training questions, 2015's test
 questions; qatarliving_categories.py says which texts and categories). A draw d takes k texts of each
-class of the training file with seed d (data.classes.per_class_draw: nested over k); every arm trains on the
+class of the set's training texts with seed d (data.classes.per_class_draw: nested over k); every arm trains on the
 same draw and is scored on the whole test file. SetFit runs with `num_iterations` pairs per text (20, the
 SetFit paper's), as sentforge's recipe does (`--iterations`): its sampling default ("oversampling": every
 negative pair once) makes C(n, 2) pairs, some 70,000 steps' worth at 16 shots. Each run writes
@@ -64,9 +64,9 @@ def read_sst5(path: Path) -> list[tuple[str, str]]:
 
 def each_file(read: Callable[[Path], list]) -> Callable[[list[Path], Path], tuple[list, list]]:
     """A set's reader from a reader of one file: the training files' rows in order, and the test file's."""
-    def read_set(train_paths: list[Path], test_path: Path) -> tuple[list, list]:
+    def read_both(train_paths: list[Path], test_path: Path) -> tuple[list, list]:
         return [row for path in train_paths for row in read(path)], read(test_path)
-    return read_set
+    return read_both
 
 
 # name -> (reader of (training files, test file) -> (training rows, test rows), training files, test file)
