@@ -2,11 +2,13 @@
 class, a dev split apart from them, the set's test file; then the adapt command to run on them.
 
     python benchmarks/classes/adapt_files.py trec --coarse --work-dir runs/adapt-classes --shots 8
+    python benchmarks/classes/adapt_files.py qatarliving --work-dir runs/adapt-classes --shots 8
 
-The set's training file is split once as labels_check.py splits it (seeded: --dev-size texts are the dev split,
-the rest the pool); the labelled file is the pool's draw of --shots texts per class with --seed
-(data.classes.per_class_draw, the draw `sentforge labels` takes at that size in its first repeat).
-WORK/SET/labelled.jsonl, dev.jsonl and test.jsonl are written, and the `sentforge adapt` line is printed.
+The set's training side is split once as labels_check.py splits it (seeded: --dev-size texts are the dev split,
+500 or a third of a side of fewer than 1,500 texts, the rest the pool); the labelled file is the pool's draw of
+--shots texts per class with --seed (data.classes.per_class_draw, the draw `sentforge labels` takes at that
+size in its first repeat). WORK/SET/labelled.jsonl, dev.jsonl and test.jsonl are written, the texts of each
+class in the pool, the labelled file, dev and test are printed, then the `sentforge adapt` line.
 """
 
 from __future__ import annotations
@@ -14,13 +16,27 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
+from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from benchlib import DATA
-from labels_check import splits, write_jsonl
+from labels_check import DEV_HELP, splits, write_jsonl
 from setfit_ab import SETS
+
+
+def print_class_counts(parts: dict[str, list[tuple[str, str]]]) -> None:
+    """Texts of each class in each part: a column per part, a row per class and a total row."""
+    from sentforge.data.classes import sorted_classes
+
+    counts = {name: Counter(y for _, y in rows) for name, rows in parts.items()}
+    classes = sorted_classes({y for rows in parts.values() for _, y in rows})
+    width = max(len("class"), *(len(str(y)) for y in classes))
+    print(f"  {'class':{width}s}" + "".join(f"  {name:>8s}" for name in parts))
+    for label in classes:
+        print(f"  {str(label):{width}s}" + "".join(f"  {counts[name][label]:8d}" for name in parts))
+    print(f"  {'all':{width}s}" + "".join(f"  {len(rows):8d}" for rows in parts.values()))
 
 
 def main() -> None:
@@ -30,7 +46,7 @@ def main() -> None:
     parser.add_argument("--data-dir", type=Path, default=DATA)
     parser.add_argument("--work-dir", type=Path, required=True)
     parser.add_argument("--shots", type=int, default=8, help="Labelled texts per class.")
-    parser.add_argument("--dev-size", type=int, default=500, help="Texts of the training file kept as dev.")
+    parser.add_argument("--dev-size", type=int, default=None, help=DEV_HELP)
     parser.add_argument("--model", default="all-MiniLM-L6-v2", help="The start model of the printed command.")
     parser.add_argument("--budget-minutes", type=float, default=10.0, help="The printed command's budget.")
     parser.add_argument("--seed", type=int, default=0, help="The dev split's and the draw's seed.")
@@ -39,10 +55,12 @@ def main() -> None:
     from sentforge.data.classes import per_class_draw
 
     pool, dev, test = splits(options)
+    labelled = per_class_draw(pool, options.shots, options.seed)
     folder = options.work_dir / f"{options.set}{'-coarse' if options.coarse else ''}"
     files = {name: write_jsonl(folder / f"{name}.jsonl", rows) for name, rows in
-             (("labelled", per_class_draw(pool, options.shots, options.seed)), ("dev", dev), ("test", test))}
+             (("labelled", labelled), ("dev", dev), ("test", test))}
     print(f"wrote {', '.join(map(str, files.values()))}")
+    print_class_counts({"pool": pool, "labelled": labelled, "dev": dev, "test": test})
     print(shlex.join(["sentforge", "adapt", "--model", options.model, "--labelled", str(files["labelled"]),
                       "--dev", str(files["dev"]), "--test", str(files["test"]), "--output", str(folder / "adapted"),
                       "--budget-minutes", f"{options.budget_minutes:g}", "--seed", str(options.seed)]))

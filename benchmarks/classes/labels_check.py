@@ -5,8 +5,9 @@ on the dev split the curve was fitted on and on the test split it never saw.
     python benchmarks/classes/labels_check.py trec --coarse --work-dir runs/labels-classes \\
         --shots 2,4,8,16 --repeats 3 --target 85 --threads 1
 
-The set's training file is split once (seeded): --dev-size texts are the dev split, the rest the labelled pool
-that the curve draws from (WORK/SET/labelled.jsonl, dev.jsonl, test.jsonl; the test file is the set's own).
+The set's training side is split once (seeded): --dev-size texts are the dev split (500, or a third of a side of
+fewer than 1,500 texts), the rest the labelled pool that the curve draws from (WORK/SET/labelled.jsonl,
+dev.jsonl, test.jsonl; the test split is the set's own).
 The curve is WORK/SET/curve (report.md, report.json; a rerun resumes it, and another --target answers again
 without training). The check trains --check-draws runs at the answer's size, on per-class draws with seeds the
 curve's repeats did not use; each is saved as WORK/SET/check-kK-dD.json and read, not rerun, the next time
@@ -26,7 +27,10 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from benchlib import DATA, fail
-from setfit_ab import SETS
+from setfit_ab import SETS, read_set
+
+DEV_SIZE = 500  # dev texts of a set's training side, or a third of a smaller one
+DEV_HELP = "Texts of the training side kept as dev (default: 500, or a third of a side of fewer than 1,500 texts)."
 
 
 def write_jsonl(path: Path, rows: list[tuple[str, str]]) -> Path:
@@ -36,16 +40,15 @@ def write_jsonl(path: Path, rows: list[tuple[str, str]]) -> Path:
 
 
 def splits(options: argparse.Namespace) -> tuple[list, list, list]:
-    """(labelled pool, dev, test) of the set: dev a seeded sample of the training file, the pool the rest."""
-    reader, train_file, test_file = SETS[options.set]
-    for name in (train_file, test_file):
-        if not (options.data_dir / name).is_file():
-            fail(f"--data-dir {options.data_dir}: no {name}")
-    rows = [reader(options.data_dir / name) for name in (train_file, test_file)]
+    """(labelled pool, dev, test) of the set: dev a seeded sample of the training side, the pool the rest."""
+    train, test = read_set(options.set, options.data_dir)
     if options.coarse:  # TREC's coarse classes: NUM of NUM:date
-        rows = [[(t, y.split(":")[0]) for t, y in part] for part in rows]
-    train, test = rows
-    held = set(np.random.default_rng(options.seed).choice(len(train), options.dev_size, replace=False).tolist())
+        train, test = ([(t, y.split(":")[0]) for t, y in part] for part in (train, test))
+    dev_size = min(DEV_SIZE, len(train) // 3) if options.dev_size is None else options.dev_size
+    if not 0 < dev_size < len(train):
+        fail(f"--dev-size {dev_size}: the {options.set} training side has {len(train)} texts; "
+             f"choose 1 to {len(train) - 1}")
+    held = set(np.random.default_rng(options.seed).choice(len(train), dev_size, replace=False).tolist())
     return [r for i, r in enumerate(train) if i not in held], [r for i, r in enumerate(train) if i in held], test
 
 
@@ -88,7 +91,7 @@ def main() -> None:
     parser.add_argument("--shots", default="2,4,8,16", help="Examples per class of the curve's sizes.")
     parser.add_argument("--repeats", type=int, default=3, help="Nested draws per size.")
     parser.add_argument("--target", type=float, required=True, help="Dev accuracy to reach.")
-    parser.add_argument("--dev-size", type=int, default=500, help="Texts of the training file kept as dev.")
+    parser.add_argument("--dev-size", type=int, default=None, help=DEV_HELP)
     parser.add_argument("--check-draws", type=int, default=3, help="Runs at the answer's size.")
     parser.add_argument("--check-from", type=int, default=0, help="The first check draw (draws FROM to FROM+N-1: "
                         "two processes can each train some, and a last call with FROM 0 reads them all).")

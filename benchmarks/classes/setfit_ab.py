@@ -6,9 +6,11 @@ draws of k examples per class, wall time of each run, and paired bootstrap inter
     python benchmarks/classes/setfit_ab.py trec --data-dir ../shared/data --work-dir runs/classes \\
         --shots 8 --draws 3 --arms start,setfit,sentforge
 
-Sets: `trec` (TREC question types, fine labels such as NUM:date: train_5500.label, test TREC_10.label) and
-`sst5` (SST five-way sentiment: SST/fine sentiment-train, sentiment-test). A draw d takes k texts of each
-class of the training file with seed d (data.classes.per_class_draw: nested over k); every arm trains on the
+Sets: `trec` (TREC question types, fine labels such as NUM:date: train_5500.label, test TREC_10.label),
+`sst5` (SST five-way sentiment: SST/fine sentiment-train, sentiment-test) and `qatarliving` (Qatar Living forum
+questions by forum category, 7 categories: SemEval-2016 and 2015 Task 3 training questions, 2015's test
+questions; qatarliving_categories.py says which texts and categories). A draw d takes k texts of each
+class of the set's training texts with seed d (data.classes.per_class_draw: nested over k); every arm trains on the
 same draw and is scored on the whole test file. SetFit runs with `num_iterations` pairs per text (20, the
 SetFit paper's), as sentforge's recipe does (`--iterations`): its sampling default ("oversampling": every
 negative pair once) makes C(n, 2) pairs, some 70,000 steps' worth at 16 shots. Each run writes
@@ -26,12 +28,16 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchlib import DATA, fail
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from qatarliving_categories import TEST_FILE, TRAIN_FILES, read_qatarliving
 
 ARMS = ("start", "setfit", "sentforge", "classifier")
 
@@ -56,10 +62,30 @@ def read_sst5(path: Path) -> list[tuple[str, str]]:
     return rows
 
 
+def each_file(read: Callable[[Path], list]) -> Callable[[list[Path], Path], tuple[list, list]]:
+    """A set's reader from a reader of one file: the training files' rows in order, and the test file's."""
+    def read_both(train_paths: list[Path], test_path: Path) -> tuple[list, list]:
+        return [row for path in train_paths for row in read(path)], read(test_path)
+    return read_both
+
+
+# name -> (reader of (training files, test file) -> (training rows, test rows), training files, test file)
 SETS = {
-    "trec": (read_trec, "senteval/downstream/TREC/train_5500.label", "senteval/downstream/TREC/TREC_10.label"),
-    "sst5": (read_sst5, "senteval/downstream/SST/fine/sentiment-train", "senteval/downstream/SST/fine/sentiment-test"),
+    "trec": (each_file(read_trec), ("senteval/downstream/TREC/train_5500.label",),
+             "senteval/downstream/TREC/TREC_10.label"),
+    "sst5": (each_file(read_sst5), ("senteval/downstream/SST/fine/sentiment-train",),
+             "senteval/downstream/SST/fine/sentiment-test"),
+    "qatarliving": (read_qatarliving, TRAIN_FILES, TEST_FILE),
 }
+
+
+def read_set(name: str, data_dir: Path) -> tuple[list, list]:
+    """(training rows, test rows) of a set from its files under `data_dir`; a file missing is bad input."""
+    reader, train_files, test_file = SETS[name]
+    for file in (*train_files, test_file):
+        if not (data_dir / file).is_file():
+            fail(f"--data-dir {data_dir}: no {file}")
+    return reader([data_dir / file for file in train_files], data_dir / test_file)
 
 
 def train_start(model: str, train: list, work: Path, seed: int, options: argparse.Namespace):
@@ -155,10 +181,6 @@ def main() -> None:
         fail(f"--arms {options.arms}: choose from {', '.join(ARMS)}")
     if ("classifier" in arms) != (options.classifier is not None):
         fail("the classifier arm and --classifier go together")
-    reader, train_file, test_file = SETS[options.set]
-    for name in (train_file, test_file):
-        if not (options.data_dir / name).is_file():
-            fail(f"--data-dir {options.data_dir}: no {name}")
     model = options.model
     if model is None:
         sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -176,8 +198,7 @@ def main() -> None:
         pool = read_classes(options.labelled)
         test = [(t, str(y)) for t, y in read_classes(options.test, min_per_class=1)]
     else:
-        pool = reader(options.data_dir / train_file)
-        test = reader(options.data_dir / test_file)
+        pool, test = read_set(options.set, options.data_dir)
     print(f"{options.set}: {len(pool)} training texts of {len({y for _, y in pool})} classes, {len(test)} test texts")
     for shots in options.shots:
         results: dict[str, list[dict]] = {arm: [] for arm in arms}
