@@ -59,8 +59,10 @@ def trained_once(name: str, run: Path, train: Callable[[], Any], examples: int) 
     import sentforge
 
     began = time.perf_counter()
-    trained = sentforge.load(str(run)) if (run / "train.json").is_file() else train()
-    print(f"{name}: trained in {time.perf_counter() - began:.0f} s on {examples} pairs", flush=True)
+    finished = (run / "train.json").is_file()
+    trained = sentforge.load(str(run)) if finished else train()
+    done = f"the finished run {run} loaded" if finished else f"trained on {examples} pairs"
+    print(f"{name}: {done} in {time.perf_counter() - began:.0f} s", flush=True)
     return trained
 
 
