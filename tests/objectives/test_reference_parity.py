@@ -1,9 +1,9 @@
 """sentforge's objectives compute what sentence-transformers' reference losses compute.
 
 For each pair (TSDAE / DenoisingAutoEncoderLoss, CT / ContrastiveTensionLoss, SimCSE and MNRL /
-MultipleNegativesRankingLoss, cosine regression / CosineSimilarityLoss): both sides start from the same
-weights (parts that each side initialises on its own, such as the decoder's cross-attention and LM-head
-transform, are copied from sentforge to the reference), see the same batch and the same noise, and must
+MultipleNegativesRankingLoss, cosine regression / CosineSimilarityLoss, MarginMSE / MarginMSELoss): both sides
+start from the same weights (parts that each side initialises on its own, such as the decoder's cross-attention and
+LM-head transform, are copied from sentforge to the reference), see the same batch and the same noise, and must
 agree on the loss (1e-5), on every gradient (1e-4) and, after 5 optimizer steps, on every weight (1e-4).
 
 Intended differences, shown equivalent here:
@@ -26,6 +26,7 @@ import torch
 from sentforge import build_encoder
 from sentforge.objectives.contrastive import ContrastiveLoss
 from sentforge.objectives.ct import ContrastiveTension
+from sentforge.objectives.margin_mse import MarginMSE
 from sentforge.objectives.regression import CosineRegression
 from sentforge.objectives.tsdae import TSDAE
 
@@ -195,4 +196,18 @@ def test_cosine_regression_equals_cosine_similarity_loss(tiny_bert_dir):
     columns = [_features(theirs_model, [a for a, _, _ in batch]), _features(theirs_model, [b for _, b, _ in batch])]
     labels = torch.tensor([score / 5.0 for _, _, score in batch])
     _parity(lambda: ours(batch), lambda: theirs(columns, labels), [
+        (lambda: ours.encoder[0].model, lambda: theirs_model[0].auto_model)])
+
+
+def test_margin_mse_equals_margin_mse_loss(tiny_bert_dir):
+    ours_encoder, theirs_model = _pair(tiny_bert_dir, "mean")
+    # Dropout off: the reference embeds each column in a pass of its own.
+    ours = MarginMSE(ours_encoder).eval()
+    theirs = st_losses.MarginMSELoss(theirs_model).eval()
+    # Margins of both signs and sizes, none the student's own: the loss and its gradients are far from zero.
+    batch = [(SENTENCES[i], SENTENCES[(i + 1) % 8], SENTENCES[(i + 4) % 8], 3.0 * i - 7.5) for i in range(6)]
+    columns = [_features(theirs_model, column) for column in list(zip(*batch))[:3]]
+    margins = torch.tensor([margin for *_, margin in batch])
+    assert ours(batch).item() > 1.0
+    _parity(lambda: ours(batch), lambda: theirs(columns, margins), [
         (lambda: ours.encoder[0].model, lambda: theirs_model[0].auto_model)])

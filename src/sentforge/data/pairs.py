@@ -155,7 +155,7 @@ def split_rows(rows: list[Row], source: str, with_scores: bool, error: type[Exce
         if not positive:
             negatives.append((texts[0], texts[1]))
         elif with_scores:
-            examples.append((*texts, _score(where, record["score"], error)))
+            examples.append((*texts, finite_number(where, record["score"], error)))
         elif record.get("negative"):
             examples.append((*texts, str(record["negative"])))
         else:
@@ -216,14 +216,15 @@ def _borrowed(pool: list[str], start: int, anchor: str, related: set[tuple[str, 
                          "sentence or one of its positives")
 
 
-def _score(where: str, value: Any, error: type[Exception]) -> float:
+def finite_number(where: str, value: Any, error: type[Exception], name: str = "score") -> float:
+    """A row's `name` field as a finite float, or `error` naming the row."""
     try:
-        score = float(value)
+        number = float(value)
     except (TypeError, ValueError):
-        raise error(f"{where}: score {value!r} is not a number") from None
-    if not math.isfinite(score):
-        raise error(f"{where}: score {value!r} is not finite")
-    return score
+        raise error(f"{where}: {name} {value!r} is not a number") from None
+    if not math.isfinite(number):
+        raise error(f"{where}: {name} {value!r} is not finite")
+    return number
 
 
 def _is_unlabelled(label: Any) -> bool:

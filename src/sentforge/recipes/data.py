@@ -15,7 +15,8 @@ then go through the file readers' rules (data/pairs.py), so the same rows give t
 positive-pair method is refused. `columns` renames a
 file's (or a Dataset's) columns to roles first: {"anchor": "sentence1", "positive": "sentence2"}.
 Class-labelled texts ("classes") keep their column names, `text` (or `sentence`) and `label`, and follow
-data/classes.py; their tuples are (text, label).
+data/classes.py; their tuples are (text, label). MarginMSE's rows ("margin triples") follow
+data/margin_triples.py; their tuples are (query, positive, negative, margin).
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from sentforge.data.classes import classes_from_rows, read_classes
+from sentforge.data.margin_triples import FIELDS as MARGIN_FIELDS
+from sentforge.data.margin_triples import column_roles, margin_triples_from_rows, read_margin_triples
 from sentforge.data.pairs import Row, pairs_from_rows, read_pairs, renamed
 from sentforge.support.errors import ConfigError, InputFileError
 
@@ -155,6 +158,9 @@ def read_examples(kind: str, data: Any, reading: SentenceReading | None = None,
         if kind == "classes":
             return classes_from_rows([(f"{arguments.data}[{i}]", {"text": text, "label": label})
                                       for i, (text, label) in enumerate(examples)], arguments.data, ConfigError)
+        if kind == "margin triples":
+            return margin_triples_from_rows([(f"{arguments.data}[{i}]", dict(zip(MARGIN_FIELDS, example)))
+                                             for i, example in enumerate(examples)], arguments.data, ConfigError)
         return examples
     for path in paths:
         if not path.exists():
@@ -169,6 +175,8 @@ def read_examples(kind: str, data: Any, reading: SentenceReading | None = None,
         raise ConfigError(f"{arguments.data}: {kind} are read from one file; got {len(paths)} paths")
     if kind == "classes":
         return read_classes(paths[0], columns, arguments.columns)
+    if kind == "margin triples":
+        return read_margin_triples(paths[0], columns, arguments.columns)
     return read_pairs(paths[0], with_scores=kind == "scored pairs", columns=columns,
                       columns_argument=arguments.columns)
 
@@ -207,7 +215,7 @@ def _memory_rows(kind: str, data: Any, columns: Mapping[str, str],
 def _input_example_records(kind: str, examples: Sequence[Any]) -> list[dict[str, Any]]:
     """InputExamples as records: texts by position, then the label (for positive pairs only when some label
     is not 0, InputExample's default: sentence-transformers' MultipleNegativesRankingLoss ignores it)."""
-    keep_label = kind in ("scored pairs", "labelled pairs") or (
+    keep_label = kind in ("scored pairs", "labelled pairs", "margin triples") or (
         kind == "pairs" and any(example.label != 0 for example in examples))
     return [{**{f"texts[{i}]": text for i, text in enumerate(example.texts or [])},
              **({"label": example.label} if keep_label else {})} for example in examples]
@@ -219,6 +227,8 @@ def _roles(kind: str, names: list[str], where: str) -> dict[str, str]:
     texts = [name for name in names if name not in LABEL_COLUMNS]
     if kind == "classes":
         return {name: name for name in names}  # data/classes.py finds the text and label columns
+    if kind == "margin triples":
+        return column_roles(names, where, ConfigError)
     if len(labels) > 1:
         raise ConfigError(f"{where}: both a 'label' and a 'score' column; keep the one that holds the label")
     if kind == "sentences":
@@ -247,6 +257,8 @@ def _examples_from_rows(kind: str, rows: list[Row], arguments: ArgumentNames) ->
         return _checked(kind, [record[SENTENCE_ROLE] for _, record in rows])
     if kind == "classes":
         return classes_from_rows(rows, arguments.data, ConfigError)
+    if kind == "margin triples":
+        return margin_triples_from_rows(rows, arguments.data, ConfigError)
     if kind == "labelled pairs":
         from sentforge.data.nli import nli_pairs_from_rows
 
@@ -266,7 +278,8 @@ def _sentences(paths: list[Path], reading: SentenceReading) -> list[str]:
 
 
 def _checked(kind: str, examples: list) -> list:
-    arity = {"pairs": (2, 3), "scored pairs": (3,), "labelled pairs": (3,), "classes": (2,)}.get(kind)
+    arity = {"pairs": (2, 3), "scored pairs": (3,), "labelled pairs": (3,), "classes": (2,),
+             "margin triples": (4,)}.get(kind)
     for i, example in enumerate(examples):
         good = isinstance(example, str) if arity is None else (
             isinstance(example, (tuple, list)) and len(example) in arity)

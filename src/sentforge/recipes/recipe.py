@@ -22,6 +22,7 @@ DATA_KINDS = {
     "scored pairs": "(sentence1, sentence2, score) tuples",
     "labelled pairs": "(sentence1, sentence2, label or None) tuples",
     "classes": "(text, class) tuples",
+    "margin triples": "(query, positive, negative, teacher's margin) tuples",
 }
 # The command-line option that names the data files of each kind, and its help.
 DATA_OPTIONS = {
@@ -33,6 +34,8 @@ DATA_OPTIONS = {
                                 "empty), a SentEval SNLI directory, SICK_*.txt, GLUE RTE/QNLI .tsv, or a .txt "
                                 "positive-only list (sentence1<TAB>sentence2)."),
     "classes": ("corpus", "A .tsv/.csv/.jsonl file of class-labelled texts (text or sentence, label)."),
+    "margin triples": ("corpus", "A .jsonl/.tsv/.csv file of (query, positive, negative, margin) rows: the margin "
+                                 "is a teacher's score of (query, positive) minus its score of (query, negative)."),
 }
 
 

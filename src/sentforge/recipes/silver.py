@@ -24,14 +24,10 @@ def candidate_pairs(anchors: Sequence[str], texts: Sequence[str], encoder: Any, 
     """Each anchor with its `k` nearest `texts` by `encoder` (cosine) and, with `bm25`, its `k` best by BM25;
     never a text with itself, each unordered pair once, in anchor order."""
     from sentforge.baselines.bm25 import load_bm25
-    from sentforge.evaluation.search import exact_search
-    from sentforge.evaluation.similarity import unit_embeddings
 
     pool = list(dict.fromkeys(texts))
     depth = min(k + 1, len(pool))  # one more: the anchor itself may be among the texts
-    rows, vectors = unit_embeddings(encoder, [*anchors, *pool])
-    _, dense = exact_search(vectors[[rows[a] for a in anchors]], vectors[[rows[t] for t in pool]], depth)
-    found = [list(ids) for ids in np.asarray(dense)]
+    found = [list(ids) for ids in nearest_texts(encoder, anchors, pool, depth)]
     if bm25:
         _, lexical = load_bm25(show_progress=False).search(list(anchors), pool, depth)
         found = [ids + list(more) for ids, more in zip(found, np.asarray(lexical))]
@@ -46,6 +42,17 @@ def candidate_pairs(anchors: Sequence[str], texts: Sequence[str], encoder: Any, 
             seen.add(key)
             pairs.append((anchor, text))
     return pairs
+
+
+def nearest_texts(encoder: Any, anchors: Sequence[str], pool: Sequence[str], depth: int) -> np.ndarray:
+    """The indices into `pool` of each anchor's `depth` nearest texts by `encoder` (cosine), nearest first; each
+    distinct text is encoded once."""
+    from sentforge.evaluation.search import exact_search
+    from sentforge.evaluation.similarity import unit_embeddings
+
+    rows, vectors = unit_embeddings(encoder, [*anchors, *pool])
+    _, found = exact_search(vectors[[rows[a] for a in anchors]], vectors[[rows[t] for t in pool]], depth)
+    return np.asarray(found)
 
 
 def silver_pairs(cross_encoder: Any, encoder: Any, gold: Sequence[tuple[str, str, Any]], unlabelled: Sequence[str],
