@@ -63,7 +63,8 @@ class AdaptConfig:
         the selection rule, the engine and --keep; a ConfigError names the first bad one."""
         output = AdaptState.check_output(self.output, [
             ("--unlabelled", self.unlabelled), ("--dev", self.dev), ("--labelled", self.labelled),
-            ("--test", self.test), ("--cross-encoder", self.cross_encoder), *(("--model", m) for m in self.models), *(("--member", m) for m in self.members)])
+            ("--test", self.test), ("--cross-encoder", self.cross_encoder), *(("--model", m) for m in self.models),
+            *(("--member", m) for m in self.members)])
         if not self.models:
             raise ConfigError("--model: give at least one start model")
         check_budget_minutes(self.budget_minutes)

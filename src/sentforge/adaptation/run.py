@@ -72,8 +72,8 @@ def adapt(model: str | Sequence[str], unlabelled: str | os.PathLike | None, dev:
     tsdae+setfit, and OUTPUT/model is the chosen encoder with that head (sentforge.SentenceClassifier.load).
     dev / test: own evaluation data (sentforge.evaluation.load_dataset); test is reported only. cross_encoder:
     a trained cross-encoder directory (sentforge.load_cross_encoder), trained without dev or test texts: with
-    labelled pairs it adds the `augsbert` candidate (candidates/augsbert.py) to the default ones. members: extra encoders
-    for the meta-embeddings. candidates: method names to run (the start model is always one). overrides: recipe
+    labelled pairs it adds the `augsbert` candidate (candidates/augsbert.py) to the default ones. members: extra
+    encoders for the meta-embeddings. candidates: method names to run (the start model is always one). overrides: recipe
     settings per method, e.g. {"simcse": {"lr": 1e-5}}.
     select_rule: "labels-first" (a candidate replaces the start model only when its dev gain's 95 % paired
     bootstrap interval lies above 0; among those, the highest dev score, unless a candidate not significantly

@@ -30,7 +30,8 @@ class CandidateKind:
     result_type: the finished result it records (its KIND is the "kind" of adapt.json and report.json).
     trained: a recipe trained from a start model within its planned share of the time, probed first and
     raced; its method takes recipe overrides. probed: a trained kind probed before the first share (augsbert's
-    data is made in its own run: it takes the mean cost per step of the probes). per_model: one candidate per start model (else one in all).
+    data is made in its own run: it takes the mean cost per step of the probes). per_model: one candidate per
+    start model (else one in all).
     start_model: the start model itself, scored first: the time plan is measured on it, and a failure of it
     stops the run. combines: it combines finished candidates, so it runs once the cut ones are extended.
     by_default: it runs when no --candidates are named (else only when named). outruns_start: its model may
