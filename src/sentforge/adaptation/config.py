@@ -34,6 +34,7 @@ class AdaptConfig:
     output: PathLike
     labelled: PathLike | None
     test: PathLike | None
+    cross_encoder: PathLike | None
     budget_minutes: float
     members: tuple[str, ...]
     seed: int
@@ -62,7 +63,8 @@ class AdaptConfig:
         the selection rule, the engine and --keep; a ConfigError names the first bad one."""
         output = AdaptState.check_output(self.output, [
             ("--unlabelled", self.unlabelled), ("--dev", self.dev), ("--labelled", self.labelled),
-            ("--test", self.test), *(("--model", m) for m in self.models), *(("--member", m) for m in self.members)])
+            ("--test", self.test), ("--cross-encoder", self.cross_encoder), *(("--model", m) for m in self.models),
+            *(("--member", m) for m in self.members)])
         if not self.models:
             raise ConfigError("--model: give at least one start model")
         check_budget_minutes(self.budget_minutes)
@@ -77,7 +79,9 @@ class AdaptConfig:
         if untrained:
             raise ConfigError(f"overrides: {', '.join(untrained)} are not trained candidates; choose from "
                               f"{', '.join(name for name, m in METHODS.items() if m.kind.trained)}")
-        methods = check_methods(None if self.candidates is None else list(self.candidates), self.classes)
+        check_teacher(self.cross_encoder)
+        methods = check_methods(None if self.candidates is None else list(self.candidates), self.classes,
+                                teacher=self.cross_encoder is not None)
         check_rule(self.select_rule)
         check_engine(self.engine, self.address, self.resources)
         if self.keep not in KEEP:
@@ -108,9 +112,22 @@ class AdaptConfig:
                 "candidates": list(self.candidates), "seed": self.seed, "device": self.device,
                 "select": self.select_rule, "keep_dev_texts": self.keep_dev_texts, "race": self.race,
                 "budget_minutes": self.budget_minutes, "eval_every": self.eval_every, "max_epochs": self.max_epochs,
-                "meta_members": self.meta_members, "overrides": self.overrides}
+                "meta_members": self.meta_members, "overrides": self.overrides,
+                # only when given, so that the settings of runs without one stay as they were
+                **({} if self.cross_encoder is None else {"cross_encoder": input_record(self.cross_encoder)})}
 
     def train(self) -> TrainSettings:
         """What every trained candidate shares."""
         return TrainSettings(self.eval_every, self.max_epochs, self.seed, self.device, self.show_progress,
                              self.overrides, self.race)
+
+
+def check_teacher(cross_encoder: PathLike | None) -> None:
+    """Refuse a --cross-encoder that is not a cross-encoder directory (a bi-encoder, a file), before any model
+    loads."""
+    from sentforge.cross_encoder import is_cross_encoder_dir
+
+    if cross_encoder is not None and not is_cross_encoder_dir(cross_encoder):
+        raise ConfigError(f"--cross-encoder {cross_encoder}: not a cross-encoder directory (a config.json of a "
+                          "...ForSequenceClassification model, no modules.json); train one with `sentforge train "
+                          "cross-encoder`")

@@ -40,6 +40,8 @@ class AdaptInputs:
     dev: Any  # an evaluation Task
     test: Any | None
     classes: ClassLabelled | None = None
+    cross_encoder: Path | None = None  # --cross-encoder: the teacher of the augsbert candidates' silver pairs
+    data_dir: Path | None = None  # OUTPUT/data, where those silver pairs are written (with a --cross-encoder)
 
 
 def read_inputs(unlabelled: str | os.PathLike | None, dev: str | os.PathLike,

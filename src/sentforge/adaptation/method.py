@@ -22,8 +22,9 @@ class Method:
 
     kind: the candidate kind that runs it (candidates/). priority: its place in the default order, the order of
     priority when the budget cannot fit every candidate. recipe: the training recipe; data: what it trains on
-    ("unlabelled", "positives" or "partial"); after: the method whose candidate model it starts from (None: the
-    start model). meta: the meta-embedding method of sentforge.meta.
+    ("unlabelled", "positives", "partial", "classes", or "silver": the labelled pairs and silver pairs, scored);
+    after: the method whose candidate model it starts from (None: the start model). meta: the meta-embedding
+    method of sentforge.meta. options: recipe settings of the method itself ((name, value) pairs).
     """
 
     name: str
@@ -34,6 +35,7 @@ class Method:
     data: str | None = None
     after: str | None = None
     meta: str | None = None
+    options: tuple[tuple[str, Any], ...] = ()
 
 
 @dataclass(frozen=True)

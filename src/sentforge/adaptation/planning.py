@@ -202,7 +202,8 @@ class Planner:
     def to_probe(self) -> list[Candidate]:
         """Step 2: the trained candidates still to run and to probe (tsdae+mnrl is not probed: it starts after
         TSDAE, and takes the cost per step of its start model's mnrl)."""
-        return [c for c in self._trained_left() if c.after is None and c.name not in self.state.probes]
+        return [c for c in self._trained_left() if c.after is None and c.method.kind.probed
+                and c.name not in self.state.probes]
 
     def share(self, candidate: Candidate, reserve_s: float, slots: int | None = None,
               holding: Mapping[str, float] | None = None) -> tuple[float | None, str]:

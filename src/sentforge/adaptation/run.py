@@ -11,6 +11,7 @@ See docs/adapt.md for the candidates and the budget, resume and selection rules.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import os
 import shutil
@@ -51,7 +52,7 @@ DISK_NOTE_BYTES = 10 ** 9  # a run that may need more is announced in the log be
 @locked_output(AdaptState.kind)
 def adapt(model: str | Sequence[str], unlabelled: str | os.PathLike | None, dev: str | os.PathLike,
           output: str | os.PathLike, *, labelled: str | os.PathLike | None = None,
-          test: str | os.PathLike | None = None,
+          test: str | os.PathLike | None = None, cross_encoder: str | os.PathLike | None = None,
           budget_minutes: float = 60.0, members: Sequence[str] = (), seed: int = 0,
           eval_every: int | None = None, candidates: Sequence[str] | None = None, max_epochs: int = 10,
           meta_members: int = 2, device: str | None = None, show_progress: bool | None = None,
@@ -69,8 +70,10 @@ def adapt(model: str | Sequence[str], unlabelled: str | os.PathLike | None, dev:
     dev and test are class-labelled too, every candidate is scored by the accuracy of a logistic-regression head
     fitted on its vectors of the labelled texts, the default candidates are the start model, tsdae, setfit and
     tsdae+setfit, and OUTPUT/model is the chosen encoder with that head (sentforge.SentenceClassifier.load).
-    dev / test: own evaluation data (sentforge.evaluation.load_dataset); test is reported only. members: extra encoders
-    for the meta-embeddings. candidates: method names to run (the start model is always one). overrides: recipe
+    dev / test: own evaluation data (sentforge.evaluation.load_dataset); test is reported only. cross_encoder:
+    a trained cross-encoder directory (sentforge.load_cross_encoder), trained without dev or test texts: with
+    labelled pairs it adds the `augsbert` candidate (candidates/augsbert.py) to the default ones. members: extra
+    encoders for the meta-embeddings. candidates: method names to run (the start model is always one). overrides: recipe
     settings per method, e.g. {"simcse": {"lr": 1e-5}}.
     select_rule: "labels-first" (a candidate replaces the start model only when its dev gain's 95 % paired
     bootstrap interval lies above 0; among those, the highest dev score, unless a candidate not significantly
@@ -105,7 +108,8 @@ def adapt(model: str | Sequence[str], unlabelled: str | os.PathLike | None, dev:
     started = time.monotonic() if started is None else started  # the budget counts from here
     config = AdaptConfig(
         models=(model,) if isinstance(model, (str, os.PathLike)) else tuple(model), unlabelled=unlabelled, dev=dev,
-        output=output, labelled=labelled, test=test, budget_minutes=budget_minutes, members=tuple(members),
+        output=output, labelled=labelled, test=test, cross_encoder=cross_encoder,
+        budget_minutes=budget_minutes, members=tuple(members),
         seed=seed, eval_every=eval_every, candidates=None if candidates is None else tuple(candidates),
         max_epochs=max_epochs, meta_members=meta_members, device=device, show_progress=show_progress,
         overrides=overrides, select_rule=select_rule, keep_dev_texts=keep_dev_texts, race=race,
@@ -139,11 +143,15 @@ def run_adapt(config: AdaptConfig, started: float) -> AdaptReport:
 
         # 2. Hygiene: dev and test texts out of the training data (hygiene.py).
         inputs, hygiene = apply_hygiene(inputs, config.output / DATA_DIR, config.keep_dev_texts, overlap)
+        if config.cross_encoder is not None:
+            inputs = dataclasses.replace(inputs, cross_encoder=Path(config.cross_encoder),
+                                         data_dir=config.output / DATA_DIR)
 
         # 3. Plan: the candidates the data allows (candidates/), the time plan (planning.py).
         planned, left_out = plan_candidates(
             config.model_specs, list(config.candidates), bool(inputs.labelled and inputs.labelled.positives),
-            bool(inputs.labelled and inputs.labelled.partial), bool(inputs.classes and inputs.classes.examples))
+            bool(inputs.labelled and inputs.labelled.partial), bool(inputs.classes and inputs.classes.examples),
+            inputs.cross_encoder is not None)
         for candidate, reason in left_out:
             if hygiene.applied and config.labelled is not None:
                 reason += " left after dev hygiene"

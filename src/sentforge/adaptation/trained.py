@@ -51,6 +51,10 @@ def training_data(candidate: Candidate, inputs: AdaptInputs) -> tuple[Path, int]
     kind = candidate.method.data
     if kind == "unlabelled":
         return inputs.unlabelled, len(inputs.texts)
+    if kind == "silver":
+        from sentforge.adaptation.silver_data import silver_data
+
+        return silver_data(candidate, inputs)
     if kind == "classes":
         from sentforge.recipes.setfit import training_rows
 
@@ -64,7 +68,7 @@ def training_data(candidate: Candidate, inputs: AdaptInputs) -> tuple[Path, int]
 def recipe_settings(candidate: Candidate, examples: int, settings: TrainSettings) -> dict[str, Any]:
     """The recipe's settings: the paper's, a batch no larger than the data, up to `max_epochs` epochs."""
     values = {"pooling": "keep", "batch_size": fitted_batch(candidate.method.recipe, examples),
-              **settings.overrides.get(candidate.method.name, {})}
+              **dict(candidate.method.options), **settings.overrides.get(candidate.method.name, {})}
     values.setdefault("steps", epoch_steps(examples, values["batch_size"], settings.max_epochs))
     return values
 

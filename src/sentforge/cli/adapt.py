@@ -30,12 +30,17 @@ def adapt(
                                                           "dev accuracy, the model saved with its head).")] = None,
     test: Annotated[Optional[Path], typer.Option(help="Test set: scored and reported, never used for a "
                                                       "choice.")] = None,
+    cross_encoder: Annotated[Optional[Path], typer.Option(help="A trained cross-encoder (trained without dev or "
+                                                               "test texts): with labelled pairs, adds the augsbert "
+                                                               "candidate, trained on the pairs and on silver pairs "
+                                                               "it scores.")] = None,
     budget_minutes: BudgetMinutesOpt = 60.0,
     member: Annotated[list[str], typer.Option(help="An extra encoder for the meta-embeddings; "
                                                    "repeatable.")] = [],  # noqa: B006 (typer reads the default)
     candidates: Annotated[Optional[str], typer.Option(help="Comma-separated candidates to run (default: all "
                                                            "for the data): tsdae, mnrl, setfit, tsdae+mnrl, "
-                                                           "tsdae+setfit, pause, simcse, ct, meta-concat, meta-gcca; "
+                                                           "tsdae+setfit, pause, simcse, ct, meta-concat, meta-gcca "
+                                                           "(augsbert with --cross-encoder); "
                                                            "the start model always runs.")] = None,
     eval_every: Annotated[Optional[int], typer.Option(min=1, help="Score each trained candidate on dev every K "
                                                                   "steps (default: about every 2.5 minutes of its "
@@ -87,7 +92,8 @@ def adapt(
     from sentforge.adaptation import adapt as run_adapt
 
     names = None if candidates is None else [n.strip() for n in candidates.split(",") if n.strip()]
-    report = run_adapt(model, unlabelled, dev, output, labelled=labelled, test=test, budget_minutes=budget_minutes,
+    report = run_adapt(model, unlabelled, dev, output, labelled=labelled, test=test, cross_encoder=cross_encoder,
+                       budget_minutes=budget_minutes,
                        members=member, seed=seed, eval_every=eval_every, candidates=names, max_epochs=max_epochs,
                        meta_members=meta_members, device=device, select_rule=select,
                        keep_dev_texts=keep_dev_texts, race=race, keep_checkpoints=keep_checkpoints,

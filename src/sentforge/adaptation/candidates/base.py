@@ -29,7 +29,9 @@ class CandidateKind:
 
     result_type: the finished result it records (its KIND is the "kind" of adapt.json and report.json).
     trained: a recipe trained from a start model within its planned share of the time, probed first and
-    raced; its method takes recipe overrides. per_model: one candidate per start model (else one in all).
+    raced; its method takes recipe overrides. probed: a trained kind probed before the first share (augsbert's
+    data is made in its own run: it takes the mean cost per step of the probes). per_model: one candidate per
+    start model (else one in all).
     start_model: the start model itself, scored first: the time plan is measured on it, and a failure of it
     stops the run. combines: it combines finished candidates, so it runs once the cut ones are extended.
     by_default: it runs when no --candidates are named (else only when named). outruns_start: its model may
@@ -42,6 +44,7 @@ class CandidateKind:
     start_model: ClassVar[bool] = False
     combines: ClassVar[bool] = False
     by_default: ClassVar[bool] = True
+    probed: ClassVar[bool] = True
     outruns_start: ClassVar[bool] = False
     candidate: Candidate
 

@@ -1,0 +1,57 @@
+"""Augmented SBERT (Thakur et al., NAACL 2021) with a trained cross-encoder (--cross-encoder) as the teacher: the
+`sts` recipe from the start model on the labelled pairs and silver pairs the teacher scored (silver_data.py)."""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+
+from sentforge.adaptation.candidates.recipe import TrainedRecipe
+from sentforge.adaptation.method import Method
+from sentforge.adaptation.result import SKIPPED, CandidateResult
+from sentforge.adaptation.runner import RecipeRun, RunContext
+from sentforge.adaptation.silver_data import scoring_estimate, silver_file, write_silver
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class AugmentedSBERT(TrainedRecipe):
+    """A trained recipe whose data is made in its own share: the teacher scores the silver pairs first (timed and
+    counted in the share), then the `sts` recipe trains within what is left of it. Not probed: its data does not
+    exist before it runs, so the plan takes the mean cost per step of the probes. It runs only with a
+    --cross-encoder and labelled pairs, and then by default."""
+
+    by_default = False
+    probed = False
+
+    def within(self, context: RunContext, share: float) -> CandidateResult:
+        if silver_file(self.candidate, context.inputs).is_file():  # made by an earlier call of this run
+            return super().within(context, share)
+        from sentforge import load, load_cross_encoder
+
+        inputs, device = context.inputs, context.train.device
+        teacher = load_cross_encoder(inputs.cross_encoder, device=device)
+        costs = context.plan.costs()
+        estimate = scoring_estimate(teacher, inputs, costs.encode_estimate(1, len(inputs.texts)))
+        if share - estimate < costs.trained_minimum:
+            return self.candidate.outcome(SKIPPED, reason=f"a share of {share:.0f} s; scoring its silver pairs "
+                                                          f"takes about {estimate:.0f} s, and training needs at "
+                                                          f"least {costs.trained_minimum:.1f} s")
+        logger.info("%s: scoring silver pairs with %s (about %.0f s of its %.0f s share)", self.candidate.name,
+                    inputs.cross_encoder, estimate, share)
+        started = time.monotonic()
+        write_silver(self.candidate, inputs, teacher, load(self.candidate.model, device=device),
+                     context.train.seed)
+        scored_s = time.monotonic() - started
+        logger.info("%s: silver pairs scored in %.0f s", self.candidate.name, scored_s)
+        run = RecipeRun(self.candidate, self.candidate.model, context.state.run_dir(self.candidate.name), share,
+                        before_s=scored_s)
+        return run.train(context).update(share_s=round(share, 1))
+
+
+METHODS = (Method("augsbert", AugmentedSBERT, 9, "with --cross-encoder: cosine regression (sts recipe) on the "
+                                                 "labelled pairs (scores 1 and 0) and silver pairs around them and "
+                                                 "the unlabelled texts, scored by the cross-encoder",
+                  recipe="sts", data="silver", options=(("score_max", 1.0),)),)

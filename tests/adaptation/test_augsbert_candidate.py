@@ -1,0 +1,66 @@
+"""The augsbert candidate: with a trained cross-encoder (--cross-encoder) and labelled pairs, the `sts` recipe
+trains from the start model on the labelled pairs and silver pairs the cross-encoder scored; without one it is
+left out; a bi-encoder given as --cross-encoder is refused before any training."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import sentforge
+from sentforge.cross_encoder import CrossEncoder
+
+from adapt_domain import run as adapt_run
+from conftest import assert_one_line_error, run_cli
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
+
+@pytest.fixture(scope="module")
+def teacher_dir(tiny_bert_dir, tmp_path_factory):
+    path = tmp_path_factory.mktemp("teacher") / "ce"
+    CrossEncoder.from_encoder(str(tiny_bert_dir), seed=3).save(path)
+    return path
+
+
+def test_augsbert_trains_on_the_labelled_pairs_and_the_teachers_silver_pairs(tiny_bert_dir, teacher_dir, domain,
+                                                                           tmp_path):
+    report = adapt_run(tiny_bert_dir, domain, tmp_path / "adapted", candidates=["augsbert"],
+                       cross_encoder=teacher_dir, overrides={"augsbert": {"lr": 1e-3, "batch_size": 4}})
+    (result,) = [r for name, r in report["candidates"].items() if name.endswith(".augsbert")]
+    assert result["status"] == "done", result
+    assert result["steps"] > 0 and "--score-max 1.0" in result["commands"][-1]
+    data = tmp_path / "adapted" / "data"
+    rows = [json.loads(line) for path in data.glob("*.silver.jsonl")
+            for line in path.read_text(encoding="utf-8").splitlines()]
+    assert result["examples"] == len(rows)
+    labelled = [json.loads(line) for line in (domain / "labelled.jsonl").read_text(encoding="utf-8").splitlines()]
+    gold = {(r["sentence1"], r["sentence2"]) for r in labelled}
+    assert [(r["sentence1"], r["sentence2"], r["score"]) for r in rows[:len(gold)]] == [
+        (r["sentence1"], r["sentence2"], 1.0) for r in labelled]
+    silver = rows[len(gold):]
+    assert silver and not {(r["sentence1"], r["sentence2"]) for r in silver} & gold
+    teacher = sentforge.load_cross_encoder(teacher_dir)
+    pairs = [(r["sentence1"], r["sentence2"]) for r in silver[:3]]
+    assert [r["score"] for r in silver[:3]] == pytest.approx([float(s) for s in teacher.predict(pairs)], abs=1e-6)
+    settings = json.loads((tmp_path / "adapted" / "adapt.json").read_text(encoding="utf-8"))["settings"]
+    assert settings["cross_encoder"]["path"] == str(teacher_dir)
+
+
+def test_without_a_cross_encoder_augsbert_is_left_out_and_not_a_default(tiny_bert_dir, domain, tmp_path):
+    from sentforge.adaptation.candidates import check_methods
+
+    assert "augsbert" not in check_methods(None) and "augsbert" in check_methods(None, teacher=True)
+    report = adapt_run(tiny_bert_dir, domain, tmp_path / "adapted", candidates=["augsbert"])
+    (name,) = [n for n in report["candidates"] if n.endswith(".augsbert")]
+    assert report["candidates"][name]["status"] == "not applicable"
+    assert "--cross-encoder" in report["candidates"][name]["reason"]
+
+
+def test_a_bi_encoder_as_cross_encoder_is_refused_before_training(tiny_bert_dir, domain, tmp_path, capsys):
+    code, _, err = run_cli(["adapt", "-m", str(tiny_bert_dir), "--unlabelled", str(domain / "unlabelled.txt"),
+                            "--dev", str(domain / "dev.jsonl"), "--labelled", str(domain / "labelled.jsonl"),
+                            "-o", str(tmp_path / "adapted"), "--cross-encoder", str(tiny_bert_dir)], capsys)
+    assert_one_line_error(code, err, "--cross-encoder", "not a cross-encoder")
+    assert not (tmp_path / "adapted").exists()
