@@ -62,7 +62,7 @@ def test_an_unsupervised_leader_gives_way_to_a_labelled_candidate_within_its_noi
 
 def test_what_counts_as_learning_from_the_labels():
     results, _ = table({"l6.start": (BASE, L6, 0), "l6.mnrl": (BASE, L6, 1), "l6.pause": (BASE, L6, 1),
-                        "l6.simcse": (BASE, L6, 1), "l6.tsdae": (BASE, L6, 1),
+                        "l6.simcse": (BASE, L6, 1), "l6.tsdae": (BASE, L6, 1), "l6.augsbert": (BASE, L6, 1),
                         "meta-concat": (BASE, L6, 0), "meta-gcca": (BASE, L6, 0)})
     results["meta-concat"] = results["meta-concat"].update(members=["l6.simcse", "l6.mnrl"])
     results["meta-gcca"] = results["meta-gcca"].update(members=["l6.simcse", "l6.tsdae"])
@@ -70,7 +70,7 @@ def test_what_counts_as_learning_from_the_labels():
     results["distil"] = results["l6.tsdae"].update(kind="distil", method="distil", member="l6.mnrl")
     assert {name: learns_from_labels(results, name) for name in results} == {
         "l6.start": False, "l6.mnrl": True, "l6.pause": True, "l6.simcse": False, "l6.tsdae": False,
-        "meta-concat": True, "meta-gcca": False, "l6.mnrl.continued": True, "distil": True}
+        "l6.augsbert": True, "meta-concat": True, "meta-gcca": False, "l6.mnrl.continued": True, "distil": True}
 
 
 @pytest.mark.parametrize("rule", ["simplest", "significant", "labels-first"])

@@ -222,13 +222,14 @@ def _preferred(done: dict[str, CandidateResult], rule: Rule) -> Callable[[str, s
 
 
 def learns_from_labels(results: Mapping[str, CandidateResult], name: str) -> bool:
-    """Whether the candidate's model learnt from the labelled pairs: its method trains on them, or it combines,
-    distils (into a transformer or a static model) or continues a candidate that did."""
+    """Whether the candidate's model learnt from the labelled pairs: its method trains on them (silver pairs
+    include them), or it combines, distils (into a transformer or a static model) or continues a candidate that
+    did."""
     from sentforge.adaptation.candidates import METHODS
 
     result = results[name]
     method = METHODS.get(result.method)
-    if method is not None and method.data in ("positives", "partial", "classes"):
+    if method is not None and method.data in ("positives", "partial", "classes", "silver"):
         return True
     linked = [*(getattr(result, "members", None) or ()), getattr(result, "member", None),
               getattr(result, "continues", None), getattr(result, "distilled_from", None)]
