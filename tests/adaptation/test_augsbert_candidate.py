@@ -35,6 +35,7 @@ def test_augsbert_trains_on_the_labelled_pairs_and_the_teachers_silver_pairs(tin
     rows = [json.loads(line) for path in data.glob("*.silver.jsonl")
             for line in path.read_text(encoding="utf-8").splitlines()]
     assert result["examples"] == len(rows)
+    assert result["planned_steps"] == len(rows) // 4  # one pass at batch 4 (the paper's), not --max-epochs
     labelled = [json.loads(line) for line in (domain / "labelled.jsonl").read_text(encoding="utf-8").splitlines()]
     gold = {(r["sentence1"], r["sentence2"]) for r in labelled}
     assert [(r["sentence1"], r["sentence2"], r["score"]) for r in rows[:len(gold)]] == [

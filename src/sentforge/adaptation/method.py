@@ -24,7 +24,9 @@ class Method:
     priority when the budget cannot fit every candidate. recipe: the training recipe; data: what it trains on
     ("unlabelled", "positives", "partial", "classes", or "silver": the labelled pairs and silver pairs, scored);
     after: the method whose candidate model it starts from (None: the start model). meta: the meta-embedding
-    method of sentforge.meta. options: recipe settings of the method itself ((name, value) pairs).
+    method of sentforge.meta. options: recipe settings of the method itself ((name, value) pairs). epochs: the
+    passes over its data that its source trains, when fewer than --max-epochs (a schedule that long would end,
+    cut by the time limit, inside its warm-up).
     """
 
     name: str
@@ -36,6 +38,7 @@ class Method:
     after: str | None = None
     meta: str | None = None
     options: tuple[tuple[str, Any], ...] = ()
+    epochs: int | None = None
 
 
 @dataclass(frozen=True)

@@ -66,10 +66,13 @@ def training_data(candidate: Candidate, inputs: AdaptInputs) -> tuple[Path, int]
 
 
 def recipe_settings(candidate: Candidate, examples: int, settings: TrainSettings) -> dict[str, Any]:
-    """The recipe's settings: the paper's, a batch no larger than the data, up to `max_epochs` epochs."""
-    values = {"pooling": "keep", "batch_size": fitted_batch(candidate.method.recipe, examples),
-              **dict(candidate.method.options), **settings.overrides.get(candidate.method.name, {})}
-    values.setdefault("steps", epoch_steps(examples, values["batch_size"], settings.max_epochs))
+    """The recipe's settings: the paper's, a batch no larger than the data, up to `max_epochs` epochs (fewer when
+    the method declares fewer)."""
+    method = candidate.method
+    values = {"pooling": "keep", "batch_size": fitted_batch(method.recipe, examples),
+              **dict(method.options), **settings.overrides.get(method.name, {})}
+    epochs = min(settings.max_epochs, method.epochs or settings.max_epochs)
+    values.setdefault("steps", epoch_steps(examples, values["batch_size"], epochs))
     return values
 
 
