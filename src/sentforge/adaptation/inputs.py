@@ -41,7 +41,7 @@ class AdaptInputs:
     test: Any | None
     classes: ClassLabelled | None = None
     cross_encoder: Path | None = None  # --cross-encoder: the teacher of the augsbert candidates' silver pairs
-    data_dir: Path | None = None  # OUTPUT/data, where those silver pairs are written (with a --cross-encoder)
+    data_dir: Path | None = None  # OUTPUT/data, where the scored and silver pairs are written
 
 
 def read_inputs(unlabelled: str | os.PathLike | None, dev: str | os.PathLike,

@@ -203,4 +203,5 @@ def _on_any_node(inputs: AdaptInputs) -> AdaptInputs:
         labelled = dataclasses.replace(labelled, path=labelled.path.resolve(), positives_file=(
             None if labelled.positives_file is None else labelled.positives_file.resolve()))
     return dataclasses.replace(inputs, unlabelled=inputs.unlabelled.resolve(), dev_path=inputs.dev_path.resolve(),
-                               labelled=labelled)
+                               labelled=labelled,
+                               data_dir=None if inputs.data_dir is None else inputs.data_dir.resolve())

@@ -143,15 +143,14 @@ def run_adapt(config: AdaptConfig, started: float) -> AdaptReport:
 
         # 2. Hygiene: dev and test texts out of the training data (hygiene.py).
         inputs, hygiene = apply_hygiene(inputs, config.output / DATA_DIR, config.keep_dev_texts, overlap)
-        if config.cross_encoder is not None:
-            inputs = dataclasses.replace(inputs, cross_encoder=Path(config.cross_encoder),
-                                         data_dir=config.output / DATA_DIR)
+        inputs = dataclasses.replace(inputs, data_dir=config.output / DATA_DIR, cross_encoder=(
+            None if config.cross_encoder is None else Path(config.cross_encoder)))
 
         # 3. Plan: the candidates the data allows (candidates/), the time plan (planning.py).
         planned, left_out = plan_candidates(
             config.model_specs, list(config.candidates), bool(inputs.labelled and inputs.labelled.positives),
             bool(inputs.labelled and inputs.labelled.partial), bool(inputs.classes and inputs.classes.examples),
-            inputs.cross_encoder is not None)
+            inputs.cross_encoder is not None, bool(inputs.labelled and inputs.labelled.negatives))
         for candidate, reason in left_out:
             if hygiene.applied and config.labelled is not None:
                 reason += " left after dev hygiene"

@@ -21,6 +21,9 @@ ANCHORS = 2000  # unlabelled anchors drawn (recipes/silver.py's default)
 PROBED_PAIRS = 16  # pairs the cross-encoder scores to time itself
 
 
+SCORED_FILE = "scored.jsonl"  # the labelled pairs with their labels as scores (the `regression` candidate's)
+
+
 def silver_file(candidate: Candidate, inputs: AdaptInputs) -> Path:
     return inputs.data_dir / f"{candidate.model_key}.silver.jsonl"
 
@@ -29,6 +32,15 @@ def gold_pairs(inputs: AdaptInputs) -> list[tuple[str, str, float]]:
     """The labelled pairs kept by dev hygiene: positives scored 1, label-0 pairs 0."""
     labelled = inputs.labelled
     return [(a, b, 1.0) for a, b, *_ in labelled.pairs] + [(a, b, 0.0) for a, b in labelled.negatives]
+
+
+def scored_data(inputs: AdaptInputs) -> tuple[Path, int]:
+    """(the labelled pairs scored 1 and 0, written once under OUTPUT/data, their number)."""
+    gold = gold_pairs(inputs)
+    path = inputs.data_dir / SCORED_FILE
+    if not path.is_file():
+        _write_scored(path, gold)
+    return path, len(gold)
 
 
 def anchor_count(inputs: AdaptInputs) -> int:
@@ -67,12 +79,17 @@ def write_silver(candidate: Candidate, inputs: AdaptInputs, teacher, encoder, se
 
     gold = gold_pairs(inputs)
     silver = silver_pairs(teacher, encoder, gold, inputs.texts, k=NEIGHBOURS, anchors=ANCHORS, seed=seed)
-    path = silver_file(candidate, inputs)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_suffix(".partial")  # a run cut while writing leaves no half file to train on
-    partial.write_text("".join(json.dumps({"sentence1": a, "sentence2": b, "score": score}) + "\n"
-                               for a, b, score in gold + silver), encoding="utf-8")
-    partial.replace(path)
+    path = _write_scored(silver_file(candidate, inputs), gold + silver)
     logger.info("%s: %d labelled and %d silver pairs (%d scored >= 0.5) in %s", candidate.name, len(gold),
                 len(silver), sum(score >= 0.5 for *_, score in silver), path)
+    return path
+
+
+def _write_scored(path: Path, pairs: list[tuple[str, str, float]]) -> Path:
+    """One JSON line (sentence1, sentence2, score) per pair; a run cut while writing leaves no half file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(".partial")
+    partial.write_text("".join(json.dumps({"sentence1": a, "sentence2": b, "score": score}) + "\n"
+                               for a, b, score in pairs), encoding="utf-8")
+    partial.replace(path)
     return path

@@ -55,6 +55,10 @@ def training_data(candidate: Candidate, inputs: AdaptInputs) -> tuple[Path, int]
         from sentforge.adaptation.silver_data import silver_data
 
         return silver_data(candidate, inputs)
+    if kind == "scored":
+        from sentforge.adaptation.silver_data import scored_data
+
+        return scored_data(inputs)
     if kind == "classes":
         from sentforge.recipes.setfit import training_rows
 

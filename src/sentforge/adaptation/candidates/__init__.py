@@ -1,18 +1,19 @@
 """The candidates `adapt` compares, declared one kind per file of this package (as MTEB declares its tasks):
 `start.py` (the start model unchanged), `recipe.py` (a recipe trained from it), `ladder.py` (TSDAE then MNRL),
-`meta.py` (meta-embeddings), `augsbert.py` (a recipe trained on the labelled pairs and silver pairs a
-cross-encoder scored), `distil.py` (the leading meta-embedding distilled), `static.py` (a static model
-distilled from the leading encoder, when named), `continuation.py` (the leader trained on with the time left).
+`meta.py` (meta-embeddings), `regression.py` (a recipe regressing the 0/1 labels of the labelled pairs, when
+named), `augsbert.py` (a recipe trained on the labelled pairs and silver pairs a cross-encoder scored),
+`distil.py` (the leading meta-embedding distilled), `static.py` (a static model distilled from the leading
+encoder, when named), `continuation.py` (the leader trained on with the time left).
 Each kind is a class (base.CandidateKind) with its result type, what the plan and the run ask of it, and its
 `run`; each file declares its methods (`METHODS`, method.Method rows).
 
 This collector gathers them: `KINDS` (every kind class) and `METHODS` (every method, in the default order, the
 order of priority when the budget cannot fit them all: the start model (always), TSDAE, supervised MNRL, SetFit,
-TSDAE then MNRL, TSDAE then SetFit, PAUSE, SimCSE, CT, AugSBERT (by default with a --cross-encoder),
-then the meta-embeddings of the best candidates, the
-distillation of the leading one, and the static model, which runs only when named). With pairs (or no labels) the
-default candidates are those that do not train on class-labelled texts; with class-labelled texts, the start model,
-SetFit and TSDAE then SetFit (with the TSDAE it starts from). A new kind is a new file here.
+TSDAE then MNRL, TSDAE then SetFit, PAUSE, SimCSE, CT, label regression (when named), AugSBERT (by default with a
+--cross-encoder), then the meta-embeddings of the best candidates, the distillation of the leading one, and the
+static model, which runs only when named). With pairs (or no labels) the default candidates are those that do not
+train on class-labelled texts; with class-labelled texts, the start model, SetFit and TSDAE then SetFit (with the
+TSDAE it starts from). A new kind is a new file here.
 """
 
 from __future__ import annotations
@@ -82,16 +83,16 @@ def check_methods(names: list[str] | None, classes: bool = False, teacher: bool 
 
 
 def plan_candidates(models: list[str], methods: list[str], has_positives: bool, has_partial: bool,
-                    has_classes: bool = False, has_teacher: bool = False
+                    has_classes: bool = False, has_teacher: bool = False, has_negatives: bool = False
                     ) -> tuple[list[Candidate], list[tuple[Candidate, str]]]:
     """(the candidates to run, in order; (candidate, why it is left out) for the data-less ones and, without a
-    --cross-encoder (`has_teacher`), those that need one)."""
+    --cross-encoder (`has_teacher`), those that need one). `has_negatives`: label-0 pairs beside the positives."""
     keys = model_keys(models)
     available = {"positives": has_positives, "partial": has_partial, "classes": has_classes, "unlabelled": True,
-                 "silver": has_positives and has_teacher, None: True}
+                 "scored": has_positives and has_negatives, "silver": has_positives and has_teacher, None: True}
     why = {"positives": "no labelled positive pairs (--labelled)", "partial": "no partially labelled pairs "
            "(--labelled with some labels empty)", "classes": "no class-labelled texts (--labelled with text and "
-           "label columns)",
+           "label columns)", "scored": "no pairs labelled 1 and 0 (--labelled with a 0/1 label column)",
            "silver": "no labelled positive pairs (--labelled)" if has_teacher else "no trained cross-encoder "
            "(--cross-encoder) to score its silver pairs"}
     planned, left_out = [], []

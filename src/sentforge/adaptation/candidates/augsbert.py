@@ -52,7 +52,7 @@ class AugmentedSBERT(TrainedRecipe):
         return run.train(context).update(share_s=round(share, 1))
 
 
-METHODS = (Method("augsbert", AugmentedSBERT, 9, "with --cross-encoder: cosine regression (sts recipe) on the "
+METHODS = (Method("augsbert", AugmentedSBERT, 10, "with --cross-encoder: cosine regression (sts recipe) on the "
                                                  "labelled pairs (scores 1 and 0) and silver pairs around them and "
                                                  "the unlabelled texts, scored by the cross-encoder",
                   recipe="sts", data="silver", options=(("score_max", 1.0),), epochs=1),)
