@@ -130,5 +130,5 @@ def test_the_command_trains_on_a_rows_file_and_names_a_bad_row(tiny_bert_dir, tm
                    + json.dumps({"query": "a b", "positive": "c d", "negative": "e f"}) + "\n", encoding="utf-8")
     code, _, err = run_cli(["train", "marginmse", "--model", tiny_bert_dir, "--corpus", bad, "--output",
                             tmp_path / "bad-out", "--steps", 1], capsys)
-    assert_one_line_error(code, err, f"{bad}:2", "'margin'")
+    assert_one_line_error(code, err, f"{bad}:2", "'margin'", "found: query, positive, negative)")
     assert not (tmp_path / "bad-out").exists()

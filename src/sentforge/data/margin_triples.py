@@ -60,7 +60,8 @@ def margin_triples_from_rows(rows: list[Row], source: str,
             fields[ALIASES[name]] = value
         missing = [field for field in FIELDS if field not in fields]
         if missing:
-            raise error(f"{where}: no field {', '.join(map(repr, missing))} (found: {', '.join(record)}); margin "
+            # the fields by their own names: the reader may have renamed a column (`positive` to sentence2)
+            raise error(f"{where}: no field {', '.join(map(repr, missing))} (found: {', '.join(fields)}); margin "
                         "examples need query, positive, negative, margin")
         texts = [fields[field] for field in POSITIONAL]
         if not all(isinstance(text, str) and text.strip() for text in texts):
