@@ -28,6 +28,7 @@ def test_regression_trains_on_both_labels_as_scores(tiny_bert_dir, domain, tmp_p
         encoding="utf-8").splitlines()]
     expected = {(r["sentence1"], r["sentence2"], float(r["label"])) for r in rows}
     assert len(written) == len(rows) == result["examples"]
+    assert result["planned_steps"] == len(rows) // 4  # one pass at batch 4
     assert {(r["sentence1"], r["sentence2"], r["score"]) for r in written} == expected
 
 
