@@ -13,6 +13,7 @@ from pathlib import Path
 
 from sentforge.adaptation.inputs import AdaptInputs
 from sentforge.adaptation.method import Candidate
+from sentforge.support.io import atomic_file
 
 logger = logging.getLogger(__name__)
 
@@ -87,9 +88,7 @@ def write_silver(candidate: Candidate, inputs: AdaptInputs, teacher, encoder, se
 
 def _write_scored(path: Path, pairs: list[tuple[str, str, float]]) -> Path:
     """One JSON line (sentence1, sentence2, score) per pair; a run cut while writing leaves no half file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_suffix(".partial")
-    partial.write_text("".join(json.dumps({"sentence1": a, "sentence2": b, "score": score}) + "\n"
-                               for a, b, score in pairs), encoding="utf-8")
-    partial.replace(path)
+    with atomic_file(path, "w") as handle:
+        handle.writelines(json.dumps({"sentence1": a, "sentence2": b, "score": score}) + "\n"
+                          for a, b, score in pairs)
     return path
