@@ -43,6 +43,7 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from statistics import mean
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -341,16 +342,11 @@ def rule_choice(run_dir: Path, saved: dict, results: dict, rule: str) -> str:
     return select(results, starts, rule, items, seed, saved["selection"]["min_texts_per_second"]).chosen
 
 
-def regret_table(runs: list[Path], rules: list[str], choose) -> None:
+def regret_rows(runs: list[Path], rules: list[str], choose) -> list[dict]:
     """For each finished run and rule, what `choose(run_dir, saved, results, rule)` selects, that model's test
-    score, and the selection regret (the best candidate's test score minus it), then each rule's mean regret.
-    Test scores come from report.json; nothing here is chosen with them."""
-    print("| run | rule | selected | its test | minus the start's | best candidate (test) | regret | mnrl's test | "
-          "selected >= mnrl |")
-    print("|---|---|---|---:|---:|---|---:|---:|---|")
-    regrets: dict[str, list[float]] = {rule: [] for rule in rules}
-    below_start = dict.fromkeys(rules, 0)
-    at_least_mnrl = dict.fromkeys(rules, 0)
+    score, the start's, mnrl's, the best candidate's and the selection regret (the best candidate's test score
+    minus the selected one's). Test scores come from report.json; nothing here is chosen with them."""
+    rows = []
     for run_dir in runs:
         saved = json.loads((run_dir / "report.json").read_text(encoding="utf-8"))
         results = candidate_results(saved)
@@ -359,24 +355,62 @@ def regret_table(runs: list[Path], rules: list[str], choose) -> None:
         best = max(made, key=made.__getitem__)
         mnrl = next((r.test for r in done.values() if r.method == "mnrl"), None)
         start = next(r.test for r in done.values() if r.kind == "start")
+        domain = Path(saved["settings"]["dev"]["path"]).parent.name
         for rule in rules:
             chosen = choose(run_dir, saved, results, rule)
             test = done[chosen].test
-            regret = max(made[best] - test, 0.0)
-            regrets[rule].append(regret)
-            below_start[rule] += test < start
-            at_least_mnrl[rule] += mnrl is not None and test >= mnrl
-            versus = "–" if mnrl is None else "yes" if test >= mnrl else "no"
-            print(f"| {run_dir.name} | {rule} | {chosen} | {test:.2f} | {test - start:+.2f} | {best} "
-                  f"({made[best]:.2f}) | {regret:.2f} | {'–' if mnrl is None else f'{mnrl:.2f}'} | {versus} |")
-    for rule, values in regrets.items():
-        print(f"\n{rule}: mean regret {sum(values) / len(values):.2f} over {len(values)} run(s); selected below "
-              f"the start on test in {below_start[rule]}, at least mnrl's test score in {at_least_mnrl[rule]}")
+            rows.append({"run": run_dir.name, "domain": domain, "rule": rule, "chosen": chosen, "test": test,
+                         "start": start, "best": best, "best_test": made[best], "mnrl": mnrl,
+                         "regret": max(made[best] - test, 0.0)})
+    return rows
+
+
+def regret_table(runs: list[Path], rules: list[str], choose, leave_one_domain_out: bool = False) -> None:
+    """The rows of `regret_rows` as a table, then each rule's mean regret, how often it selected a model below
+    the start on test and how often at least mnrl's test score; with `leave_one_domain_out`, also the rule
+    chosen on the other domains' runs (the lowest mean regret there) judged on each domain's."""
+    rows = regret_rows(runs, rules, choose)
+    print("| run | rule | selected | its test | minus the start's | best candidate (test) | regret | mnrl's test | "
+          "selected >= mnrl |")
+    print("|---|---|---|---:|---:|---|---:|---:|---|")
+    for row in rows:
+        mnrl = row["mnrl"]
+        versus = "–" if mnrl is None else "yes" if row["test"] >= mnrl else "no"
+        print(f"| {row['run']} | {row['rule']} | {row['chosen']} | {row['test']:.2f} | "
+              f"{row['test'] - row['start']:+.2f} | {row['best']} ({row['best_test']:.2f}) | {row['regret']:.2f} | "
+              f"{'–' if mnrl is None else f'{mnrl:.2f}'} | {versus} |")
+    for rule in rules:
+        print(f"\n{rule}: {summary([row for row in rows if row['rule'] == rule])}")
+    if leave_one_domain_out:
+        print("\n| held-out domain | rule chosen on the other domains (their mean regret) | its runs here | "
+              "mean regret here |")
+        print("|---|---|---:|---:|")
+        held_out_rows = []
+        for domain in dict.fromkeys(row["domain"] for row in rows):
+            others = [row for row in rows if row["domain"] != domain]
+            if not others:
+                continue
+            fitted = {rule: mean([row["regret"] for row in others if row["rule"] == rule]) for rule in rules}
+            rule = min(rules, key=fitted.__getitem__)  # the first in --rules order on a tie
+            here = [row for row in rows if row["domain"] == domain and row["rule"] == rule]
+            held_out_rows += here
+            print(f"| {domain} | {rule} ({fitted[rule]:.2f}) | {len(here)} | "
+                  f"{mean([row['regret'] for row in here]):.2f} |")
+        if held_out_rows:
+            print(f"\nleave-one-domain-out: {summary(held_out_rows)}")
+
+
+def summary(rows: list[dict]) -> str:
+    below = sum(row["test"] < row["start"] for row in rows)
+    at_least_mnrl = sum(row["mnrl"] is not None and row["test"] >= row["mnrl"] for row in rows)
+    return (f"mean regret {mean([row['regret'] for row in rows]):.2f} over {len(rows)} run(s); selected below the "
+            f"start on test in {below}, at least mnrl's test score in {at_least_mnrl}")
 
 
 def selection_rules(args: argparse.Namespace) -> None:
     """Each selection rule applied to finished runs (their saved per-unit dev scores)."""
-    regret_table(args.runs, args.rules, rule_choice)
+    regret_table(args.runs, args.rules, rule_choice, args.leave_one_domain_out)
+
 
 def pair_rows(path: Path, option: str) -> list[dict]:
     """The rows of a pairs .jsonl file (sentence1, sentence2, an optional 0/1 or null label), in file order;
@@ -545,6 +579,8 @@ def main() -> None:
     rules_parser.add_argument("runs", type=Path, nargs="+", help="adapt output folders (report.json, dev-items/)")
     rules_parser.add_argument("--rules", type=lambda s: s.split(","),
                               default=["labels-first", "simplest", "significant"])
+    rules_parser.add_argument("--leave-one-domain-out", action="store_true",
+                              help="also judge, for each domain, the rule of least mean regret on the other domains")
     hidden_parser = commands.add_parser("hidden-labels", help="a dev file of the pairs whose labels a file hid")
     hidden_parser.add_argument("--given", type=Path, required=True, help="the few-labels file the runs were given")
     hidden_parser.add_argument("--all", type=Path, required=True, help="the same pairs with every label")
