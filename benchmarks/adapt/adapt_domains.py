@@ -382,22 +382,26 @@ def regret_table(runs: list[Path], rules: list[str], choose, leave_one_domain_ou
     for rule in rules:
         print(f"\n{rule}: {summary([row for row in rows if row['rule'] == rule])}")
     if leave_one_domain_out:
-        print("\n| held-out domain | rule chosen on the other domains (their mean regret) | its runs here | "
-              "mean regret here |")
-        print("|---|---|---:|---:|")
-        held_out_rows = []
-        for domain in dict.fromkeys(row["domain"] for row in rows):
-            others = [row for row in rows if row["domain"] != domain]
-            if not others:
-                continue
-            fitted = {rule: mean([row["regret"] for row in others if row["rule"] == rule]) for rule in rules}
-            rule = min(rules, key=fitted.__getitem__)  # the first in --rules order on a tie
-            here = [row for row in rows if row["domain"] == domain and row["rule"] == rule]
-            held_out_rows += here
-            print(f"| {domain} | {rule} ({fitted[rule]:.2f}) | {len(here)} | "
-                  f"{mean([row['regret'] for row in here]):.2f} |")
-        if held_out_rows:
-            print(f"\nleave-one-domain-out: {summary(held_out_rows)}")
+        held_out_table(rows, rules)
+
+
+def held_out_table(rows: list[dict], rules: list[str]) -> None:
+    """For each domain, the rule of least mean regret on the other domains' rows, judged on that domain's."""
+    print("\n| held-out domain | rule chosen on the other domains (their mean regret) | its runs here | "
+          "mean regret here |")
+    print("|---|---|---:|---:|")
+    held_out_rows = []
+    for domain in dict.fromkeys(row["domain"] for row in rows):
+        others = [row for row in rows if row["domain"] != domain]
+        if not others:
+            continue
+        fitted = {rule: mean([row["regret"] for row in others if row["rule"] == rule]) for rule in rules}
+        rule = min(rules, key=fitted.__getitem__)  # the first in --rules order on a tie
+        here = [row for row in rows if row["domain"] == domain and row["rule"] == rule]
+        held_out_rows += here
+        print(f"| {domain} | {rule} ({fitted[rule]:.2f}) | {len(here)} | {mean([row['regret'] for row in here]):.2f} |")
+    if held_out_rows:
+        print(f"\nleave-one-domain-out: {summary(held_out_rows)}")
 
 
 def summary(rows: list[dict]) -> str:
