@@ -58,6 +58,16 @@ def tiny_bert_dir(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def tiny_ce_dir(tiny_bert_dir, tmp_path_factory) -> Path:
+    """A cross-encoder from the tiny BERT's transformer and a new one-logit head (seed 3), saved."""
+    from sentforge.cross_encoder import CrossEncoder
+
+    path = tmp_path_factory.mktemp("tiny-cross-encoder") / "ce"
+    CrossEncoder.from_encoder(str(tiny_bert_dir), seed=3).save(path)
+    return path
+
+
+@pytest.fixture(scope="session")
 def tiny_t5_dir(tmp_path_factory) -> Path:
     from transformers import T5Config, T5Model
 

@@ -9,7 +9,6 @@ import json
 import pytest
 
 import sentforge
-from sentforge.cross_encoder import CrossEncoder
 
 from adapt_domain import run as adapt_run
 from conftest import assert_one_line_error, run_cli
@@ -17,17 +16,11 @@ from conftest import assert_one_line_error, run_cli
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
-@pytest.fixture(scope="module")
-def teacher_dir(tiny_bert_dir, tmp_path_factory):
-    path = tmp_path_factory.mktemp("teacher") / "ce"
-    CrossEncoder.from_encoder(str(tiny_bert_dir), seed=3).save(path)
-    return path
 
-
-def test_augsbert_trains_on_the_labelled_pairs_and_the_teachers_silver_pairs(tiny_bert_dir, teacher_dir, domain,
+def test_augsbert_trains_on_the_labelled_pairs_and_the_teachers_silver_pairs(tiny_bert_dir, tiny_ce_dir, domain,
                                                                            tmp_path):
     report = adapt_run(tiny_bert_dir, domain, tmp_path / "adapted", candidates=["augsbert"],
-                       cross_encoder=teacher_dir, overrides={"augsbert": {"lr": 1e-3, "batch_size": 4}})
+                       cross_encoder=tiny_ce_dir, overrides={"augsbert": {"lr": 1e-3, "batch_size": 4}})
     (result,) = [r for name, r in report["candidates"].items() if name.endswith(".augsbert")]
     assert result["status"] == "done", result
     assert result["steps"] > 0 and "--score-max 1.0" in result["commands"][-1]
@@ -42,11 +35,11 @@ def test_augsbert_trains_on_the_labelled_pairs_and_the_teachers_silver_pairs(tin
         (r["sentence1"], r["sentence2"], 1.0) for r in labelled]
     silver = rows[len(gold):]
     assert silver and not {(r["sentence1"], r["sentence2"]) for r in silver} & gold
-    teacher = sentforge.load_cross_encoder(teacher_dir)
+    teacher = sentforge.load_cross_encoder(tiny_ce_dir)
     pairs = [(r["sentence1"], r["sentence2"]) for r in silver[:3]]
     assert [r["score"] for r in silver[:3]] == pytest.approx([float(s) for s in teacher.predict(pairs)], abs=1e-6)
     settings = json.loads((tmp_path / "adapted" / "adapt.json").read_text(encoding="utf-8"))["settings"]
-    assert settings["cross_encoder"]["path"] == str(teacher_dir)
+    assert settings["cross_encoder"]["path"] == str(tiny_ce_dir)
 
 
 def test_without_a_cross_encoder_augsbert_is_left_out_and_not_a_default(tiny_bert_dir, domain, tmp_path):

@@ -23,29 +23,23 @@ pytestmark = pytest.mark.usefixtures("one_torch_thread")
 PAIRS = [(CORPUS[i], CORPUS[(i * 5 + 1) % 12]) for i in range(12)]
 
 
-@pytest.fixture(scope="module")
-def cross_dir(tiny_bert_dir, tmp_path_factory):
-    path = tmp_path_factory.mktemp("ce") / "ce"
-    CrossEncoder.from_encoder(str(tiny_bert_dir), seed=3).save(path)
-    return path
 
-
-def test_a_saved_cross_encoder_scores_as_sentence_transformers_reads_it(cross_dir):
+def test_a_saved_cross_encoder_scores_as_sentence_transformers_reads_it(tiny_ce_dir):
     from sentence_transformers import CrossEncoder as Reference
 
-    assert is_cross_encoder_dir(cross_dir)
-    ours = sentforge.load_cross_encoder(cross_dir).predict(PAIRS, batch_size=5)
-    reference = Reference(str(cross_dir), device="cpu").predict(PAIRS, batch_size=5)
+    assert is_cross_encoder_dir(tiny_ce_dir)
+    ours = sentforge.load_cross_encoder(tiny_ce_dir).predict(PAIRS, batch_size=5)
+    reference = Reference(str(tiny_ce_dir), device="cpu").predict(PAIRS, batch_size=5)
     assert np.max(np.abs(ours - np.asarray(reference))) < 1e-5
     assert ours.std() > 0  # the pairs are told apart, not a constant head
-    ranked = sentforge.load_cross_encoder(cross_dir).rank(CORPUS[0], CORPUS[:6], top_k=3, return_texts=True)
-    expected = Reference(str(cross_dir), device="cpu").rank(CORPUS[0], CORPUS[:6], top_k=3, return_documents=True)
+    ranked = sentforge.load_cross_encoder(tiny_ce_dir).rank(CORPUS[0], CORPUS[:6], top_k=3, return_texts=True)
+    expected = Reference(str(tiny_ce_dir), device="cpu").rank(CORPUS[0], CORPUS[:6], top_k=3, return_documents=True)
     assert [r["corpus_id"] for r in ranked] == [r["corpus_id"] for r in expected]
     assert [r["text"] for r in ranked] == [CORPUS[r["corpus_id"]] for r in ranked]
 
 
-def test_batches_sorted_by_length_give_each_pair_its_own_score(cross_dir):
-    model = sentforge.load_cross_encoder(cross_dir)
+def test_batches_sorted_by_length_give_each_pair_its_own_score(tiny_ce_dir):
+    model = sentforge.load_cross_encoder(tiny_ce_dir)
     one_by_one = np.array([model.predict([pair])[0] for pair in PAIRS])
     assert np.allclose(model.predict(PAIRS, batch_size=4), one_by_one, atol=1e-5)
     logits = model.predict(PAIRS, activation=False)
@@ -126,14 +120,14 @@ def test_reranking_orders_the_first_stage_top_k_by_the_cross_encoder_above_the_r
     assert reranked.pairs_scored == 2
 
 
-def test_eval_with_a_reranker_and_the_errors_for_models_in_each_others_place(tiny_bert_dir, cross_dir, tmp_path,
+def test_eval_with_a_reranker_and_the_errors_for_models_in_each_others_place(tiny_bert_dir, tiny_ce_dir, tmp_path,
                                                                              capsys):
     data = tmp_path / "rerank.jsonl"
     data.write_text("".join(json.dumps({"query": CORPUS[i], "positive": [CORPUS[i + 1]],
                                         "negative": [CORPUS[i + 2], CORPUS[i + 3]]}) + "\n" for i in range(6)),
                     encoding="utf-8")
     out = tmp_path / "r.json"
-    code, printed, err = run_cli(["eval", "--model", tiny_bert_dir, "--reranker", cross_dir, "--rerank-top", "2",
+    code, printed, err = run_cli(["eval", "--model", tiny_bert_dir, "--reranker", tiny_ce_dir, "--rerank-top", "2",
                                   "--dataset", data, "--output", out], capsys)
     assert code == 0, err
     report = json.loads(out.read_text(encoding="utf-8"))
@@ -142,25 +136,26 @@ def test_eval_with_a_reranker_and_the_errors_for_models_in_each_others_place(tin
     code, _, err = run_cli(["eval", "--model", tiny_bert_dir, "--reranker", tiny_bert_dir, "--dataset", data,
                             "--output", tmp_path / "r2.json"], capsys)
     assert_one_line_error(code, err, "--reranker", "not a cross-encoder")
-    code, _, err = run_cli(["eval", "--model", cross_dir, "--dataset", data, "--output", tmp_path / "r3.json"], capsys)
+    code, _, err = run_cli(["eval", "--model", tiny_ce_dir, "--dataset", data, "--output", tmp_path / "r3.json"],
+                           capsys)
     assert code == 2 and "error:" in err and "Traceback" not in err
-    code, _, err = run_cli(["train", "cross-encoder", "--model", cross_dir, "--labelled", data, "--output",
+    code, _, err = run_cli(["train", "cross-encoder", "--model", tiny_ce_dir, "--labelled", data, "--output",
                             tmp_path / "ce2", "--steps", "1"], capsys)
     assert_one_line_error(code, err, "rerank.jsonl:1", "sentence1")
     assert not (tmp_path / "ce2").exists()
 
 
-def test_search_with_a_reranker_gives_the_cross_encoders_order(tiny_bert_dir, cross_dir, tmp_path, capsys):
+def test_search_with_a_reranker_gives_the_cross_encoders_order(tiny_bert_dir, tiny_ce_dir, tmp_path, capsys):
     from sentence_transformers import CrossEncoder as Reference
 
     corpus = tmp_path / "corpus.txt"
     texts = list(dict.fromkeys(CORPUS))
     corpus.write_text("\n".join(texts) + "\n", encoding="utf-8")
     code, printed, err = run_cli(["search", CORPUS[2], "--corpus", corpus, "-m", tiny_bert_dir, "--reranker",
-                                  cross_dir, "--rerank-top", len(texts), "-k", 3], capsys)
+                                  tiny_ce_dir, "--rerank-top", len(texts), "-k", 3], capsys)
     assert code == 0, err
     shown = [line.split("  ", 2)[-1] for line in printed.splitlines()[1:]]
-    expected = Reference(str(cross_dir), device="cpu").rank(CORPUS[2], texts, top_k=3)
+    expected = Reference(str(tiny_ce_dir), device="cpu").rank(CORPUS[2], texts, top_k=3)
     assert shown == [texts[r["corpus_id"]] for r in expected]
 
 
@@ -189,7 +184,7 @@ def test_silver_pairs_pair_each_anchor_with_its_neighbours_once_and_leave_the_go
     assert all(score == len(b) for _, b, score in silver)
 
 
-def test_reranking_with_weight_zero_scores_as_the_bi_encoder_alone(tiny_bert_dir, cross_dir, tmp_path):
+def test_reranking_with_weight_zero_scores_as_the_bi_encoder_alone(tiny_bert_dir, tiny_ce_dir, tmp_path):
     from sentforge.evaluation import load_dataset
 
     data = tmp_path / "rerank.jsonl"
@@ -198,7 +193,7 @@ def test_reranking_with_weight_zero_scores_as_the_bi_encoder_alone(tiny_bert_dir
                             for i in range(8)), encoding="utf-8")
     task, bi = load_dataset(data), sentforge.load(str(tiny_bert_dir))
     alone = task.item_scores(bi).values
-    kept = task.item_scores(Reranked(bi, sentforge.load_cross_encoder(cross_dir), top_k=3, weight=0.0)).values
+    kept = task.item_scores(Reranked(bi, sentforge.load_cross_encoder(tiny_ce_dir), top_k=3, weight=0.0)).values
     assert np.array_equal(alone, kept)
 
 

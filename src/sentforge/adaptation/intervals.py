@@ -68,9 +68,9 @@ def cross_fitted(evaluations: list[ItemScores], seed: int, splits: int = CROSS_F
 def selection_items(output: Path, candidates: dict[str, Any], rule: str, seed: int) -> dict[str, ItemScores]:
     """{finished candidate: the per-unit dev scores the rule weighs}: its kept model's, or with the rule
     "cross-fitted" a trained candidate's cross-fitted scores over all its evaluated checkpoints (when they
-    were kept: racing on)."""
+    were kept: racing on), and a pipeline's over its weights (pipeline.py)."""
     items = {}
     for name, result in candidates.items():
-        evaluations = candidate_evaluations(output, name) if rule == "cross-fitted" and result.trained else []
+        evaluations = candidate_evaluations(output, name) if rule == "cross-fitted" and result.chosen_on_dev else []
         items[name] = cross_fitted(evaluations, seed) if evaluations else load_items(output, name)
     return items

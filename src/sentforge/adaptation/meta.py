@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from sentforge.adaptation.inputs import DATA_DIR
-from sentforge.adaptation.result import CandidateResult, MetaResult
+from sentforge.adaptation.result import CandidateResult, MetaResult, PipelineResult
 from sentforge.harness.dev_scores import main_score
 
 GCCA_DIM = 1024  # the meta-embedding paper's d; lowered to the members' total dimension when that is smaller
@@ -17,7 +17,8 @@ MAX_FIT_TEXTS = 10_000
 
 def member_specs(results: dict[str, CandidateResult], size: int, extra: list[str]) -> list[tuple[str, str]]:
     """(name, model spec) of the `size` best single-model candidates by dev score, then the extra members."""
-    singles = [(name, r) for name, r in results.items() if r.done and not isinstance(r, MetaResult) and r.model_path]
+    singles = [(name, r) for name, r in results.items()
+               if r.done and not isinstance(r, (MetaResult, PipelineResult)) and r.model_path]
     best = sorted(singles, key=lambda item: -item[1].dev)[:size]
     return [(name, r.model_path) for name, r in best] + [(f"member:{spec}", spec) for spec in extra]
 

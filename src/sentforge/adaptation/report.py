@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from sentforge.adaptation.hygiene import Hygiene, data_noun
-from sentforge.adaptation.result import (CandidateResult, MetaResult, StartResult, StaticResult, TrainedResult,
-                                         finished_type)
+from sentforge.adaptation.result import (CandidateResult, MetaResult, PipelineResult, StartResult, StaticResult,
+                                         TrainedResult, finished_type)
 from sentforge.adaptation.select import Selection
 from sentforge.adaptation.state_records import Leftover
 from sentforge.support.disk import human_size
@@ -285,6 +285,42 @@ def _static_lines(report: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _pipeline_lines(report: dict[str, Any]) -> list[str]:
+    """What each finished pipeline re-ranks, the weight dev chose and what it costs per query."""
+    lines = []
+    for name, r in report["candidates"].items():
+        if r["status"] != "done" or finished_type(r["kind"]) is not PipelineResult:
+            continue
+        grid = ", ".join(f"{w['weight']:g}: {w['dev']:.2f}" for w in r["weights"])
+        per_query = (f"the top {r['top_k']} of each query" if r["pairs_per_query"] > 1 else "each pair")
+        line = (f"{name}: {r['first_stage']} with the cross-encoder {r['cross_encoder']} re-scoring {per_query}, its "
+                f"score weighing {r['weight']:g} against the first stage's cosine (chosen on dev among {grid})")
+        if r.get("pairs_per_second"):
+            line += f"; the cross-encoder scored {r['pairs_per_second']:.1f} pairs per second on dev"
+        if r.get("speed"):
+            line += (f"; its texts/s is queries per second: a query through {r['first_stage']} and "
+                     f"{r['pairs_per_query']} pair(s) through the cross-encoder")
+        lines.append(line + ".")
+    return lines
+
+
+def _pipeline_use_lines(report: dict[str, Any], selected: dict[str, Any]) -> list[str]:
+    """How to run the selected pipeline: model/ ranks, reranker/ re-scores."""
+    if finished_type(selected["kind"]) is not PipelineResult:
+        return []
+    top_k, weight = selected["top_k"], selected["weight"]
+    output = Path(report["model"]).parent
+    return ["", f"The selected model is a pipeline: `model/` (the bi-encoder {selected['first_stage']}) ranks, and "
+                f"`reranker/` (the cross-encoder) re-scores each query's top {top_k}, its score weighing {weight:g} "
+                "against the cosine (reranker/pipeline.json). Evaluate with both:", "",
+            "```bash", f"sentforge eval --model {output / 'model'} --reranker {output / 'reranker'} "
+                       f"--rerank-top {top_k} --rerank-weight {weight:g} --dataset YOUR-DATA.jsonl "
+                       "--output results.json", "```", "",
+            f"In Python: `Reranked(sentforge.load(\"{output / 'model'}\"), sentforge.load_cross_encoder("
+            f"\"{output / 'reranker'}\"), top_k={top_k}, weight={weight:g})` (sentforge.evaluation.reranker) scores "
+            "ranked lists and labelled pairs as every task does."]
+
+
 def worker_lines(report: dict[str, Any]) -> list[str]:
     """report.md's lines on the workers that probed and trained the candidates (--engine ray)."""
     ran = [f"{name} on {r['worker']['host']} ({r['worker']['node']}, {r['worker']['seconds']:.0f} s)"
@@ -369,11 +405,13 @@ def markdown(report: dict[str, Any]) -> str:
     if finished_type(selected["kind"]) is MetaResult:
         lines += ["", "The selected model is a sentforge MetaEncoder directory: load it with `sentforge.load` or "
                       "`sentforge.meta.MetaEncoder.load`; sentence-transformers cannot load it."]
+    lines += _pipeline_use_lines(report, selected)
     lines += ["", f"Dev: `{report['dev']}` ({metric}); test: " + (f"`{report['test']}` ({test_metric}), reported "
               "only, never used for a choice." if report.get("test") else "none."), *_regret_lines(report),
               *_cross_fitted_lines(report),
               f"Budget: {report['budget_minutes']:g} min; used {report['wall_s'] / 60:.1f} min of wall time.",
-              *_leftover_lines(report), *_static_lines(report), *_step_costs(report["candidates"]), "",
+              *_leftover_lines(report), *_static_lines(report), *_pipeline_lines(report),
+              *_step_costs(report["candidates"]), "",
               *racing_lines(report),
               *worker_lines(report), "",
               *_hygiene_lines(report["hygiene"]), "",

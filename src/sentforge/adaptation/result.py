@@ -1,7 +1,8 @@
 """A candidate's result: what adapt records for it in OUTPUT/adapt.json as it finishes, and reports in
 report.json, one type per outcome: `NotRun` (skipped, failed or not applicable, with the reason),
 `StartResult`, `TrainedResult` (a recipe run), `DistilResult` (the distillation's recipe run), `MetaResult` and
-`StaticResult` (a static model distilled from an encoder candidate); racing's `RaceDecision` and the TSDAE
+`StaticResult` (a static model distilled from an encoder candidate), `PipelineResult` (a bi-encoder and a
+cross-encoder re-ranking its top K); racing's `RaceDecision` and the TSDAE
 ladder's `LadderRung` inside a trained one. Each finished type names the kind it records (`KIND`, the "kind" of
 its JSON); a candidate kind (candidates/) declares its result type.
 
@@ -158,11 +159,21 @@ class Finished(CandidateResult):
     dev_gain: PairedInterval | None = None
     KIND: ClassVar[str] = ""
 
+    @property
+    def chosen_on_dev(self) -> bool:
+        """Whether its dev score is the best of several settings it evaluated on dev (a trained candidate's
+        checkpoints, a pipeline's weights), saved as evaluations (intervals.py)."""
+        return self.trained
+
     def load(self, device: str | None = None) -> Any:
         """The candidate's model."""
         from sentforge.loading import load
 
         return load(self.model_path, device=device)
+
+    def timed_model(self, device: str | None = None) -> Any:
+        """What the speed measurement encodes with: the model itself (a pipeline: its cost per query)."""
+        return self.load(device)
 
 
 @dataclass(frozen=True)
@@ -253,11 +264,53 @@ class StaticResult(Finished):
               "evaluations", "wall_s", "test", "test_metric", "macro_f1", "speed", "dev_gain")
 
 
+@dataclass(frozen=True)
+class PipelineResult(Finished):
+    """A bi-encoder candidate (`first_stage`, its model `first_stage_path`) with the cross-encoder at
+    `cross_encoder` re-ranking each query's `top_k` (pipeline.py): the cross-encoder's score weighs `weight` in
+    the interpolation, chosen on dev among `weights` ([{"weight", "dev"}]); its speed is queries per second, each
+    query `pairs_per_query` pairs through the cross-encoder; `pairs_per_second`: the cross-encoder's on dev."""
+
+    first_stage: str | None = None
+    first_stage_path: str | None = None
+    cross_encoder: str | None = None
+    top_k: int | None = None
+    weight: float | None = None
+    weights: list[dict[str, float]] | None = None
+    pairs_per_query: int | None = None
+    pairs_per_second: float | None = None
+    KIND = "pipeline"
+    LAYOUT = (*_IDENTITY, "dev", "first_stage", "first_stage_path", "cross_encoder", "top_k", "weight", "weights",
+              "pairs_per_query", "pairs_per_second", "evaluations", "wall_s", "test", "test_metric", "macro_f1",
+              "speed", "dev_gain")
+
+    @property
+    def chosen_on_dev(self) -> bool:
+        return True
+
+    def load(self, device: str | None = None) -> Any:
+        """The scorer every ranking and labelled-pairs task evaluates (evaluation/reranker.py)."""
+        from sentforge.cross_encoder import load_cross_encoder
+        from sentforge.evaluation.reranker import Reranked
+        from sentforge.loading import load
+
+        return Reranked(load(self.first_stage_path, device=device), load_cross_encoder(self.cross_encoder, device),
+                        self.top_k, weight=self.weight)
+
+    def timed_model(self, device: str | None = None) -> Any:
+        from sentforge.adaptation.pipeline import QueryCost
+        from sentforge.cross_encoder import load_cross_encoder
+        from sentforge.loading import load
+
+        return QueryCost(load(self.first_stage_path, device=device), load_cross_encoder(self.cross_encoder, device),
+                         self.pairs_per_query)
+
+
 def finished_type(kind: str | None) -> type[Finished]:
     """The finished result type that records `kind` (a start model's for a result without one: an early version's
     layout)."""
-    return next((cls for cls in (TrainedResult, DistilResult, MetaResult, StaticResult) if cls.KIND == kind),
-                StartResult)
+    return next((cls for cls in (TrainedResult, DistilResult, MetaResult, StaticResult, PipelineResult)
+                 if cls.KIND == kind), StartResult)
 
 
 def finished(kind: str, method: str, model: str | None, **values: Any) -> Finished:

@@ -30,7 +30,8 @@ from sentforge.adaptation.intervals import selection_items
 from sentforge.adaptation.parallel import run_on_cluster
 from sentforge.adaptation.planning import Planner
 from sentforge.adaptation.report import AdaptReport, test_regret, unresolved, write_report
-from sentforge.adaptation.result import NOT_APPLICABLE, CandidateResult, StartResult
+from sentforge.adaptation.pipeline import RERANKER_DIR, write_reranker
+from sentforge.adaptation.result import NOT_APPLICABLE, CandidateResult, PipelineResult, StartResult
 from sentforge.adaptation.runner import RunContext, measure_speeds
 from sentforge.adaptation.select import (
     MODEL_DIR, better_and_faster, off_front_within_noise, pareto_front, select, write_selected)
@@ -192,18 +193,25 @@ def _select_and_report(config: AdaptConfig, state: AdaptState, inputs: AdaptInpu
     selection = select(results, starts, rule, items, seed, config.min_texts_per_second)
     chosen = selection.chosen
     results = {name: r.update(dev_gain=selection.gains[name]) if r.done else r for name, r in results.items()}
-    start_of = results[chosen].model or results[starts[0]].model
+    # A pipeline's first stage is saved as OUTPUT/model, its cross-encoder beside it (pipeline.py).
+    pipeline = results[chosen] if isinstance(results[chosen], PipelineResult) else None
+    encoder = pipeline.first_stage if pipeline else chosen
+    start_of = results[encoder].model or results[starts[0]].model
     start_name = next(name for name in starts if results[name].model == start_of)
     metric = metric_of(inputs.dev)
-    if _removed(results[chosen]):  # --keep selected removed the candidates' models at the end of an earlier call
+    if _removed(results[encoder]):  # --keep selected removed the candidates' models at the end of an earlier call
         _check_same_choice(state.output, chosen)
     else:
-        write_selected(state.output, chosen, results[chosen], results[start_name], metric, inputs.dev.name,
+        write_selected(state.output, encoder, results[encoder], results[start_name], metric, inputs.dev.name,
                        None if inputs.test is None else inputs.test.name, len(done),
                        None if inputs.classes is None else (inputs.classes.examples, inputs.dev.seed))
+    if pipeline:
+        write_reranker(state.output, pipeline.cross_encoder, pipeline.top_k, pipeline.weight)
+    else:  # an earlier call on this output that chose a pipeline wrote it
+        shutil.rmtree(state.output / RERANKER_DIR, ignore_errors=True)
     speeds = {name: r.speed for name, r in results.items() if r.done and r.speed}
     measured = [s.texts for s in speeds.values() if s.texts is not None]
-    trained = {name: results[name] for name in done if results[name].trained}
+    trained = {name: results[name] for name in done if results[name].chosen_on_dev}
     fitted = ({name: items[name] for name in trained} if rule == "cross-fitted"  # computed above
               else selection_items(state.output, trained, "cross-fitted", seed))
     if not config.keep_checkpoints:  # every candidate is done: resuming needs them no more

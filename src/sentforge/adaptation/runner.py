@@ -180,7 +180,7 @@ def measure_speeds(context: RunContext, names: list[str], texts: list[str], seco
     state = context.state
     if all(state.results[name].speed is not None for name in names):
         return
-    speeds = measure(lambda name: load_candidate(state.results[name], context.train.device), names, texts, seconds)
+    speeds = measure(lambda name: state.results[name].timed_model(context.train.device), names, texts, seconds)
     for name in names:
         state.results[name] = state.results[name].update(speed=speeds[name])
         speed = speeds[name]

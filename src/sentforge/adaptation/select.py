@@ -223,8 +223,8 @@ def _preferred(done: dict[str, CandidateResult], rule: Rule) -> Callable[[str, s
 
 def learns_from_labels(results: Mapping[str, CandidateResult], name: str) -> bool:
     """Whether the candidate's model learnt from the labelled pairs: its method trains on them (silver pairs
-    include them), or it combines, distils (into a transformer or a static model) or continues a candidate that
-    did."""
+    include them), or it combines, distils (into a transformer or a static model), continues or re-ranks (the first
+    stage of a pipeline) a candidate that did."""
     from sentforge.adaptation.candidates import METHODS
 
     result = results[name]
@@ -232,7 +232,8 @@ def learns_from_labels(results: Mapping[str, CandidateResult], name: str) -> boo
     if method is not None and method.data in ("positives", "partial", "classes", "scored", "silver"):
         return True
     linked = [*(getattr(result, "members", None) or ()), getattr(result, "member", None),
-              getattr(result, "continues", None), getattr(result, "distilled_from", None)]
+              getattr(result, "continues", None), getattr(result, "distilled_from", None),
+              getattr(result, "first_stage", None)]
     return any(other in results and other != name and learns_from_labels(results, other) for other in linked)
 
 

@@ -149,27 +149,30 @@ def summary(rates: Sequence[float]) -> dict[str, Any]:
 
 
 def parameters(model: Any) -> int | None:
-    """Parameters the model runs to encode (a meta-embedding: its members' and its method's); None when
-    a member does not expose them (an external encoder)."""
+    """Parameters the model runs to encode (a meta-embedding: its members' and its method's; a pipeline
+    (`cost_parts`): its models'); None when a member does not expose them (an external encoder)."""
     import torch
 
     from sentforge.meta.meta_encoder import MetaEncoder
 
-    if isinstance(model, MetaEncoder):
-        members = [parameters(member) for member in model.members]
+    parts = model.members if isinstance(model, MetaEncoder) else getattr(model, "cost_parts", None)
+    if parts is not None:
+        members = [parameters(part) for part in parts]
         if None in members:
             return None
-        return sum(members) + sum(int(np.asarray(a).size) for a in model.method.parameters().values())
+        own = model.method.parameters().values() if isinstance(model, MetaEncoder) else ()
+        return sum(members) + sum(int(np.asarray(a).size) for a in own)
     if isinstance(model, torch.nn.Module):
         return sum(p.numel() for p in model.parameters())
     return None
 
 
 def encoders(model: Any) -> int:
-    """How many encoders run to encode a text."""
+    """How many encoders run to encode a text (a meta-embedding's members, a pipeline's `cost_parts`)."""
     from sentforge.meta.meta_encoder import MetaEncoder
 
-    return sum(encoders(member) for member in model.members) if isinstance(model, MetaEncoder) else 1
+    parts = model.members if isinstance(model, MetaEncoder) else getattr(model, "cost_parts", None)
+    return 1 if parts is None else sum(encoders(part) for part in parts)
 
 
 def cost_record(model: Any) -> ModelCost:

@@ -41,6 +41,9 @@ def eval_command(
                                                        "labelled pairs itself.")] = None,
     rerank_top: Annotated[int, typer.Option(min=1, help="Candidates of each query the --reranker "
                                                         "re-ranks.")] = 10,
+    rerank_weight: Annotated[float, typer.Option(min=0.0, max=1.0, help="The --reranker score's weight against "
+                                                 "--model's cosine (1: its score alone; an adapt pipeline's is in "
+                                                 "its reranker/pipeline.json).")] = 1.0,
 ) -> None:
     """Evaluate a model (spec, directory, or bm25) on the selected tasks and on your own datasets; each
     text is encoded once."""
@@ -48,7 +51,7 @@ def eval_command(
 
     report = evaluate_datasets(model, output, tasks, dataset or [], dev=dev, data_dir=data_dir, batch_size=batch_size,
                                strict=strict, device=device, overwrite=overwrite, seed=seed, add_to_card=add_to_card,
-                               reranker=reranker, rerank_top=rerank_top)
+                               reranker=reranker, rerank_top=rerank_top, rerank_weight=rerank_weight)
     width = max([24, *map(len, report["tasks"]), *map(len, report["skipped"])])  # dataset paths can be long
     for name, entry in report["tasks"].items():
         typer.echo(f"{name:{width}s} {entry['main_metric']:>16s} {entry['main_score']:8.2f}")

@@ -60,7 +60,7 @@ def evaluate(model: Any, tasks: str | Sequence[str | Task] = "sts", data_dir: st
              batch_size: int = 64, seed: int = 1111, strict: bool = False,
              output: str | os.PathLike | None = None, overwrite: bool = False, device: str | None = None,
              show_progress: bool | None = None, reranker: str | os.PathLike | Any = None,
-             rerank_top: int = RERANK_TOP) -> dict[str, Any]:
+             rerank_top: int = RERANK_TOP, rerank_weight: float = 1.0) -> dict[str, Any]:
     """Evaluate `model` (a spec that `sentforge.load` resolves: a model or MetaEncoder directory, a short name
     such as `all-MiniLM-L6-v2`, `bm25`, ...; or an object with `encode`) on `tasks` (families and task
     names, comma-separated or a list; a list may also hold `Task` instances, such as `load_dataset(path)`
@@ -74,6 +74,8 @@ def evaluate(model: Any, tasks: str | Sequence[str | Task] = "sts", data_dir: st
     reranker: a cross-encoder (a directory, or a loaded CrossEncoder) that re-ranks the model's top
     `rerank_top` candidates of every ranking task and scores the labelled pairs itself (evaluation/reranker.py);
     the tasks that need vectors (STS, transfer, ...) are then skipped. The report gives its pairs per second.
+    rerank_weight: the cross-encoder score's weight in [0, 1] against the model's cosine (1: the cross-encoder's
+    score alone), as an adapt pipeline was chosen with (OUTPUT/reranker/pipeline.json).
     """
     if batch_size < 1:
         raise ConfigError(f"batch_size must be >= 1, got {batch_size}")
@@ -100,7 +102,7 @@ def evaluate(model: Any, tasks: str | Sequence[str | Task] = "sts", data_dir: st
         from sentforge.loading import load
 
         model = load(model_name, device=device, allow_lexical=True)
-    reranking = _reranking(model, reranker, rerank_top, batch_size, device)
+    reranking = _reranking(model, reranker, rerank_top, batch_size, device, rerank_weight)
     runnable = []
     for task in available:
         if task.supports(reranking or model):
@@ -153,7 +155,8 @@ def evaluate(model: Any, tasks: str | Sequence[str | Task] = "sts", data_dir: st
                    else ",".join(t.name if isinstance(t, Task) else t for t in tasks)},
         "timing": {"encode_seconds": round(encode_seconds, 3), "distinct_texts_encoded": n_texts,
                    "total_seconds": round(time.perf_counter() - started, 3), **_rerank_timing(reranking)},
-        **({"reranker": {"model": reranking.cross_encoder.name, "top_k": rerank_top}} if reranking else {}),
+        **({"reranker": {"model": reranking.cross_encoder.name, "top_k": rerank_top, "weight": rerank_weight}}
+           if reranking else {}),
         "environment": {"sentforge": _version(), "python": platform.python_version(),
                         "finished": datetime.now(timezone.utc).isoformat(timespec="seconds")},
     }
@@ -165,7 +168,8 @@ def evaluate(model: Any, tasks: str | Sequence[str | Task] = "sts", data_dir: st
     return report
 
 
-def _reranking(model: Any, reranker: Any, top_k: int, batch_size: int, device: str | None) -> Any:
+def _reranking(model: Any, reranker: Any, top_k: int, batch_size: int, device: str | None,
+               weight: float = 1.0) -> Any:
     """The re-ranking scorer around `model` (its first stage becomes the cached encoder), or None."""
     if reranker is None:
         return None
@@ -180,7 +184,7 @@ def _reranking(model: Any, reranker: Any, top_k: int, batch_size: int, device: s
             raise ConfigError(f"--reranker {reranker}: not a cross-encoder directory (a bi-encoder? give it as "
                               "--model; train a cross-encoder with sentforge train cross-encoder)")
         reranker = load_cross_encoder(reranker, device=device)
-    return Reranked(model, reranker, top_k, batch_size)
+    return Reranked(model, reranker, top_k, batch_size, weight)
 
 
 def _rerank_timing(reranking: Any) -> dict[str, Any]:
@@ -195,7 +199,7 @@ def evaluate_datasets(model: str | os.PathLike, output: str | os.PathLike, tasks
                       data_dir: str | os.PathLike | None = None, batch_size: int = 64, strict: bool = False,
                       device: str | None = None, overwrite: bool = False, seed: int = 1111,
                       add_to_card: bool = False, reranker: str | os.PathLike | None = None,
-                      rerank_top: int = RERANK_TOP) -> dict[str, Any]:
+                      rerank_top: int = RERANK_TOP, rerank_weight: float = 1.0) -> dict[str, Any]:
     """`sentforge eval`: evaluate `model` on `tasks` and on the user's own `datasets`, write the report to
     `output` (JSON, a Markdown table beside it) and return it, as `evaluate` does.
 
@@ -203,7 +207,8 @@ def evaluate_datasets(model: str | os.PathLike, output: str | os.PathLike, tasks
     given). datasets: files or BEIR folders, each `PATH` or `KIND:PATH` (see `load_dataset`). dev: a
     labelled-pairs file whose best accuracy and F1 thresholds the labelled-pairs datasets use.
     add_to_card: also add the results to the model card of the model directory `model` (checked first).
-    reranker / rerank_top: a cross-encoder directory re-ranking the model's top candidates (see `evaluate`).
+    reranker / rerank_top / rerank_weight: a cross-encoder directory re-ranking the model's top candidates (see
+    `evaluate`).
     The output is locked and checked against every input before any dataset is read.
     """
     from sentforge.evaluation.own import load_own_datasets, parse_dataset_spec
@@ -219,7 +224,7 @@ def evaluate_datasets(model: str | os.PathLike, output: str | os.PathLike, tasks
         names = [t.strip() for t in (tasks if tasks is not None else "" if own else "sts").split(",") if t.strip()]
         report = evaluate(model, [*names, *own], data_dir=data_dir, batch_size=batch_size, seed=seed,
                           strict=strict, output=output, overwrite=overwrite, device=device, reranker=reranker,
-                          rerank_top=rerank_top)
+                          rerank_top=rerank_top, rerank_weight=rerank_weight)
     if add_to_card:
         add_results_to_card(model, report)
     return report

@@ -3,15 +3,17 @@
 `meta.py` (meta-embeddings), `regression.py` (a recipe regressing the 0/1 labels of the labelled pairs, when
 named), `augsbert.py` (a recipe trained on the labelled pairs and silver pairs a cross-encoder scored),
 `distil.py` (the leading meta-embedding distilled), `static.py` (a static model distilled from the leading
-encoder, when named), `continuation.py` (the leader trained on with the time left).
+encoder, when named), `pipeline.py` (the leading candidate with the --cross-encoder re-ranking its top K),
+`continuation.py` (the leader trained on with the time left).
 Each kind is a class (base.CandidateKind) with its result type, what the plan and the run ask of it, and its
 `run`; each file declares its methods (`METHODS`, method.Method rows).
 
 This collector gathers them: `KINDS` (every kind class) and `METHODS` (every method, in the default order, the
 order of priority when the budget cannot fit them all: the start model (always), TSDAE, supervised MNRL, SetFit,
 TSDAE then MNRL, TSDAE then SetFit, PAUSE, SimCSE, CT, label regression (when named), AugSBERT (by default with a
---cross-encoder), then the meta-embeddings of the best candidates, the distillation of the leading one, and the
-static model, which runs only when named). With pairs (or no labels) the default candidates are those that do not
+--cross-encoder), then the meta-embeddings of the best candidates, the distillation of the leading one, the
+static model, which runs only when named, and the re-ranking pipeline, by default with a --cross-encoder).
+With pairs (or no labels) the default candidates are those that do not
 train on class-labelled texts; with class-labelled texts, the start model, SetFit and TSDAE then SetFit (with the
 TSDAE it starts from). A new kind is a new file here.
 """
@@ -68,7 +70,7 @@ def check_methods(names: list[str] | None, classes: bool = False, teacher: bool 
     if names is None:
         if not classes:
             return [name for name, method in METHODS.items() if method.data != "classes"
-                    and (method.kind.by_default or (teacher and method.data == "silver"))]
+                    and (method.kind.by_default or (teacher and method.data in ("silver", "teacher")))]
         names = [name for name, method in METHODS.items() if method.data == "classes"]
         names += [METHODS[name].after for name in names if METHODS[name].after]
     unknown = [n for n in names if n not in METHODS]
@@ -89,17 +91,23 @@ def plan_candidates(models: list[str], methods: list[str], has_positives: bool, 
     --cross-encoder (`has_teacher`), those that need one). `has_negatives`: label-0 pairs beside the positives."""
     keys = model_keys(models)
     available = {"positives": has_positives, "partial": has_partial, "classes": has_classes, "unlabelled": True,
-                 "scored": has_positives and has_negatives, "silver": has_positives and has_teacher, None: True}
+                 "scored": has_positives and has_negatives, "silver": has_positives and has_teacher,
+                 "teacher": has_teacher, None: True}
     why = {"positives": "no labelled positive pairs (--labelled)", "partial": "no partially labelled pairs "
            "(--labelled with some labels empty)", "classes": "no class-labelled texts (--labelled with text and "
            "label columns)", "scored": "no pairs labelled 1 and 0 (--labelled with a 0/1 label column)",
            "silver": "no labelled positive pairs (--labelled)" if has_teacher else "no trained cross-encoder "
-           "(--cross-encoder) to score its silver pairs"}
+           "(--cross-encoder) to score its silver pairs", "teacher": "no trained cross-encoder (--cross-encoder) to "
+           "re-rank with"}
     planned, left_out = [], []
     for name in methods:
         method = METHODS[name]
         if not method.kind.per_model:
-            planned.append(Candidate(name, method, None, None))
+            candidate = Candidate(name, method, None, None)
+            if available[method.data]:
+                planned.append(candidate)
+            else:
+                left_out.append((candidate, why[method.data]))
             continue
         for model, key in zip(models, keys):
             candidate = Candidate(f"{key}.{name}", method, model, key)
