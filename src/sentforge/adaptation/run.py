@@ -205,9 +205,9 @@ def _select_and_report(config: AdaptConfig, state: AdaptState, inputs: AdaptInpu
         write_selected(state.output, encoder, results[encoder], results[start_name], metric, inputs.dev.name,
                        None if inputs.test is None else inputs.test.name, len(done),
                        None if inputs.classes is None else (inputs.classes.examples, inputs.dev.seed))
-    if pipeline:
-        write_reranker(state.output, pipeline.cross_encoder, pipeline.top_k, pipeline.weight)
-    else:  # an earlier call on this output that chose a pipeline wrote it
+        if pipeline:
+            write_reranker(state.output, pipeline.cross_encoder, pipeline.top_k, pipeline.weight)
+    if not pipeline:  # an earlier call on this output that chose a pipeline wrote it
         shutil.rmtree(state.output / RERANKER_DIR, ignore_errors=True)
     speeds = {name: r.speed for name, r in results.items() if r.done and r.speed}
     measured = [s.texts for s in speeds.values() if s.texts is not None]
