@@ -144,9 +144,16 @@ def test_training_stages_count_the_commands_that_made_a_candidate():
                      "distil": {"kind": "distil", "status": "done", "dev": 49.0, "member": "m.tsdae+mnrl",
                                 "commands": ["sentforge train distil"]},
                      "meta-concat": {"kind": "meta", "status": "done", "dev": 52.0,
-                                     "members": ["m.mnrl", "m.tsdae+mnrl"]}})
+                                     "members": ["m.mnrl", "m.tsdae+mnrl"]},
+                     # Resumed once after the time limit cut it: the same run, one stage (its second command
+                     # resumes the first from its checkpoint); a continuation of it adds one.
+                     "m.augsbert": {"status": "done", "dev": 51.0, "method": "augsbert", "extensions": 1,
+                                    "commands": ["sentforge train sts", "sentforge train sts"]},
+                     "m.augsbert.continued": {"status": "done", "dev": 51.0, "method": "augsbert",
+                                              "continues": "m.augsbert", "commands": ["sentforge train sts"] * 3}})
     assert {name: training_stages(results, name) for name in results} == {
-        "m.start": 0, "m.mnrl": 1, "m.tsdae+mnrl": 2, "m.mnrl.continued": 2, "distil": 3, "meta-concat": 0}
+        "m.start": 0, "m.mnrl": 1, "m.tsdae+mnrl": 2, "m.mnrl.continued": 2, "distil": 3, "meta-concat": 0,
+        "m.augsbert": 1, "m.augsbert.continued": 2}
 
 
 def test_a_cheaper_candidate_significantly_worse_than_the_leader_loses():

@@ -259,13 +259,19 @@ def _costs_less(done: dict[str, CandidateResult], by_stages: bool) -> Callable[[
 
 
 def training_stages(results: Mapping[str, CandidateResult], name: str) -> int:
-    """How many training commands made the candidate: none for a start model or a meta-embedding (its members
+    """How many training stages made the candidate: none for a start model or a meta-embedding (its members
     are other candidates), one per stage of its method (tsdae+mnrl: 2), a continuation's with the ones of
-    the candidate it continues (its commands), distil's with the ones of the member it starts from."""
+    the candidate it continues (its commands), distil's with the ones of the member it starts from. A stage is a
+    command of the candidate's commands but those that resumed a run the time limit cut (`extensions`: the same
+    run, from its checkpoint, to the same schedule's end)."""
     result = results[name]
     if not isinstance(result, TrainedResult):
         return 0
-    own = len(result.commands) if result.commands else len(result.method.split("+"))
+    if not result.commands:
+        return len(result.method.split("+"))
+    continued = results.get(result.continues) if result.continues else None
+    resumed = (result.extensions or 0) + (getattr(continued, "extensions", None) or 0)
+    own = len(result.commands) - resumed
     return own + (training_stages(results, result.member) if result.member in results else 0)
 
 
