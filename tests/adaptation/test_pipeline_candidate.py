@@ -5,12 +5,17 @@ OUTPUT/reranker, which `sentforge eval --reranker` scores as adapt did."""
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 
+import numpy as np
 import pytest
 
 import sentforge
 from sentforge.adaptation import run as adapt_module
-from sentforge.adaptation.pipeline import WEIGHTS
+from sentforge.adaptation.candidates import METHODS, Candidate
+from sentforge.adaptation.pipeline import WEIGHTS, rerank_seconds
+from sentforge.adaptation.planning import Costs, Planner
+from sentforge.adaptation.state_records import MeasuredCosts
 from sentforge.adaptation.speed import parameters
 from sentforge.evaluation import load_dataset
 from sentforge.evaluation.reranker import Reranked
@@ -52,6 +57,9 @@ def test_the_pipeline_reranks_the_leader_with_the_weight_of_the_best_dev_score(t
     assert len(evaluations) == len(WEIGHTS)  # the cross-fitted rule weighs the choice of weight
     assert name in report["dev_cross_fitted"]
     assert not (tmp_path / "adapted" / "reranker").exists() or report["selected"] == name
+    # The cross-encoder's re-ranking was timed before the run, for the time plan to keep it.
+    measured = json.loads((tmp_path / "adapted" / "adapt.json").read_text(encoding="utf-8"))["measured"]
+    assert measured["rerank_s"] > 0
 
 
 def test_on_labelled_pairs_each_pair_is_scored_once_per_query(tiny_bert_dir, tiny_ce_dir, domain, tmp_path):
@@ -104,3 +112,44 @@ def test_without_a_cross_encoder_rerank_is_left_out_and_a_default_with_one(tiny_
     report = adapt_run(tiny_bert_dir, domain, tmp_path / "adapted", candidates=["rerank"])
     assert report["candidates"]["rerank"]["status"] == "not applicable"
     assert "--cross-encoder" in report["candidates"]["rerank"]["reason"]
+
+
+class _Clock:
+    now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_the_reranking_is_timed_per_pair_and_kept_from_the_trained_candidates_shares(monkeypatch):
+    clock = _Clock()
+    monkeypatch.setattr("sentforge.adaptation.pipeline.time.perf_counter", clock)
+
+    class HalfSecondPerPair:
+        def predict(self, pairs, **_):
+            clock.now += 0.5 * len(pairs)
+            return np.zeros(len(pairs))
+
+    dev = SimpleNamespace(texts=lambda: [f"dev {i}" for i in range(40)])
+    test = SimpleNamespace(texts=lambda: [f"test {i}" for i in range(60)])
+    # About a pair per text of dev and test, at the cost per pair of a warm-up batch.
+    assert rerank_seconds(HalfSecondPerPair(), dev, test) == pytest.approx(0.5 * 100)
+    assert rerank_seconds(HalfSecondPerPair(), dev, None) == pytest.approx(0.5 * 40)
+
+    rerank = Candidate("rerank", METHODS["rerank"], None, None)
+    costs = Costs(dev_s=7.0, test_s=10.0, per_text_s=0.02, load_s=1.5, rerank_s=300.0)
+    assert rerank.method.kind.reserve_s(costs, 2, 400) == pytest.approx(300.0 + 2 * (7.0 + 10.0))
+
+    def plan(rerank_s, results=None):
+        monkeypatch.setattr("sentforge.harness.run_state.time.monotonic", clock)
+        from sentforge.harness.run_state import Budget
+
+        measured = MeasuredCosts(7.0, 10.0, 0.02, 1.5, rerank_s)
+        state = SimpleNamespace(results=results or {}, measured=measured)
+        trained = Candidate("m.mnrl", METHODS["mnrl"], "m", "m")
+        return Planner(state, SimpleNamespace(texts=["text"] * 400), None, [trained, rerank],
+                       Budget(3600.0, 0.0, clock()), meta_members=2, speed_sample=["text"] * 64)
+
+    # Until the pipeline has run, its measured re-ranking is kept from what the trained candidates share.
+    assert plan(300.0).room().reserve_s - plan(None).room().reserve_s == pytest.approx(300.0)
+    assert plan(300.0).room().equal_s == pytest.approx(plan(None).room().equal_s - 300.0)

@@ -25,6 +25,7 @@ from sentforge.support.io import atomic_dir
 from sentforge.support.output_guard import MARKER
 
 WEIGHTS = tuple(round(0.1 * i, 1) for i in range(1, 11))
+WARM_UP_PAIRS = 16  # dev pairs the cross-encoder scores to time its cost per pair (`rerank_seconds`)
 RERANKER_DIR = "reranker"  # OUTPUT/reranker: the selected pipeline's cross-encoder, beside OUTPUT/model
 PIPELINE_FILE = "pipeline.json"
 
@@ -85,6 +86,34 @@ def choose_weight(dev: Any, first_stage: Any, cross_encoder: Any, top_k: int) ->
     items = [dev.item_scores(Reranked(first, scores, top_k, weight=weight)) for weight in WEIGHTS]
     best = max(range(len(WEIGHTS)), key=lambda i: (items[i].score(), -i))
     return WEIGHTS[best], items
+
+
+def rerank_seconds(cross_encoder: Any, dev: Any, test: Any | None) -> float:
+    """The seconds the cross-encoder needs to score the dev and test data, about a pair per text (a query and its
+    top K, or the two texts of a labelled pair), timed on WARM_UP_PAIRS pairs of dev texts after one warm-up pair."""
+    texts = dev.texts()
+    sample = texts[:WARM_UP_PAIRS + 1]
+    pairs = list(zip(sample, sample[1:])) or [(sample[0], sample[0])]
+    cross_encoder.predict(pairs[:1])
+    started = time.perf_counter()
+    cross_encoder.predict(pairs)
+    per_pair = (time.perf_counter() - started) / len(pairs)
+    return per_pair * sum(len(task.texts()) for task in (dev, test) if task is not None)
+
+
+def measured_rerank_seconds(path: Any, dev: Any, test: Any | None, device: Any = None) -> float | None:
+    """Loading the cross-encoder at `path` and scoring the dev and test data with it (`rerank_seconds`), timed
+    before the run so that the time plan keeps them for the pipeline; None when the dev data is neither ranked
+    lists nor labelled pairs (nothing to re-rank)."""
+    from sentforge.cross_encoder import load_cross_encoder
+    from sentforge.evaluation.reranker import Reranked
+
+    started = time.perf_counter()
+    cross_encoder = load_cross_encoder(path, device=device)
+    load_s = time.perf_counter() - started
+    if not dev.supports(Reranked(None, cross_encoder)):
+        return None
+    return load_s + rerank_seconds(cross_encoder, dev, test)
 
 
 def write_reranker(output: Path, cross_encoder: str, top_k: int, weight: float) -> Path:

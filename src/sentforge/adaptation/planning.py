@@ -91,6 +91,7 @@ class Costs:
     test_s: float
     per_text_s: float
     load_s: float = 0.0  # loading the start model (an earlier version's state did not time it: 0)
+    rerank_s: float = 0.0  # the --cross-encoder loaded and scoring the dev and test data (0 without one)
 
     @property
     def trained_minimum(self) -> float:
@@ -163,7 +164,7 @@ class Planner:
 
     def costs(self) -> Costs:
         m = self.state.measured
-        return Costs(m.dev_s, m.test_s, m.per_text_s, m.load_s or 0.0)
+        return Costs(m.dev_s, m.test_s, m.per_text_s, m.load_s or 0.0, m.rerank_s or 0.0)
 
     def end_reserve(self, costs: Costs | None = None) -> float:
         """Step 5: the seconds kept for the speed measurement and the report, for the candidates that may still

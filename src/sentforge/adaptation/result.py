@@ -290,20 +290,21 @@ class PipelineResult(Finished):
 
     def load(self, device: str | None = None) -> Any:
         """The scorer every ranking and labelled-pairs task evaluates (evaluation/reranker.py)."""
-        from sentforge.cross_encoder import load_cross_encoder
         from sentforge.evaluation.reranker import Reranked
-        from sentforge.loading import load
 
-        return Reranked(load(self.first_stage_path, device=device), load_cross_encoder(self.cross_encoder, device),
-                        self.top_k, weight=self.weight)
+        return Reranked(*self._models(device), self.top_k, weight=self.weight)
 
     def timed_model(self, device: str | None = None) -> Any:
         from sentforge.adaptation.pipeline import QueryCost
+
+        return QueryCost(*self._models(device), self.pairs_per_query)
+
+    def _models(self, device: str | None) -> tuple[Any, Any]:
+        """(the first stage, the cross-encoder), loaded."""
         from sentforge.cross_encoder import load_cross_encoder
         from sentforge.loading import load
 
-        return QueryCost(load(self.first_stage_path, device=device), load_cross_encoder(self.cross_encoder, device),
-                         self.pairs_per_query)
+        return load(self.first_stage_path, device=device), load_cross_encoder(self.cross_encoder, device)
 
 
 def finished_type(kind: str | None) -> type[Finished]:

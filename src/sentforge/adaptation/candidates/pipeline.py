@@ -3,13 +3,12 @@ is better than the bi-encoder alone, chosen by the same dev rule as every candid
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
 from sentforge.adaptation.candidates.base import CandidateKind
 from sentforge.adaptation.intervals import save_evaluation_items
 from sentforge.adaptation.method import Candidate, Method
-from sentforge.adaptation.pipeline import WEIGHTS, ScoreCache, choose_weight
+from sentforge.adaptation.pipeline import WEIGHTS, ScoreCache, choose_weight, rerank_seconds
 from sentforge.adaptation.planning import Costs
 from sentforge.adaptation.result import DONE, NOT_APPLICABLE, SKIPPED, CandidateResult, PipelineResult
 from sentforge.adaptation.runner import RunContext
@@ -18,10 +17,6 @@ from sentforge.evaluation.own.pairs import LabelledPairsTask
 from sentforge.harness.dev_scores import save_items
 
 TOP_K = 10  # the first stage's candidates the cross-encoder re-scores per query (`sentforge eval --rerank-top`)
-# The cross-encoder scores pairs (two texts at once) for the top K of every query, beside the first stage's own
-# scoring: kept for it while the trained candidates run, about this many times the start model's dev and test.
-PAIR_COST_FACTOR = 3.0
-WARM_UP_PAIRS = 16
 
 
 @dataclass(frozen=True)
@@ -49,10 +44,8 @@ class RerankPipeline(CandidateKind):
         leader = leading_bi_encoder(state.results)
         first_result = state.results[leader]
         pairs_per_query = 1 if isinstance(inputs.dev, LabelledPairsTask) else TOP_K
-        costs = context.plan.costs()
-        # About a pair per text scored: a query and its top K, or the two texts of a labelled pair.
-        pairs = sum(len(task.texts()) for task in (inputs.dev, inputs.test) if task is not None)
-        needed = _seconds_per_pair(cross_encoder, inputs.dev.texts()) * pairs + 2 * (costs.dev_s + costs.test_s)
+        # Timed again: the machine's load may have changed since the start.
+        needed = self._needed(context.plan.costs(), rerank_seconds(cross_encoder, inputs.dev, inputs.test))
         available = context.plan.available()
         if available < needed:
             return self.candidate.outcome(SKIPPED, reason=f"{max(available, 0):.0f} s of the budget left; re-ranking "
@@ -76,11 +69,18 @@ class RerankPipeline(CandidateKind):
 
     @classmethod
     def timed_encoders(cls, meta_members: int) -> int:
-        return 2
+        # The cross-encoder, and a first stage that may be a meta-embedding of its members: the most it runs.
+        return max(meta_members, 1) + 1
 
     @classmethod
     def reserve_s(cls, costs: Costs, meta_members: int, texts: int) -> float:
-        return PAIR_COST_FACTOR * (costs.dev_s + costs.test_s)
+        return cls._needed(costs, costs.rerank_s)
+
+    @staticmethod
+    def _needed(costs: Costs, rerank_s: float) -> float:
+        """The cross-encoder's scoring of the dev and test data, and the first stage's (about two of the start
+        model's evaluations: its dev and test, and the per-query speed passes)."""
+        return rerank_s + 2 * (costs.dev_s + costs.test_s)
 
 
 def leading_bi_encoder(results: dict[str, CandidateResult]) -> str:
@@ -88,15 +88,6 @@ def leading_bi_encoder(results: dict[str, CandidateResult]) -> str:
     the highest dev score, the first on a tie."""
     encoders = {name: r for name, r in results.items() if r.done and not isinstance(r, PipelineResult)}
     return max(encoders, key=lambda name: encoders[name].dev)
-
-
-def _seconds_per_pair(cross_encoder, texts: list[str]) -> float:
-    """The cross-encoder's seconds per pair on a warm-up batch of the dev texts paired with one another."""
-    sample = texts[:WARM_UP_PAIRS + 1]
-    pairs = list(zip(sample, sample[1:])) or [(sample[0], sample[0])]
-    started = time.perf_counter()
-    cross_encoder.predict(pairs)
-    return (time.perf_counter() - started) / len(pairs)
 
 
 METHODS = (Method("rerank", RerankPipeline, 15, "with a --cross-encoder: the leading candidate with the "

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from sentforge.adaptation.candidates.base import CandidateKind
 from sentforge.adaptation.method import Candidate, Method
+from sentforge.adaptation.pipeline import measured_rerank_seconds
 from sentforge.adaptation.result import DONE, CandidateResult, StartResult
 from sentforge.adaptation.runner import RunContext, macro_f1_of
 from sentforge.adaptation.state_records import MeasuredCosts
@@ -16,7 +17,8 @@ from sentforge.harness.dev_scores import main_score, metric_of, save_items, scor
 @dataclass(frozen=True)
 class StartModel(CandidateKind):
     """The start model unchanged, scored on dev (and test); its evaluations' timings are the costs the time plan
-    is measured on, so a failure of it (a bad --model) stops the run: every choice is measured against it."""
+    is measured on (with a --cross-encoder, the re-ranking's too), so a failure of it (a bad --model) stops the
+    run: every choice is measured against it."""
 
     result_type = StartResult
     start_model = True
@@ -44,8 +46,11 @@ class StartModel(CandidateKind):
             metrics, test_s = task_metrics(inputs.test, encoder)
             result = result.update(test=float(metrics[metric_of(inputs.test)]), test_metric=metric_of(inputs.test),
                                    **macro_f1_of(result, "test", metrics))
+        rerank_s = None
+        if inputs.cross_encoder is not None and context.state.measured is None:
+            rerank_s = measured_rerank_seconds(inputs.cross_encoder, inputs.dev, inputs.test, context.train.device)
         context.state.measured_start(MeasuredCosts(dev_s, test_s, dev_s / (len(set(inputs.dev.texts())) or 1),
-                                                   load_s))
+                                                   load_s, rerank_s))
         return result.update(wall_s=round(time.monotonic() - started, 2))
 
     def run_or_fail(self, context: RunContext) -> CandidateResult:
