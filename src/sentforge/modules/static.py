@@ -17,7 +17,8 @@ from torch import nn
 from sentforge.support.errors import ConfigError, InputFileError, ModelFormatError
 from sentforge.modules.base import WEIGHTS_FILE, Features, Module, pad_ids, read_json
 from sentforge.modules.pooling import Pooling
-from sentforge.modules.token_vectors import STATIC_EMBEDDING_TYPE, TOKENIZER_FILE, TokenTable, TokenVectors
+from sentforge.modules.token_vectors import (STATIC_EMBEDDING_TYPE, TOKENIZER_FILE, TokenTable, TokenVectors,
+                                             token_id_lists)
 
 logger = logging.getLogger(__name__)
 
@@ -82,7 +83,7 @@ class WordVectors(TokenTable):
         return self.embedding.embedding_dim
 
     def token_ids(self, texts: list[str], max_length: int | None = None) -> tuple[list[list[int]], int]:
-        ids = [e.ids for e in self.tokenizer.encode_batch(texts, add_special_tokens=False)]
+        ids = token_id_lists(self.tokenizer, texts)
         return [row[:max_length] for row in ids] if max_length else ids, 0
 
     def pad(self, ids: list[list[int]]) -> Features:
