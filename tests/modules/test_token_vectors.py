@@ -112,3 +112,26 @@ def test_a_weights_file_without_vectors_is_named(tiny_bert_dir, tmp_path):
         sentforge.load(str(tmp_path / "bad"))
     with pytest.raises(ModelFormatError, match="do not cover the tokenizer"):
         TokenVectors(_tokenizer(tiny_bert_dir), np.zeros((3, 2), np.float32))
+
+
+def test_the_average_runs_on_one_thread_and_leaves_the_thread_setting_as_it_was(tiny_bert_dir):
+    tokenizer = _tokenizer(tiny_bert_dir)
+    table = np.random.default_rng(0).normal(size=(tokenizer.get_vocab_size(), 8)).astype(np.float32)
+    ours = Encoder([TokenVectors(tokenizer, table)])
+    seen = []
+    original = torch.nn.functional.embedding_bag
+
+    def recording(*args, **kwargs):
+        seen.append(torch.get_num_threads())
+        return original(*args, **kwargs)
+
+    torch.set_num_threads(2)
+    try:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(torch.nn.functional, "embedding_bag", recording)
+            vectors = ours.encode(TEXTS[:4])
+        assert seen and set(seen) == {1} and torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(1)
+    ids = tokenizer.encode(TEXTS[0], add_special_tokens=False).ids
+    assert np.allclose(vectors[0], table[ids].mean(0), atol=1e-6)
