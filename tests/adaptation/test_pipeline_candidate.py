@@ -153,3 +153,15 @@ def test_the_reranking_is_timed_per_pair_and_kept_from_the_trained_candidates_sh
     # Until the pipeline has run, its measured re-ranking is kept from what the trained candidates share.
     assert plan(300.0).room().reserve_s - plan(None).room().reserve_s == pytest.approx(300.0)
     assert plan(300.0).room().equal_s == pytest.approx(plan(None).room().equal_s - 300.0)
+
+
+def test_the_pipeline_runs_before_distil_which_distils_the_leading_meta_embedding_not_the_pipeline():
+    from sentforge.adaptation.candidates.distil import distil_plan
+    from sentforge.adaptation.result import finished
+
+    order = list(METHODS)
+    assert order.index("meta-gcca") < order.index("rerank") < order.index("distil") < order.index("static")
+    results = {"m.mnrl": finished("train", "mnrl", "m", dev=0.80),
+               "meta-concat": finished("meta", "meta-concat", None, dev=0.82, members=["m.mnrl"]),
+               "rerank": finished("pipeline", "rerank", None, dev=0.90, first_stage="meta-concat")}
+    assert distil_plan(results) == ("meta-concat", "m.mnrl", "")

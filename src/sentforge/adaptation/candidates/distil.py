@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from sentforge.adaptation.candidates.base import CandidateKind, DiskUse
 from sentforge.adaptation.method import Candidate, Method
 from sentforge.adaptation.planning import Planner, after_teacher
-from sentforge.adaptation.result import SKIPPED, CandidateResult, DistilResult, MetaResult
+from sentforge.adaptation.result import SKIPPED, CandidateResult, DistilResult, MetaResult, PipelineResult
 from sentforge.adaptation.runner import RecipeRun, RunContext
 
 
@@ -50,7 +50,7 @@ class Distillation(CandidateKind):
 
 def distil_plan(results: dict[str, CandidateResult]) -> tuple[str | None, str | None, str]:
     """(the meta-embedding to distil, the member candidate to start from, why not when they are None)."""
-    done = {name: r for name, r in results.items() if r.done}
+    done = {name: r for name, r in results.items() if r.done and not isinstance(r, PipelineResult)}
     leader = max(done, key=lambda name: done[name].dev)
     if not isinstance(done[leader], MetaResult):
         return None, None, f"{leader}, not a meta-embedding, leads on dev"
@@ -60,6 +60,6 @@ def distil_plan(results: dict[str, CandidateResult]) -> tuple[str | None, str | 
     return leader, max(members, key=lambda name: done[name].dev), ""
 
 
-METHODS = (Method("distil", Distillation, 13, "when a meta-embedding leads on dev: its best member plus a Dense layer "
+METHODS = (Method("distil", Distillation, 14, "when a meta-embedding leads on dev: its best member plus a Dense layer "
                                              "trained by MSE to the meta vectors on the unlabelled texts (one "
                                              "sentence-transformers model)", recipe="distil", data="unlabelled"),)

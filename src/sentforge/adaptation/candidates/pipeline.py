@@ -23,7 +23,8 @@ TOP_K = 10  # the first stage's candidates the cross-encoder re-scores per query
 class RerankPipeline(CandidateKind):
     """The finished encoder candidate with the highest dev score, its top TOP_K per query re-ranked by the
     cross-encoder (on labelled pairs: each pair scored by both), the weight of the cross-encoder's score chosen on
-    dev (pipeline.py). It runs when a --cross-encoder is given, once the others have run."""
+    dev (pipeline.py). It runs when a --cross-encoder is given, after the meta-embeddings and before distil and
+    static, so that what they take of the time left is not the time kept for it."""
 
     result_type = PipelineResult
     per_model = False
@@ -90,6 +91,6 @@ def leading_bi_encoder(results: dict[str, CandidateResult]) -> str:
     return max(encoders, key=lambda name: encoders[name].dev)
 
 
-METHODS = (Method("rerank", RerankPipeline, 15, "with a --cross-encoder: the leading candidate with the "
+METHODS = (Method("rerank", RerankPipeline, 13, "with a --cross-encoder: the leading candidate with the "
                                                "cross-encoder re-ranking its top 10 per query (its score interpolated "
                                                "with the first stage's, the weight chosen on dev)", data="teacher"),)
