@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from sentforge.adaptation.candidates.base import CandidateKind, DiskUse
 from sentforge.adaptation.method import Candidate, Method
 from sentforge.adaptation.planning import Planner, after_teacher
-from sentforge.adaptation.result import SKIPPED, CandidateResult, DistilResult, MetaResult, PipelineResult
+from sentforge.adaptation.candidates.pipeline import leading_bi_encoder
+from sentforge.adaptation.result import SKIPPED, CandidateResult, DistilResult, MetaResult
 from sentforge.adaptation.runner import RecipeRun, RunContext
 
 
@@ -50,8 +51,8 @@ class Distillation(CandidateKind):
 
 def distil_plan(results: dict[str, CandidateResult]) -> tuple[str | None, str | None, str]:
     """(the meta-embedding to distil, the member candidate to start from, why not when they are None)."""
-    done = {name: r for name, r in results.items() if r.done and not isinstance(r, PipelineResult)}
-    leader = max(done, key=lambda name: done[name].dev)
+    done = {name: r for name, r in results.items() if r.done}
+    leader = leading_bi_encoder(results)
     if not isinstance(done[leader], MetaResult):
         return None, None, f"{leader}, not a meta-embedding, leads on dev"
     members = [name for name in done[leader].members or [] if name in done]
