@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import pytest
 
 from sentforge.adaptation.adapt_state import AdaptState
-from sentforge.adaptation.planning import Costs, after_teacher, need, step_cost
+from sentforge.adaptation.planning import Costs, need, step_cost
 from sentforge.adaptation.step_clock import PROBE_STEPS, StepClock
 from sentforge.adaptation.planning import plan_shares as plan
 from sentforge.adaptation.result import finished
@@ -51,16 +51,6 @@ def test_candidates_that_cannot_get_the_minimum_are_skipped_lowest_priority_firs
     shares = plan(10.0, [75.0, 25.0, 10.0], 4.0)
     assert shares[:2] == pytest.approx([5.0, 5.0]) and shares[2] is None
     assert plan(3.0, [1.0, 1.0], 4.0) == [None, None]
-
-
-def test_distil_gets_the_time_left_after_its_teacher_encodes_the_texts():
-    # Two members encode 36,569 texts at 3 ms each (about 219 s) before training: with 85 s left, skipped.
-    teacher_s = Costs(dev_s=20.0, test_s=25.0, per_text_s=0.003).encode_estimate(2, 36569)
-    assert teacher_s == pytest.approx(219.414)
-    share, why = after_teacher(85.0, teacher_s, 65.0, 36569)
-    assert share is None and why == ("85 s of the budget left; its teacher first encodes the 36569 unlabelled texts "
-                                     "(about 219 s), and training needs at least 65.0 s")
-    assert after_teacher(400.0, teacher_s, 65.0, 36569) == (pytest.approx(180.586), "")
 
 
 def test_a_cost_per_step_is_measured_else_borrowed_else_the_mean():

@@ -38,6 +38,35 @@ def test_distilling_a_meta_embedding_gives_one_sentence_transformers_model(tiny_
     np.testing.assert_allclose(reference, distilled, atol=1e-6)
 
 
+def test_the_teacher_encodes_each_text_once_and_only_the_texts_the_run_trains_on(tiny_bert_dir, tmp_path,
+                                                                                   monkeypatch):
+    from sentforge.objectives import distillation
+
+    encoded = []
+    encode = sentforge.Encoder.encode
+
+    def counting(self, texts, *args, **kwargs):
+        encoded.extend(texts)
+        return encode(self, texts, *args, **kwargs)
+
+    teacher = sentforge.load(tiny_bert_dir)
+    monkeypatch.setattr(teacher, "encode", counting.__get__(teacher))
+    targets = distillation.TeacherVectors(teacher, batch_size=4)
+    first = targets(TEXTS[:3])
+    again = targets([TEXTS[1], TEXTS[3], TEXTS[1]])
+    assert encoded == TEXTS[:4]  # a text asked for again is not encoded again
+    np.testing.assert_allclose(again, np.stack([first[1], teacher.encode([TEXTS[3]])[0], first[1]]), atol=1e-6)
+
+    # Two steps of 3 texts: the teacher encodes those 6 of the corpus's texts, not all of them.
+    monkeypatch.setattr(sentforge.Encoder, "encode", counting)
+    encoded.clear()
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("".join(f"{t}\n" for t in TEXTS), encoding="utf-8")
+    sentforge.train("distil", str(tiny_bert_dir), corpus, tmp_path / "student", teacher=str(tiny_bert_dir),
+                    steps=2, batch_size=3, warmup_ratio=0.0)
+    assert len(TEXTS) > 6 and len(encoded) == len(set(encoded)) == 6 and set(encoded) <= set(TEXTS)
+
+
 def test_distil_without_a_teacher_is_refused(tiny_bert_dir, tmp_path):
     with pytest.raises(ConfigError, match="teacher"):
         sentforge.train("distil", str(tiny_bert_dir), TEXTS, tmp_path / "student", steps=1)

@@ -229,7 +229,7 @@ class Planner:
     def limits(self, candidate: Candidate, share: float, prior: float, before_s: float = 0.0,
                probe: bool = False) -> RunLimits:
         """Step 6 for one recipe run of `candidate` within `share` seconds, `prior` of which it ran before and
-        `before_s` of which go before its first step (distil's teacher). A probe keeps room for the evaluation
+        `before_s` of which go before its first step (augsbert's silver pairs). A probe keeps room for the evaluation
         at a step that crosses the limit and for a test (its checkpoint follows), and evaluates at
         --eval-every only; a run's cadence is the one fixed at its first run (kept with its probe), so that a
         resumed run evaluates at the same steps whatever time it has left."""
@@ -361,17 +361,6 @@ class Planner:
 
     def _trained_left(self) -> list[Candidate]:
         return [c for c in self.planned if c.method.kind.trained and c.name not in self.state.results]
-
-
-def after_teacher(remaining: float, teacher_s: float, minimum: float, texts: int) -> tuple[float | None, str]:
-    """The distil candidate's share of the `remaining` seconds once its teacher has encoded the `texts`
-    unlabelled texts (about `teacher_s`, before training starts and outside the trainer's time limit); None
-    (and why) when the minimum does not fit after it."""
-    share = remaining - teacher_s
-    if share < minimum:
-        return None, (f"{max(remaining, 0):.0f} s of the budget left; its teacher first encodes the {texts} unlabelled "
-                      f"texts (about {teacher_s:.0f} s), and training needs at least {minimum:.1f} s")
-    return share, ""
 
 
 def equal_share(remaining: float, trained_left: int, reserve_s: float, costs: Costs) -> Room:

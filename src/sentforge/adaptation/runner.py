@@ -50,7 +50,7 @@ class RecipeRun:
     (and `stop_at` steps at most, the planned schedule unchanged), raced at its dev evaluations (racing.py).
     extend: continue a run that a time limit stopped; options: the recipe's own (distil's teacher); snapshots:
     the steps at which TSDAE saves its encoder (the ladder); before_s: the recipe's time before its first step
-    (distil's teacher encoding). `probe` runs its first steps, `train` runs it to its end."""
+    (augsbert's scoring of its silver pairs). `probe` runs its first steps, `train` runs it to its end."""
 
     candidate: Candidate
     start: str

@@ -25,16 +25,15 @@ class DistilOptions:
 def _distil(encoder, examples: list, options: DistilOptions, context: BuildContext) -> Plan:
     from sentforge.loading import load
     from sentforge.modules.projection import Projection
-    from sentforge.objectives.distillation import MSEDistillation
+    from sentforge.objectives.distillation import MSEDistillation, TeacherVectors
 
     if not options.teacher:
         raise ConfigError("distil needs a teacher (--teacher): a model spec or a meta-embedding directory")
-    teacher = load(options.teacher, device=str(encoder.device))
-    targets = teacher.encode(examples, batch_size=TEACHER_BATCH, show_progress=None)
-    if encoder.dim != targets.shape[1]:
-        encoder.append(Projection(encoder.dim, targets.shape[1]).to(encoder.device))
-    return Plan(MSEDistillation(encoder), list(zip(examples, targets)),
-                summary={"teacher": options.teacher, "teacher_dim": int(targets.shape[1])})
+    targets = TeacherVectors(load(options.teacher, device=str(encoder.device)), TEACHER_BATCH)
+    if encoder.dim != targets.dim:
+        encoder.append(Projection(encoder.dim, targets.dim).to(encoder.device))
+    return Plan(MSEDistillation(encoder, targets), list(examples),
+                summary={"teacher": options.teacher, "teacher_dim": targets.dim})
 
 
 @dataclass

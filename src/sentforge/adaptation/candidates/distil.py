@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from sentforge.adaptation.candidates.base import CandidateKind, DiskUse
 from sentforge.adaptation.method import Candidate, Method
-from sentforge.adaptation.planning import Planner, after_teacher
+from sentforge.adaptation.planning import Planner
 from sentforge.adaptation.candidates.pipeline import leading_bi_encoder
 from sentforge.adaptation.result import SKIPPED, CandidateResult, DistilResult, MetaResult
 from sentforge.adaptation.runner import RecipeRun, RunContext
@@ -17,7 +17,7 @@ class Distillation(CandidateKind):
     """A meta-embedding needs all its members at inference and loads only in sentforge. When one leads on dev,
     its best member (by dev score) learns the meta vectors of the unlabelled texts by MSE, with a Dense layer
     to the meta dimension (the `distil` recipe): one sentence-transformers model, scored like every other
-    candidate. Its share holds the teacher's encoding of the texts."""
+    candidate. The teacher encodes the texts as the batches reach them, within the share."""
 
     result_type = DistilResult
     per_model = False
@@ -28,15 +28,15 @@ class Distillation(CandidateKind):
         meta, member, why = distil_plan(state.results)
         if meta is None:
             return self.candidate.outcome(SKIPPED, reason=why)
-        costs, texts = context.plan.costs(), len(context.inputs.texts)
-        teacher_s = costs.encode_estimate(len(state.results[meta].members or []), texts)
+        costs = context.plan.costs()
         available = context.plan.available(costs)
-        share, why = after_teacher(available, teacher_s, costs.trained_minimum, texts)
-        if share is None:
-            return self.candidate.outcome(SKIPPED, reason=why)
-        # Its share holds the teacher's encoding: the deadline counts it, whatever it takes.
+        if available < costs.trained_minimum:
+            return self.candidate.outcome(SKIPPED, reason=f"{max(available, 0):.0f} s of the budget left; training "
+                                                          f"needs at least {costs.trained_minimum:.1f} s")
+        # The teacher encodes each text when a batch first needs it (objectives/distillation.py), inside the
+        # trainer's time limit: a short share encodes only the texts it trains on.
         run = RecipeRun(self.candidate, state.results[member].model_path, state.run_dir(self.candidate.name),
-                        available, options={"teacher": state.results[meta].model_path}, before_s=teacher_s)
+                        available, options={"teacher": state.results[meta].model_path})
         result = run.train(context).update(share_s=round(available, 1))
         return result.update(teacher=meta, member=member) if result.done else result
 
