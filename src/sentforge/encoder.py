@@ -6,6 +6,7 @@ import dataclasses
 import logging
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -21,6 +22,7 @@ from sentforge.interface.encode_options import (EncodeOptions, check_finite, enc
                                                 shape_vectors)
 from sentforge.support.errors import ConfigError, ModelFormatError
 from sentforge.support.io import atomic_dir
+from sentforge.support.threads import one_torch_thread
 from sentforge.interface.model_card import ModelCardData, read_card_data, write_model_card
 from sentforge.modules import HFBackbone, InputModule, Module
 from sentforge.modules.base import Features, read_json, write_json
@@ -309,8 +311,9 @@ class Encoder(SentenceTransformerInterface, nn.Sequential):
             return self.input_module.token_ids([texts[i] for i in rows], opts.max_seq_length)
 
         n_batches = sum(-(-len(rows) // opts.batch_size) for rows in chunks)
+        threads = one_torch_thread if self.input_module.single_threaded else nullcontext
         try:
-            with torch.inference_mode(), weights_in(self, opts.dtype, target), \
+            with torch.inference_mode(), weights_in(self, opts.dtype, target), threads(), \
                     tqdm(total=n_batches, desc="encode", unit="batch",
                          disable=progress_enabled(opts.show_progress, n_batches)) as progress:
                 for rows, (ids, truncated) in tokenized_ahead(chunks, tokenize):

@@ -114,12 +114,14 @@ def test_a_weights_file_without_vectors_is_named(tiny_bert_dir, tmp_path):
         TokenVectors(_tokenizer(tiny_bert_dir), np.zeros((3, 2), np.float32))
 
 
-def test_the_average_runs_on_one_thread_and_leaves_the_thread_setting_as_it_was(tiny_bert_dir):
+def test_a_static_model_encodes_on_one_thread_and_leaves_the_thread_setting_as_it_was(tiny_bert_dir):
     tokenizer = _tokenizer(tiny_bert_dir)
     table = np.random.default_rng(0).normal(size=(tokenizer.get_vocab_size(), 8)).astype(np.float32)
-    ours = Encoder([TokenVectors(tokenizer, table)])
+    static, transformer = Encoder([TokenVectors(tokenizer, table)]), sentforge.load(tiny_bert_dir)
+    for encoder in (static, transformer):
+        encoder.append(Normalize())
     seen = []
-    original = torch.nn.functional.embedding_bag
+    original = torch.nn.functional.normalize
 
     def recording(*args, **kwargs):
         seen.append(torch.get_num_threads())
@@ -128,10 +130,14 @@ def test_the_average_runs_on_one_thread_and_leaves_the_thread_setting_as_it_was(
     torch.set_num_threads(2)
     try:
         with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(torch.nn.functional, "embedding_bag", recording)
-            vectors = ours.encode(TEXTS[:4])
-        assert seen and set(seen) == {1} and torch.get_num_threads() == 2
+            patch.setattr(torch.nn.functional, "normalize", recording)
+            vectors = static.encode(TEXTS[:4])
+            assert seen and set(seen) == {1} and torch.get_num_threads() == 2
+            seen.clear()
+            transformer.encode(TEXTS[:4])  # a transformer's pipeline keeps the threads it is given
+            assert seen and set(seen) == {2}
     finally:
         torch.set_num_threads(1)
     ids = tokenizer.encode(TEXTS[0], add_special_tokens=False).ids
-    assert np.allclose(vectors[0], table[ids].mean(0), atol=1e-6)
+    mean = table[ids].mean(0)
+    assert np.allclose(vectors[0], mean / np.linalg.norm(mean), atol=1e-6)

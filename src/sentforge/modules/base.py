@@ -116,9 +116,11 @@ def load_weights(module: nn.Module, weights: Path) -> None:
 
 
 class InputModule(Module):
-    """The first step: turns texts into token ids and padded tensors."""
+    """The first step: turns texts into token ids and padded tensors. `single_threaded`: the pipeline it starts
+    encodes on one torch thread (support/threads.py)."""
 
     max_seq_length: int | None
+    single_threaded: ClassVar[bool] = False
 
     def token_ids(self, texts: list[str], max_length: int | None = None) -> tuple[list[list[int]], int]:
         """Token ids of each text (unpadded, truncated to the limit) and how many texts were truncated."""

@@ -9,8 +9,6 @@ in the mean, unknown-token rows included, and the tokenizer's own truncation (if
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -31,8 +29,10 @@ ST_WEIGHT, M2V_WEIGHT, M2V_MAPPING, M2V_SCALES = "embedding.weight", "embeddings
 
 
 class TokenTable(InputModule):
-    """What the static modules share: no settings of their own, and the StaticEmbedding files (`tokenizer`,
-    `embedding`)."""
+    """What the static modules share: no settings of their own, the StaticEmbedding files (`tokenizer`,
+    `embedding`), and an encode on one torch thread (a few small memory-bound ops: see support/threads.py)."""
+
+    single_threaded: ClassVar[bool] = True
 
     def config(self) -> dict[str, Any]:
         return {}
@@ -78,9 +78,8 @@ class TokenVectors(TokenTable):
         mask = features["attention_mask"].bool()
         lengths = mask.sum(dim=1)
         offsets = torch.cumsum(lengths, dim=0) - lengths
-        with _one_thread():
-            features["sentence_embedding"] = nn.functional.embedding_bag(
-                features["input_ids"][mask], self.embedding.weight, offsets, mode="mean")
+        features["sentence_embedding"] = nn.functional.embedding_bag(
+            features["input_ids"][mask], self.embedding.weight, offsets, mode="mean")
         return features
 
     @classmethod
@@ -104,19 +103,6 @@ class TokenVectors(TokenTable):
         if M2V_SCALES in tensors:
             vectors = vectors * tensors[M2V_SCALES].float()[:, None]
         return cls(tokenizer, vectors)
-
-
-@contextmanager
-def _one_thread() -> Iterator[None]:
-    """torch on one thread within: a static model's average of token rows is a memory-bound gather, a few per cent
-    of its encode time beside tokenizing, and split across threads it waits for the slowest of them, which a
-    core busy with other work stalls (batches of 32 tweets ran 10 to 100 times slower on two busy cores)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(threads)
 
 
 def token_id_lists(tokenizer: Tokenizer, texts: list[str]) -> list[list[int]]:
