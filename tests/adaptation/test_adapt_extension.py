@@ -73,6 +73,8 @@ def test_an_extension_is_planned_only_to_reach_the_next_evaluation():
     # The next evaluation is at step 416: 25 steps at 2 s, plus the minimum.
     assert to_next_evaluation(cut, 2.0, costs) == 25 * 2.0 + 25.0
     assert to_next_evaluation(cut.update(steps=416), 2.0, costs) == 104 * 2.0 + 25.0
-    # No evaluation is left in the schedule: 416 is past its 400 steps.
-    assert to_next_evaluation(cut.update(planned_steps=400), 2.0, costs) is None
+    # The schedule ends before the next cadence step: its last step, 400, is evaluated (9 steps on).
+    assert to_next_evaluation(cut.update(planned_steps=400), 2.0, costs) == 9 * 2.0 + 25.0
+    # A schedule run to its end has no evaluation left.
+    assert to_next_evaluation(cut.update(steps=400, planned_steps=400), 2.0, costs) is None
     assert to_next_evaluation(cut.update(eval_every=None), 2.0, costs) == 25.0  # an older result: the minimum

@@ -256,6 +256,10 @@ def test_metrics_evaluation_and_early_stopping(tiny_bert_dir, tmp_path):
     plain = Trainer(encoder, MaskedLanguageModeling(encoder), CORPUS, TrainingConfig(
         steps=8, batch_size=4, eval_every=2, show_progress=False), evaluator=evaluator).train()
     assert plain.steps == 8 and not plain.stopped_early and len(plain.evaluations) == 4
+    # A schedule that is no multiple of the cadence is evaluated at its last step too.
+    seven = Trainer(encoder, MaskedLanguageModeling(encoder), CORPUS, TrainingConfig(
+        steps=7, batch_size=4, eval_every=3, show_progress=False), evaluator=evaluator).train()
+    assert [e["step"] for e in seven.evaluations] == [3, 6, 7]
 
 
 def test_output_and_config_are_checked(tiny_bert_dir, tmp_path):

@@ -446,10 +446,11 @@ def to_next_evaluation(result: CandidateResult, seconds_per_step: float, costs: 
     minimum alone)."""
     if not result.eval_every:
         return costs.trained_minimum
-    steps = result.steps or 0
-    next_evaluation = (steps // result.eval_every + 1) * result.eval_every
-    if next_evaluation > (result.planned_steps or 0):
+    steps, planned = result.steps or 0, result.planned_steps or 0
+    if steps >= planned:
         return None
+    # The trainer evaluates at its cadence and at the schedule's last step.
+    next_evaluation = min((steps // result.eval_every + 1) * result.eval_every, planned)
     # Its deadline keeps the loads after its last step (Costs.after_step_s), and it loads its model first.
     loads = (LOADS_AFTER_TRAINING + 1) * costs.load_s
     return (next_evaluation - steps) * seconds_per_step + costs.trained_minimum + loads

@@ -57,7 +57,8 @@ def _common(
     dev: Annotated[Path | None, typer.Option(help="Dev set (any `sentforge eval --dataset` file): scored every "
                                                   "--eval-every steps (without it: before training and after), "
                                                   "the best-scoring encoder is the one saved.")] = None,
-    eval_every: Annotated[int | None, typer.Option(min=1, help="Score on --dev every N steps.")] = None,
+    eval_every: Annotated[int | None, typer.Option(min=1, help="Score on --dev every N steps and at the "
+                                                                       "last step.")] = None,
     time_limit: Annotated[float | None, typer.Option(min=0.0, help="Stop cleanly after this many seconds; the "
                                                                    "last step's (or the best) encoder is "
                                                                    "saved.")] = None,

@@ -11,7 +11,8 @@ Contracts
   throughput figures and any other entry is averaged into the logs.
 - `data` is a sequence of examples. The order is a seeded permutation per epoch; on N processes each
   takes its slice of the same global batch (see training/batch_order.py).
-- `evaluator`: a callable `encoder -> metrics dict` or a `Task`, run every `eval_every` steps (main process).
+- `evaluator`: a callable `encoder -> metrics dict` or a `Task`, run every `eval_every` steps and at the
+  schedule's last step (main process).
 - `callbacks` are called after every optimizer step with the `TrainerState` (its `loss` is the latest
   one read: every step's on the CPU; on accelerators the numbers are read at logging, evaluation and
   checkpoint steps only, see training/step_values.py).
@@ -234,7 +235,9 @@ class Trainer:
         loop.progress.update(1)
 
         log_now = state.step % cfg.log_every == 0 or state.step == loop.total_steps
-        eval_now = bool(cfg.eval_every and state.step % cfg.eval_every == 0)
+        # The schedule's last step is evaluated too: its model, at the end of the learning-rate decay, is otherwise
+        # never compared when the schedule is no multiple of the cadence.
+        eval_now = bool(cfg.eval_every and (state.step % cfg.eval_every == 0 or state.step == loop.total_steps))
         save_now = loop.checkpoints is not None and (
             state.step % cfg.checkpoint_every == 0 or state.step == loop.total_steps)
         if loop.read_every_step or log_now or eval_now or save_now:
