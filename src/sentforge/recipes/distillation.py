@@ -32,7 +32,7 @@ def _distil(encoder, examples: list, options: DistilOptions, context: BuildConte
     targets = TeacherVectors(load(options.teacher, device=str(encoder.device)), TEACHER_BATCH)
     if encoder.dim != targets.dim:
         encoder.append(Projection(encoder.dim, targets.dim).to(encoder.device))
-    return Plan(MSEDistillation(encoder, targets), list(examples),
+    return Plan(MSEDistillation(encoder, targets), examples,
                 summary={"teacher": options.teacher, "teacher_dim": targets.dim})
 
 
