@@ -109,6 +109,23 @@ def test_the_step_cost_is_re_measured_from_the_candidates_own_run(monkeypatch):
     assert planner(results(quiet), 60.0, monkeypatch=monkeypatch).leftover().continued == "m.mnrl"
 
 
+def test_the_continuation_is_planned_to_end_within_the_time_left(monkeypatch):
+    # 303 s left at 5 s a step: 303 less what follows its last step (a step, two dev evaluations, the test, five
+    # loads: 35 s) and its load (1 s) is 267 s of training, each step 5 s and a tenth of a 10 s evaluation:
+    # 44 steps, its schedule's end inside its time, where the planned 60 would be cut with its rate still high.
+    assert planner(results(mnrl(60)), 303.0, monkeypatch=monkeypatch).leftover().steps == 44
+    # With more time than its planned schedule needs, the planned schedule.
+    assert planner(results(mnrl(60)), 900.0, monkeypatch=monkeypatch).leftover().steps == 60
+    assert json.loads(json.dumps(Leftover(300.0, "m.mnrl", steps=44).to_json()))["steps"] == 44
+    assert "steps" not in Leftover(300.0, why="the budget is spent").to_json()
+
+
+def test_setfit_trains_its_one_epoch_and_a_continuation_up_to_max_epochs():
+    setfit = METHODS["setfit"]
+    assert setfit.epochs == 1 and METHODS["tsdae+setfit"].epochs == 1
+    assert continuation_of(Candidate("m.setfit", setfit, "m", "m")).method.epochs is None
+
+
 UNITS = 40
 SWING = np.tile([1.0, -1.0], UNITS // 2)
 
@@ -141,14 +158,16 @@ def test_adapt_trains_the_continuation_reports_it_and_resumes_it(tiny_bert_dir, 
     decide = Planner.leftover
     monkeypatch.setattr(Planner, "leftover", lambda self: Leftover(
         decide(self).seconds, max((n for n, r in self.state.results.items() if r.trained),
-                                  key=lambda n: self.state.results[n].dev)))
+                                  key=lambda n: self.state.results[n].dev), steps=2))
     report = run(tiny_bert_dir, domain, tmp_path / "out", candidates=["mnrl"], test=domain / "test.jsonl")
     name = f"{tiny_bert_dir.name}.mnrl"
     leader = report["candidates"][name]
     assert report["leftover"]["continued"] == name and report["leftover"]["seconds"] > 60
     continued = report["candidates"][f"{name}.continued"]
     assert continued["continues"] == name and continued["status"] == "done" and continued["method"] == "mnrl"
-    assert continued["start"] == leader["model_path"] and continued["planned_steps"] == leader["planned_steps"]
+    # Its schedule is the one planned to the time left: 2 steps, its learning rate decayed to 0 at their end.
+    assert continued["start"] == leader["model_path"] and continued["planned_steps"] == continued["steps"] == 2
+    assert "--steps 2" in continued["commands"][-1]
     assert continued["commands"][:-1] == leader["commands"]
     assert f"--model {leader['model_path']}" in continued["commands"][-1]
     assert continued["test"] is not None and name + ".continued" in report["selection"]["continuations"]

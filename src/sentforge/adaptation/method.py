@@ -26,8 +26,8 @@ class Method:
     those and silver pairs, scored);
     after: the method whose candidate model it starts from (None: the start model). meta: the meta-embedding
     method of sentforge.meta. options: recipe settings of the method itself ((name, value) pairs). epochs: the
-    passes over its data that its source trains, when fewer than --max-epochs (a schedule that long would end,
-    cut by the time limit, inside its warm-up).
+    passes over its data that its source trains, when fewer than --max-epochs (a schedule that long would be
+    cut by the time limit inside its warm-up, or with its learning rate barely decayed: SetFit trains one epoch).
     """
 
     name: str
@@ -67,9 +67,10 @@ CONTINUED = "continued"  # the suffix of a continuation's name
 
 def continuation_of(candidate: Candidate) -> Candidate:
     """The candidate trained on from `candidate`'s kept model with the time left (planning.py, step 7): the same
-    recipe, data and settings (its method's overrides), starting from that model instead of a start model."""
-    return Candidate(f"{candidate.name}.{CONTINUED}", replace(candidate.method, after=None), candidate.model,
-                     candidate.model_key)
+    recipe, data and settings (its method's overrides), starting from that model instead of a start model, up
+    to --max-epochs of its data (its schedule is planned to the time left)."""
+    return Candidate(f"{candidate.name}.{CONTINUED}", replace(candidate.method, after=None, epochs=None),
+                     candidate.model, candidate.model_key)
 
 
 def model_keys(models: list[str]) -> list[str]:

@@ -57,11 +57,14 @@ class Probe(_Saved):
 @dataclass(frozen=True)
 class Leftover(_Saved):
     """planning.py's step 7: the seconds left once every schedule had ended, and the candidate continued with
-    them (None: the run ends early, `why`)."""
+    them (None: the run ends early, `why`) for a schedule of `steps` steps (None in a state saved before
+    continuations were planned to the time left: --max-epochs of its data)."""
 
     seconds: float
     continued: str | None = None
     why: str = ""
+    steps: int | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"seconds": round(self.seconds, 1), "continued": self.continued, "why": self.why}
+        return {"seconds": round(self.seconds, 1), "continued": self.continued, "why": self.why,
+                **({} if self.steps is None else {"steps": self.steps})}

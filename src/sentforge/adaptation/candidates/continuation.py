@@ -14,9 +14,9 @@ from sentforge.adaptation.runner import RecipeRun, RunContext
 @dataclass(frozen=True)
 class Continuation(CandidateKind):
     """The leading trained candidate trained on from its kept model with the time left once every schedule had
-    ended (`candidate` is method.continuation_of's): a new schedule of its recipe, data and length (more
-    epochs), raced like every trained candidate. Selection prefers it to the candidate it continues only when
-    its dev gain over it is significant (select.py)."""
+    ended (`candidate` is method.continuation_of's): a new schedule of its recipe and data, planned to end within
+    the time left (planning.Planner.steps_within), raced like every trained candidate. Selection prefers it to
+    the candidate it continues only when its dev gain over it is significant (select.py)."""
 
     result_type = TrainedResult
     candidate: Candidate
@@ -28,8 +28,9 @@ class Continuation(CandidateKind):
 
     def run(self, context: RunContext) -> CandidateResult:
         earlier = context.state.results[self.continues]
-        share = context.plan.available()
-        run = RecipeRun(self.candidate, earlier.model_path, context.state.run_dir(self.candidate.name), share)
+        share, steps = context.plan.available(), context.state.leftover.steps
+        run = RecipeRun(self.candidate, earlier.model_path, context.state.run_dir(self.candidate.name), share,
+                        options=None if steps is None else {"steps": steps})
         result = run.train(context)
         if not result.done:
             return result

@@ -67,4 +67,4 @@ METHODS = (Method("tsdae+mnrl", TsdaeLadder, 4, "MNRL on the labelled positives 
                   after="tsdae"),
            Method("tsdae+setfit", TsdaeLadder, 5, "SetFit on the class-labelled texts from the TSDAE candidate (TSDAE "
                                                   "as domain pre-training)", recipe="setfit", data="classes",
-                  after="tsdae"))
+                  after="tsdae", epochs=1))

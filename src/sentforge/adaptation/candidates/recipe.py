@@ -59,7 +59,8 @@ METHODS = (
     Method("mnrl", TrainedRecipe, 2, "supervised multiple-negatives ranking on the labelled positive pairs (hard "
                                      "negatives when given)", recipe="mnrl", data="positives"),
     Method("setfit", TrainedRecipe, 3, "SetFit on the class-labelled texts (pairs of one class and of two, "
-                                       "cosine loss, 20 rounds, lr 2e-5, batch 16)", recipe="setfit", data="classes"),
+                                       "cosine loss, 20 rounds, lr 2e-5, batch 16, one epoch)", recipe="setfit",
+           data="classes", epochs=1),
     Method("pause", TrainedRecipe, 6, "PAUSE on the partially labelled pairs", recipe="pause", data="partial"),
     Method("simcse", TrainedRecipe, 7, "unsupervised SimCSE on the unlabelled texts", recipe="simcse",
            data="unlabelled"),
