@@ -7,7 +7,10 @@ class, a dev split apart from them, the set's test file; then the adapt command 
 The set's training side is split once as labels_check.py splits it (seeded: --dev-size texts are the dev split,
 500 or a third of a side of fewer than 1,500 texts, the rest the pool); the labelled file is the pool's draw of
 --shots texts per class with --seed (data.classes.per_class_draw, the draw `sentforge labels` takes at that
-size in its first repeat). WORK/SET/labelled.jsonl, dev.jsonl and test.jsonl are written, the texts of each
+size in its first repeat). With --drop-heldout-copies the pool first loses every text with the words of a dev or
+test text (the rule adapt's dev hygiene applies to class-labelled texts): TREC's training file holds copies of
+its test questions, which adapt drops before training and SetFit would train on, so that both sides of
+setfit_ab.py train on the same texts. WORK/SET/labelled.jsonl, dev.jsonl and test.jsonl are written, the texts of each
 class in the pool, the labelled file, dev and test are printed, then the `sentforge adapt` line.
 """
 
@@ -39,6 +42,16 @@ def print_class_counts(parts: dict[str, list[tuple[str, str]]]) -> None:
     print(f"  {'all':{width}s}" + "".join(f"  {len(rows):8d}" for rows in parts.values()))
 
 
+def without_heldout_copies(pool: list[tuple[str, str]], heldout: list[str]) -> list[tuple[str, str]]:
+    """The pool less its texts that have the words of a held-out text, as adapt's dev hygiene drops them."""
+    from sentforge.adaptation.hygiene import SAME_WORDS
+    from sentforge.data.near_duplicates import near_duplicates
+
+    copies = near_duplicates([t for t, _ in pool], heldout, threshold=SAME_WORDS)
+    print(f"dropped from the pool {int(copies.sum())} of {len(pool)} texts that have the words of a dev or test text")
+    return [row for row, copy in zip(pool, copies) if not copy]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("set", choices=sorted(SETS))
@@ -50,11 +63,15 @@ def main() -> None:
     parser.add_argument("--model", default="all-MiniLM-L6-v2", help="The start model of the printed command.")
     parser.add_argument("--budget-minutes", type=float, default=10.0, help="The printed command's budget.")
     parser.add_argument("--seed", type=int, default=0, help="The dev split's and the draw's seed.")
+    parser.add_argument("--drop-heldout-copies", action="store_true",
+                        help="Draw from the pool without the texts that have the words of a dev or test text.")
     options = parser.parse_args()
 
     from sentforge.data.classes import per_class_draw
 
     pool, dev, test = splits(options)
+    if options.drop_heldout_copies:
+        pool = without_heldout_copies(pool, [t for t, _ in dev + test])
     labelled = per_class_draw(pool, options.shots, options.seed)
     folder = options.work_dir / f"{options.set}{'-coarse' if options.coarse else ''}"
     files = {name: write_jsonl(folder / f"{name}.jsonl", rows) for name, rows in
