@@ -10,13 +10,16 @@ import pytest
 
 from sentforge.adaptation.candidates import METHODS, Candidate
 from sentforge.adaptation.deadline import Deadline
-from sentforge.adaptation.planning import (LOADS_AFTER_TRAINING, REPORT_S, SPEED_SHARE, Costs, Planner,
-                                           to_next_evaluation)
+from sentforge.adaptation import select as selection
+from sentforge.adaptation.planning import (INTERVALS_PER_CANDIDATE, LOADS_AFTER_TRAINING, REPORT_S, SPEED_SHARE, Costs,
+                                           Planner, to_next_evaluation)
 from sentforge.adaptation.result import NotRun, finished
 from sentforge.adaptation.speed import MIN_PASS_TEXTS, ROUNDS, WARM_UP_TEXTS
 from sentforge.adaptation.state_records import MeasuredCosts
 from sentforge.harness.run_state import Budget
 from sentforge.training.stopping import TIME_LIMIT
+
+from selection_tables import BASE, L3, L6, SWING, table
 
 COSTS = Costs(dev_s=7.0, test_s=10.0, per_text_s=0.02, load_s=1.5)
 
@@ -59,14 +62,14 @@ def test_the_speed_measurement_is_planned_from_the_cost_per_text_and_held_to_a_s
     least = ROUNDS * MIN_PASS_TEXTS * per_round_text
     assert least > SPEED_SHARE * 60.0
     assert COSTS.speed_estimate(encoders, loads, 512, 60.0) == pytest.approx(loads * 1.5 + warm + least)
-    assert COSTS.report_estimate() == REPORT_S + 2 * 1.5
+    assert COSTS.report_estimate(4) == REPORT_S + 2 * 1.5
 
 
 def test_the_candidates_are_planned_on_the_time_left_before_the_end(monkeypatch):
     clock = FakeClock()
     plan = planner(clock, monkeypatch)
     reserve = plan.end_reserve()
-    expected = COSTS.speed_estimate([1, 2, 2, 1], len(PLANNED), 512, 240.0) + COSTS.report_estimate()
+    expected = COSTS.speed_estimate([1, 2, 2, 1], len(PLANNED), 512, 240.0) + COSTS.report_estimate(len(PLANNED))
     assert reserve == pytest.approx(expected)
     clock.now += 60.0
     assert plan.available() == pytest.approx(240.0 - 60.0 - reserve)
@@ -75,11 +78,33 @@ def test_the_candidates_are_planned_on_the_time_left_before_the_end(monkeypatch)
                "meta-gcca": NotRun("meta", "meta-gcca", "skipped", reason="no time"),
                "distil": NotRun("distil", "distil", "skipped", reason="no time")}
     fewer = planner(clock, monkeypatch, skipped)
-    assert fewer.end_reserve() == pytest.approx(COSTS.speed_estimate([1], 3, 512, 240.0) + COSTS.report_estimate())
+    assert fewer.end_reserve() == pytest.approx(COSTS.speed_estimate([1], 3, 512, 240.0) + COSTS.report_estimate(3))
     assert fewer.available() > plan.available()
     # Past the budget nothing is left to plan: every trained candidate's room is None (skipped, with why).
     clock.now += 300.0
     assert plan.room().equal_s is None
+
+
+def test_the_selection_s_intervals_are_planned_at_the_cost_timed_on_the_start_model(monkeypatch):
+    timed = Costs(dev_s=7.0, test_s=10.0, per_text_s=0.02, load_s=1.5, interval_s=4.0)
+    assert timed.report_estimate(5) == pytest.approx(COSTS.report_estimate(5) + INTERVALS_PER_CANDIDATE * 5 * 4.0)
+    # The selection computes no more intervals than planned: five candidates, a leader and others within its noise.
+    results, items = table({"l6.start": (BASE, L6, 0), "l6.tsdae+mnrl": (BASE + 4.5 + 4 * SWING, L6, 88),
+                            "l6.simcse": (BASE + 3.0 - 4 * SWING, L6, 32), "l6.mnrl": (BASE + 2.9 - 4 * SWING, L6, 40),
+                            "l3.mnrl": (BASE + 3.5 - 4 * SWING, L3, 40)})
+    calls = []
+    original = selection.paired_gain
+    monkeypatch.setattr(selection, "paired_gain", lambda *args: calls.append(args) or original(*args))
+    chosen = selection.select(results, ["l6.start"], "labels-first", items)
+    assert len(chosen.comparisons) == 3 and 0 < len(calls) <= INTERVALS_PER_CANDIDATE * len(results)
+
+
+def test_the_end_reserve_holds_the_intervals_of_every_candidate_that_may_finish(monkeypatch):
+    clock = FakeClock()
+    plan = planner(clock, monkeypatch)
+    untimed = plan.end_reserve()
+    plan.state.measured = MeasuredCosts(COSTS.dev_s, COSTS.test_s, COSTS.per_text_s, COSTS.load_s, interval_s=3.0)
+    assert plan.end_reserve() == pytest.approx(untimed + INTERVALS_PER_CANDIDATE * len(PLANNED) * 3.0)
 
 
 def test_a_deadline_stops_training_where_the_rest_of_the_candidate_still_fits_its_share():

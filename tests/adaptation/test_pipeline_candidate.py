@@ -60,6 +60,7 @@ def test_the_pipeline_reranks_the_leader_with_the_weight_of_the_best_dev_score(t
     # The cross-encoder's re-ranking was timed before the run, for the time plan to keep it.
     measured = json.loads((tmp_path / "adapted" / "adapt.json").read_text(encoding="utf-8"))["measured"]
     assert measured["rerank_s"] > 0
+    assert measured["interval_s"] > 0  # and one paired interval, for the selection's
 
 
 def test_on_labelled_pairs_each_pair_is_scored_once_per_query(tiny_bert_dir, tiny_ce_dir, domain, tmp_path):

@@ -60,6 +60,25 @@ def test_spearman_equals_scipy_with_ties_and_constant_resamples_score_zero():
     assert constant.score() == 0.0
 
 
+def test_each_resample_scores_as_scikit_learn_and_scipy_on_the_drawn_units():
+    """A resample holds units several times (or not at all): its AP and Spearman are those of the drawn
+    multiset, ties across copies included."""
+    rng = np.random.default_rng(11)
+    labels = rng.integers(0, 2, size=50)
+    gold = rng.integers(0, 4, size=50).astype(float)
+    scores = np.round(labels * 0.4 + rng.uniform(0, 1, size=50), 1)
+    draws = rng.integers(0, 50, size=(40, 50))
+    ap = ItemScores("ap", scores, labels).resampled(draws)
+    rho = ItemScores("spearman", scores, gold).resampled(draws)
+    for row, drawn in enumerate(draws):
+        assert ap[row] == pytest.approx(100 * average_precision_score(labels[drawn], scores[drawn]), abs=1e-9)
+        assert rho[row] == pytest.approx(100 * spearmanr(scores[drawn], gold[drawn])[0], abs=1e-9)
+    halves = np.stack([rng.permutation(50)[:25] for _ in range(5)])  # cross-fitting draws without replacement
+    for row, drawn in enumerate(halves):
+        assert ItemScores("ap", scores, labels).resampled(halves)[row] == pytest.approx(
+            100 * average_precision_score(labels[drawn], scores[drawn]), abs=1e-9)
+
+
 def test_identical_models_have_a_zero_interval_and_it_is_seeded():
     scores = ItemScores("mean", np.linspace(0, 100, 25))
     same = paired_bootstrap(scores, scores, resamples=500)

@@ -86,6 +86,11 @@ class AdaptState(RunState):
         elif self.measured.load_s is None:
             self.measured = replace(self.measured, load_s=timings.load_s)
 
+    def measured_interval(self, seconds: float) -> None:
+        """One paired bootstrap interval on the first start model's per-unit dev scores, timed once."""
+        if self.measured.interval_s is None:
+            self.measured = replace(self.measured, interval_s=round(seconds, 3))
+
     def measured_load(self, seconds: float) -> None:
         """A candidate model loaded from its run directory (after the start model's, which `measured` holds): the
         loads planned take the slowest."""

@@ -35,8 +35,9 @@ most META_RESERVE_SHARE of the budget, and not before a trained candidate finish
    call to the report: the speed measurement (speed.py) of the candidates still able to finish (each loaded
    once, and ROUNDS interleaved passes of the models of distinct architectures: the start models, the
    meta-embeddings' members, distil), at the start model's cost per text and per load, the passes held to
-   SPEED_SHARE of the budget (never below MIN_PASS_TEXTS texts), and the selection and report. Steps 1 to 4
-   plan only the time left before it (`available`).
+   SPEED_SHARE of the budget (never below MIN_PASS_TEXTS texts), and the selection and report (their paired
+   intervals at the cost of one timed on the start model's dev scores). Steps 1 to 4 plan only the time left
+   before it (`available`).
 6. Deadlines. A trained candidate's share holds its whole wall time: the run stops (deadline.Deadline, a trainer
    callback) after the step past which the next step, a dev evaluation, the saves and loads of its kept model, its
    test evaluation and its per-unit dev scores (Costs.after_step_s) would no longer fit in its share; distil's
@@ -83,6 +84,10 @@ META_RESERVE_SHARE = 0.25  # the most of the budget kept for the meta-embeddings
 RESERVE_MARGIN = 1.25
 SPEED_SHARE = 0.05  # of the budget, the most the speed measurement's passes are planned to take (past its minimum)
 REPORT_S = 5.0  # the selection and the report's files, besides loading and saving the selected model
+# The selection's paired intervals per candidate: its dev gain over the start model and the leader's advantage over
+# it (a continuation adds its gain over what it continues). On a metric recomputed per resample (AP, Spearman) over
+# thousands of dev pairs each takes seconds: unplanned, they took a 60-minute TwitterPara run past its budget.
+INTERVALS_PER_CANDIDATE = 2
 LOADS_AFTER_TRAINING = 5  # a checkpoint, the kept model loaded and saved, loaded for the test and the dev units
 
 
@@ -96,6 +101,7 @@ class Costs:
     per_text_s: float
     load_s: float = 0.0  # loading the start model (an earlier version's state did not time it: 0)
     rerank_s: float = 0.0  # the --cross-encoder loaded and scoring the dev and test data (0 without one)
+    interval_s: float = 0.0  # one paired bootstrap interval on the dev units (0 before it is timed)
 
     @property
     def trained_minimum(self) -> float:
@@ -115,9 +121,10 @@ class Costs:
         full, least = ROUNDS * texts * per_text, ROUNDS * min(MIN_PASS_TEXTS, texts) * per_text
         return loads * self.load_s + min(WARM_UP_TEXTS, texts) * per_text + min(full, max(least, SPEED_SHARE * total_s))
 
-    def report_estimate(self) -> float:
-        """Seconds of the selection and the report: the selected model loaded and saved, the files written."""
-        return REPORT_S + 2 * self.load_s
+    def report_estimate(self, candidates: int) -> float:
+        """Seconds of the selection among `candidates` and the report: the paired intervals, the selected model
+        loaded and saved, the files written."""
+        return REPORT_S + 2 * self.load_s + INTERVALS_PER_CANDIDATE * candidates * self.interval_s
 
     def encode_estimate(self, encoders: int, texts: int) -> float:
         return encoders * texts * self.per_text_s
@@ -168,7 +175,7 @@ class Planner:
 
     def costs(self) -> Costs:
         m = self.state.measured
-        return Costs(m.dev_s, m.test_s, m.per_text_s, m.load_s or 0.0, m.rerank_s or 0.0)
+        return Costs(m.dev_s, m.test_s, m.per_text_s, m.load_s or 0.0, m.rerank_s or 0.0, m.interval_s or 0.0)
 
     def end_reserve(self, costs: Costs | None = None) -> float:
         """Step 5: the seconds kept for the speed measurement and the report, for the candidates that may still
@@ -179,7 +186,7 @@ class Planner:
         encoders = [count for c in finishing if (count := c.method.kind.timed_encoders(self.meta_members)) is not None]
         return (costs.speed_estimate(encoders, len(finishing), len(self.speed_sample),
                                        self.budget.total_s)
-                + costs.report_estimate())
+                + costs.report_estimate(len(finishing)))
 
     def available(self, costs: Costs | None = None) -> float:
         """The seconds of the budget left before the end (step 5)."""

@@ -174,8 +174,8 @@ def run_adapt(config: AdaptConfig, started: float) -> AdaptReport:
     # 6. Select (speed.py, select.py) and 7. report (report.py).
     order = [c.name for c in planned] + [candidate.name for candidate, _ in left_out]
     # The measurement takes the time left but the report's (planning.py, step 5).
-    measure_speeds(context, [name for name in order if state.results[name].done], speed_texts,
-                   budget.remaining() - plan.costs().report_estimate())
+    done = [name for name in order if state.results[name].done]
+    measure_speeds(context, done, speed_texts, budget.remaining() - plan.costs().report_estimate(len(done)))
     placed = None if config.engine == "local" else {"address": config.address, "cpus_per_run": config.cpus_per_run,
                                                     "gpus_per_run": config.gpus_per_run, "slots": cluster.slots_seen}
     return _select_and_report(config, state, inputs, order, budget, hygiene, len(speed_texts), placed)

@@ -23,7 +23,7 @@ from sentforge.adaptation.speed import measure
 from sentforge.adaptation.state_records import Probe
 from sentforge.adaptation.trained import RecipeCall, TrainSettings, needs_training, probe_run, timed, train_or_take_up
 from sentforge.support.errors import SentforgeError
-from sentforge.harness.dev_scores import items_path, metric_of, save_items, task_metrics
+from sentforge.harness.dev_scores import items_path, metric_of, paired_gain, save_items, task_metrics
 from sentforge.harness.run_state import Heartbeat
 
 logger = logging.getLogger(__name__)
@@ -159,6 +159,10 @@ def record(context: RunContext, candidate: Candidate, result: CandidateResult) -
         else:
             items = inputs.dev.item_scores(model)
         save_items(state.output, candidate.name, items)
+        if isinstance(result, StartResult) and state.measured.interval_s is None:
+            started = time.monotonic()
+            paired_gain(items, items, state.settings["seed"])  # its cost, not its value: the selection's are planned
+            state.measured_interval(time.monotonic() - started)
     state.record(candidate.name, result)
     if result.done:
         logger.info("%s: dev %s %.2f (%.0f s)", candidate.name, metric_of(inputs.dev), result.dev, result.wall_s)

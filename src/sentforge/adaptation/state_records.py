@@ -22,18 +22,22 @@ class MeasuredCosts(_Saved):
     """Seconds measured on the first start model (planning.Costs): a dev evaluation, a test evaluation, encoding
     one text, and a load: the start model's, raised to the slowest candidate load since (None in a state
     written before loads were timed); with a --cross-encoder, loading it and re-ranking the dev and test data
-    (pipeline.measured_rerank_seconds; None without one, or in a state written before it was timed)."""
+    (pipeline.measured_rerank_seconds; None without one, or in a state written before it was timed); one paired
+    bootstrap interval on the start model's per-unit dev scores (the selection computes a few per candidate; None
+    before they are saved, or in a state written before it was timed)."""
 
     dev_s: float
     test_s: float
     per_text_s: float
     load_s: float | None = None
     rerank_s: float | None = None
+    interval_s: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"dev_s": self.dev_s, "test_s": self.test_s, "per_text_s": self.per_text_s,
                 **({} if self.load_s is None else {"load_s": self.load_s}),
-                **({} if self.rerank_s is None else {"rerank_s": self.rerank_s})}
+                **({} if self.rerank_s is None else {"rerank_s": self.rerank_s}),
+                **({} if self.interval_s is None else {"interval_s": self.interval_s})}
 
 
 @dataclass(frozen=True)

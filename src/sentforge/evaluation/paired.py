@@ -6,7 +6,8 @@ two share (hard queries, easy pairs) cancels out of the difference. Per-query me
 pair set's AP and Spearman are recomputed from the pair scores on every resample (they are not means
 over pairs). Percentile intervals, as `scipy.stats.bootstrap(..., paired=True, method="percentile")`
 computes them; written here with numpy so that thousands of resamples of a metric that sorts take
-seconds (scipy's calls a Python statistic once per batch of resamples and has no tie-aware AP).
+seconds (scipy's calls a Python statistic once per batch of resamples and has no tie-aware AP): the units are
+sorted once, and each resample is how many times it draws each unit.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
-from scipy.stats import rankdata
 
 from sentforge.support.errors import ConfigError
 
@@ -53,11 +53,13 @@ class ItemScores:
 
     def resampled(self, draws: np.ndarray) -> np.ndarray:
         """The metric on each row of unit indices `draws` (resamples × units)."""
-        values = np.asarray(self.values, dtype=np.float64)[draws]
+        values = np.asarray(self.values, dtype=np.float64)
         if self.statistic == "mean":
-            return values.mean(axis=1)
-        targets = np.asarray(self.targets, dtype=np.float64)[draws]
-        return _average_precision(values, targets) if self.statistic == "ap" else _spearman(values, targets)
+            return values[draws].mean(axis=1)
+        counts = _unit_counts(draws, len(values))
+        targets = np.asarray(self.targets, dtype=np.float64)
+        return (_average_precision(values, targets, counts) if self.statistic == "ap"
+                else _spearman(values, targets, counts))
 
     def to_npz(self) -> dict[str, np.ndarray]:
         arrays = {"statistic": np.array(self.statistic), "values": np.asarray(self.values)}
@@ -127,29 +129,55 @@ def _mean_resampled(group: list[ItemScores], draws: np.ndarray) -> np.ndarray:
     return np.mean([scores.resampled(draws) for scores in group], axis=0)
 
 
-def _average_precision(scores: np.ndarray, labels: np.ndarray) -> np.ndarray:
-    """AP ×100 of each row, as scikit-learn's average_precision_score: tied scores form one threshold,
-    whose precision counts all of them. A row without a positive scores 0."""
-    order = np.argsort(-scores, axis=1, kind="stable")
-    ranked = np.take_along_axis(scores, order, axis=1)
-    hits = np.take_along_axis(labels, order, axis=1)
-    units = scores.shape[1]
-    positions = np.arange(units)
-    # The last position of each run of equal scores: where precision is read for every member of the run.
-    changes = np.concatenate([ranked[:, 1:] != ranked[:, :-1], np.ones((len(ranked), 1), dtype=bool)], axis=1)
-    run_ends = np.where(changes, positions, units)
-    run_end = np.minimum.accumulate(run_ends[:, ::-1], axis=1)[:, ::-1]
-    precision_at_end = np.take_along_axis(np.cumsum(hits, axis=1), run_end, axis=1) / (run_end + 1)
-    positives = hits.sum(axis=1)
-    return 100 * np.divide((hits * precision_at_end).sum(axis=1), positives, out=np.zeros(len(scores)),
+def _unit_counts(draws: np.ndarray, units: int) -> np.ndarray:
+    """How many times each unit is drawn in each row of `draws` (resamples × drawn units)."""
+    rows = len(draws)
+    flat = (draws + units * np.arange(rows)[:, None]).ravel()
+    return np.bincount(flat, minlength=rows * units).reshape(rows, units).astype(np.float64)
+
+
+def _tie_groups(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The units in ascending order of `values`, each sorted position's run of equal values (its index), and
+    each run's last sorted position."""
+    order = np.argsort(values, kind="stable")
+    ranked = values[order]
+    starts = np.concatenate([[True], ranked[1:] != ranked[:-1]])
+    group = np.cumsum(starts) - 1
+    ends = np.concatenate([np.flatnonzero(starts)[1:] - 1, [len(values) - 1]])
+    return order, group, ends
+
+
+def _average_precision(scores: np.ndarray, labels: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """AP ×100 of each row of `counts` (the resample holding each unit that many times), as scikit-learn's
+    average_precision_score: tied scores form one threshold, whose precision counts all of them. A row without
+    a positive scores 0."""
+    order, group, ends = _tie_groups(-scores)
+    drawn = counts[:, order]
+    hits = np.cumsum(drawn * labels[order], axis=1)[:, ends]  # positives up to each threshold
+    seen = np.cumsum(drawn, axis=1)[:, ends]
+    precision = np.divide(hits, seen, out=np.zeros_like(hits), where=seen > 0)
+    gained = np.diff(hits, axis=1, prepend=0.0)  # each threshold's positives, read at its precision
+    positives = hits[:, -1]
+    return 100 * np.divide((gained * precision).sum(axis=1), positives, out=np.zeros(len(counts)),
                            where=positives > 0)
 
 
-def _spearman(scores: np.ndarray, gold: np.ndarray) -> np.ndarray:
-    """Spearman ×100 of each row (average ranks for ties); 0 where a row is constant, as `correlations` does."""
-    x = rankdata(scores, axis=1)
-    y = rankdata(gold, axis=1)
-    x -= x.mean(axis=1, keepdims=True)
-    y -= y.mean(axis=1, keepdims=True)
-    norm = np.sqrt((x * x).sum(axis=1) * (y * y).sum(axis=1))
-    return 100 * np.divide((x * y).sum(axis=1), norm, out=np.zeros(len(scores)), where=norm > 0)
+def _average_ranks(values: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Each unit's rank in each resample of `counts` (average ranks for ties, as scipy's rankdata)."""
+    order, group, ends = _tie_groups(values)
+    through = np.cumsum(counts[:, order], axis=1)[:, ends]  # drawn units up to each run's end
+    before = np.concatenate([np.zeros((len(counts), 1)), through[:, :-1]], axis=1)
+    ranks = np.empty_like(counts)
+    ranks[:, order] = (before + (through - before + 1) / 2)[:, group]
+    return ranks
+
+
+def _spearman(scores: np.ndarray, gold: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Spearman ×100 of each row of `counts` (average ranks for ties); 0 where a row is constant, as
+    `correlations` does."""
+    x, y = _average_ranks(scores, counts), _average_ranks(gold, counts)
+    drawn = counts.sum(axis=1, keepdims=True)
+    x -= (counts * x).sum(axis=1, keepdims=True) / drawn
+    y -= (counts * y).sum(axis=1, keepdims=True) / drawn
+    norm = np.sqrt((counts * x * x).sum(axis=1) * (counts * y * y).sum(axis=1))
+    return 100 * np.divide((counts * x * y).sum(axis=1), norm, out=np.zeros(len(counts)), where=norm > 0)
