@@ -51,12 +51,14 @@ class ItemScores:
         """The metric on all units (what the task reports)."""
         return float(self.resampled(np.arange(len(self))[None, :])[0])
 
-    def resampled(self, draws: np.ndarray) -> np.ndarray:
-        """The metric on each row of unit indices `draws` (resamples × units)."""
+    def resampled(self, draws: np.ndarray, counts: np.ndarray | None = None) -> np.ndarray:
+        """The metric on each row of unit indices `draws` (resamples × units). `counts`: how many times each row
+        draws each unit, when already built for the same draws (AP and Spearman read only them)."""
         values = np.asarray(self.values, dtype=np.float64)
         if self.statistic == "mean":
             return values[draws].mean(axis=1)
-        counts = _unit_counts(draws, len(values))
+        if counts is None:
+            counts = _unit_counts(draws, len(values))
         targets = np.asarray(self.targets, dtype=np.float64)
         return (_average_precision(values, targets, counts) if self.statistic == "ap"
                 else _spearman(values, targets, counts))
@@ -116,7 +118,8 @@ def paired_bootstrap(base: ItemScores | Sequence[ItemScores], other: ItemScores 
     differences = []
     for start in range(0, resamples, block):
         draws = rng.integers(0, units, size=(min(block, resamples - start), units))
-        differences.append(_mean_resampled(others, draws) - _mean_resampled(bases, draws))
+        counts = None if reference.statistic == "mean" else _unit_counts(draws, units)  # shared by every model
+        differences.append(_mean_resampled(others, draws, counts) - _mean_resampled(bases, draws, counts))
     spread = np.concatenate(differences)
     tail = (1 - confidence) / 2
     low, high = np.quantile(spread, [tail, 1 - tail])
@@ -125,8 +128,8 @@ def paired_bootstrap(base: ItemScores | Sequence[ItemScores], other: ItemScores 
                           units)
 
 
-def _mean_resampled(group: list[ItemScores], draws: np.ndarray) -> np.ndarray:
-    return np.mean([scores.resampled(draws) for scores in group], axis=0)
+def _mean_resampled(group: list[ItemScores], draws: np.ndarray, counts: np.ndarray | None) -> np.ndarray:
+    return np.mean([scores.resampled(draws, counts) for scores in group], axis=0)
 
 
 def _unit_counts(draws: np.ndarray, units: int) -> np.ndarray:
@@ -151,7 +154,7 @@ def _average_precision(scores: np.ndarray, labels: np.ndarray, counts: np.ndarra
     """AP ×100 of each row of `counts` (the resample holding each unit that many times), as scikit-learn's
     average_precision_score: tied scores form one threshold, whose precision counts all of them. A row without
     a positive scores 0."""
-    order, group, ends = _tie_groups(-scores)
+    order, _, ends = _tie_groups(-scores)
     drawn = counts[:, order]
     hits = np.cumsum(drawn * labels[order], axis=1)[:, ends]  # positives up to each threshold
     seen = np.cumsum(drawn, axis=1)[:, ends]
