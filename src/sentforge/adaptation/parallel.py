@@ -27,7 +27,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -118,38 +118,37 @@ class _FanOut:
         self.output = context.state.output.resolve()
 
     def run(self, waiting: list[Candidate], probe: bool) -> None:
-        """Submit the `waiting` candidates' probes or trainings in their order as slots free, and record each."""
-        state, plan = self.context.state, self.context.plan
-        waiting, running = list(waiting), self.side.running
+        """Submit the `waiting` candidates' probes or trainings in their order as slots free, and record each;
+        those left waiting on a candidate that did not run are the sequential pass's."""
         progress = tqdm(total=len(waiting), desc="probes" if probe else "candidates", unit="candidate",
                         disable=self.show_progress is False, dynamic_ncols=True)
-        while waiting or running:
-            slots = self.cluster.slots()
-            for candidate in [c for c in waiting if self._ready(c, running)][:max(slots - len(running), 0)]:
-                waiting.remove(candidate)
-                room = plan.room()
-                holding = {name: max(ends - time.monotonic(), 0.0) for name, (_, ends) in running.items()}
-                if probe:
-                    left = plan.available() - room.reserve_s
-                    share = None if room.equal_s is None or left <= 0 else min(room.equal_s * slots, left)
-                    why = room.why or f"{max(left, 0):.0f} s of the budget left"
-                else:
-                    share, why = (None, room.why) if room.equal_s is None else \
-                        plan.share(candidate, room.reserve_s, slots, holding)
-                if share is None:
-                    self._not_started(candidate, probe, why)
-                    progress.update()
-                    continue
-                ends = time.monotonic() + share - state.prior_elapsed(candidate.name)
-                self._submit(candidate, share, probe, (candidate, ends))
-            if not running:  # the rest wait on a candidate that did not run: the sequential pass takes them
-                break
-            self.side.collect(progress, lambda finished, kept: self._finish(kept[0], finished, probe))
+        self.side.drain(waiting, lambda candidate, slots: self._start(candidate, slots, probe),
+                        lambda finished, kept: self._finish(kept[0], finished, probe), progress, self._ready)
         progress.close()
 
-    def _ready(self, candidate: Candidate, running: Mapping[str, Any]) -> bool:
+    def _start(self, candidate: Candidate, slots: int, probe: bool) -> bool:
+        """Submit the candidate's probe or training with its share of the time left on `slots` slots, or record
+        why it does not run (False)."""
+        state, plan = self.context.state, self.context.plan
+        room = plan.room()
+        if probe:
+            left = plan.available() - room.reserve_s
+            share = None if room.equal_s is None or left <= 0 else min(room.equal_s * slots, left)
+            why = room.why or f"{max(left, 0):.0f} s of the budget left"
+        else:
+            holding = {name: max(ends - time.monotonic(), 0.0) for name, (_, ends) in self.side.running.items()}
+            share, why = (None, room.why) if room.equal_s is None else \
+                plan.share(candidate, room.reserve_s, slots, holding)
+        if share is None:
+            self._not_started(candidate, probe, why)
+            return False
+        ends = time.monotonic() + share - state.prior_elapsed(candidate.name)
+        self._submit(candidate, share, probe, (candidate, ends))
+        return True
+
+    def _ready(self, candidate: Candidate) -> bool:
         """A candidate starts once the one it starts from is recorded (tsdae+mnrl after tsdae)."""
-        return candidate.after is None or (candidate.after not in running
+        return candidate.after is None or (candidate.after not in self.side.running
                                            and candidate.after in self.context.state.results)
 
     def _not_started(self, candidate: Candidate, probe: bool, why: str) -> None:

@@ -21,7 +21,7 @@ from sentforge.adaptation.inputs import READING, AdaptInputs
 from sentforge.adaptation.method import Candidate
 from sentforge.adaptation.result import DONE, CandidateResult, TrainedResult
 from sentforge.harness.dev_scores import main_score, metric_of
-from sentforge.harness.schedule import epoch_steps, fitted_batch
+from sentforge.harness.schedule import run_length
 from sentforge.recipes.api import snapshot_dir
 from sentforge.recipes.command import train_command
 from sentforge.recipes.run_dir import METRICS_LOG, SUMMARY_FILE, TRAINING_DIR, read_summary
@@ -73,11 +73,10 @@ def recipe_settings(candidate: Candidate, examples: int, settings: TrainSettings
     """The recipe's settings: the paper's, a batch no larger than the data, up to `max_epochs` epochs (fewer when
     the method declares fewer)."""
     method = candidate.method
-    values = {"pooling": "keep", "batch_size": fitted_batch(method.recipe, examples),
-              **dict(method.options), **settings.overrides.get(method.name, {})}
+    own = {**dict(method.options), **settings.overrides.get(method.name, {})}
     epochs = min(settings.max_epochs, method.epochs or settings.max_epochs)
-    values.setdefault("steps", epoch_steps(examples, values["batch_size"], epochs))
-    return values
+    length = run_length(method.recipe, examples, epochs, own.get("batch_size"), own.get("steps"))
+    return {"pooling": "keep", "batch_size": length["batch_size"], **own, **length}
 
 
 def warmup_steps(candidate: Candidate, steps: int, settings: TrainSettings) -> int:

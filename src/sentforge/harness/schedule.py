@@ -4,13 +4,11 @@ whole passes over them."""
 from __future__ import annotations
 
 
-def fitted_batch(recipe: str, examples: int, batch_size: int | None = None) -> int:
-    """The batch size (`batch_size`, else the recipe's) no larger than the `examples` training rows."""
+def run_length(recipe: str, examples: int, epochs: int, batch_size: int | None = None,
+               steps: int | None = None) -> dict[str, int]:
+    """{"batch_size": `batch_size` (else the recipe's) no larger than the `examples` training rows, "steps":
+    `steps`, else those of `epochs` passes over the rows (at least one step a pass)}."""
     from sentforge.recipes import get_recipe
 
-    return min(batch_size or get_recipe(recipe).training["batch_size"], examples)
-
-
-def epoch_steps(examples: int, batch_size: int, epochs: int) -> int:
-    """The steps of `epochs` passes over `examples` rows (at least one step a pass)."""
-    return epochs * max(examples // batch_size, 1)
+    batch = min(batch_size or get_recipe(recipe).training["batch_size"], examples)
+    return {"batch_size": batch, "steps": steps or epochs * max(examples // batch, 1)}

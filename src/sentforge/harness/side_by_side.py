@@ -1,7 +1,8 @@
-"""A command's runs side by side on a Ray cluster (`--engine ray` of adapt and labels): the runs in flight,
-each finished one handed back as it arrives, and the wall time of that work, which the state keeps (its
-`parallel`) and the budget counts instead of the runs' own times. The command decides what to submit and when
-(adapt: as slots free, planned per slot; labels: in the order of its plan); this is the part they share."""
+"""A command's runs side by side on a Ray cluster (`--engine ray` of adapt and labels): the waiting runs
+started in their order as slots free, the runs in flight, each finished one handed back as it arrives, and the
+wall time of that work, which the state keeps (its `parallel`) and the budget counts instead of the runs' own
+times. The command decides how a run starts (its share of the time left, or that it is skipped) and what its
+result records."""
 
 from __future__ import annotations
 
@@ -25,6 +26,26 @@ class SideBySide:
     def elapsed(self) -> float:
         """The wall time of the command's side-by-side work so far, earlier calls' included."""
         return self.prior + time.monotonic() - self.started
+
+    def drain(self, waiting: list[Any], start: Callable[[Any, int], bool], finish: Callable[[FinishedRun, Any], None],
+              progress: Any, ready: Callable[[Any], bool] = lambda item: True) -> list[Any]:
+        """Start the `waiting` items that are `ready`, in their order, while the cluster has free slots, and hand
+        each finished run to `finish`, until none waits or runs. `start(item, slots)` submits the item's run
+        (self.submit) or returns False when it does not run (a tick of `progress`). Returns the items left
+        waiting, never ready, once nothing runs."""
+        waiting = list(waiting)
+        while waiting or self.running:
+            slots = self.cluster.slots()
+            for item in [item for item in waiting if ready(item)]:
+                if len(self.running) >= slots:
+                    break
+                waiting.remove(item)
+                if not start(item, slots):
+                    progress.update()
+            if not self.running:
+                break
+            self.collect(progress, finish)
+        return waiting
 
     def submit(self, name: str, kept: Any, function: Callable[..., Any], *args: Any) -> None:
         """Run `function(*args)` on a worker as `name`, keeping `kept` with it until it finishes."""

@@ -16,7 +16,6 @@ import dataclasses
 import logging
 import os
 import time
-from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,7 +28,7 @@ from sentforge.support.errors import ConfigError, SentforgeError
 from sentforge.harness.dev_scores import CONFIDENCE, RESAMPLES, dev_gains, items_path, load_items, metric_of, save_items
 from sentforge.harness.ray_runs import FinishedRun, RayRuns, RunResources, check_engine
 from sentforge.harness.run_state import Budget, RunState, check_budget_minutes, input_record
-from sentforge.harness.schedule import epoch_steps, fitted_batch
+from sentforge.harness.schedule import run_length
 from sentforge.harness.side_by_side import SideBySide
 from sentforge.learning_curve.data import LabelData
 from sentforge.learning_curve.read import read_label_data
@@ -184,25 +183,21 @@ def _run_on_cluster(runner: _Runner, cluster: RayRuns, planned: list[tuple[int, 
     """Run the planned runs side by side on `cluster`, in their order, as many at once as it holds: a run's
     time limit is decided when a slot frees for it, from the wall time left; each finished run is recorded
     as it arrives, with its worker."""
-    queue, side = deque(planned), SideBySide(runner.state, cluster)
+    side = SideBySide(runner.state, cluster)
+
+    def start(size_repeat: tuple[int, int], slots: int) -> bool:
+        job = runner.plan(*size_repeat)
+        if job is not None:
+            side.submit(job.name, job, train_on_worker, job.on_any_node(), str(dev), runner.task.name,
+                        runner.callbacks)
+        return job is not None
 
     def finish(run: FinishedRun, job: RunJob) -> None:
         runner.finish(job, run.result, run.wall_s, run.worker, side.elapsed())
         progress.set_postfix_str(f"{run.name} ran on {run.worker['host']} in {run.wall_s:.0f} s; running "
                                  f"{', '.join(side.running) or 'none'}", refresh=False)
 
-    while queue or side.running:
-        free = cluster.slots() - len(side.running)
-        while queue and free > 0:
-            job = runner.plan(*queue.popleft())
-            if job is None:
-                progress.update()
-                continue
-            free -= 1
-            side.submit(job.name, job, train_on_worker, job.on_any_node(), str(dev), runner.task.name,
-                        runner.callbacks)
-        if side.running:
-            side.collect(progress, finish)
+    side.drain(planned, start, finish, progress)
 
 
 def size_gain(output: Path, sizes: dict[str, int], seed: int) -> dict[str, Any] | None:
@@ -392,10 +387,9 @@ class _Runner:
     def _values(self, examples: int) -> dict[str, Any]:
         """The recipe's steps, batch size (and maximum sequence length) for `examples` training rows."""
         settings = self.state.settings
-        batch = fitted_batch(self.data.recipe, examples, settings["batch_size"])
-        steps = settings["steps"] or epoch_steps(examples, batch, settings["epochs"])
         length = {"max_seq_length": settings["max_seq_length"]} if settings["max_seq_length"] else {}
-        return {"steps": steps, "batch_size": batch, **length}
+        return {**run_length(self.data.recipe, examples, settings["epochs"], settings["batch_size"],
+                             settings["steps"]), **length}
 
 
 def time_for_run(available: float, overhead: float, planned_steps: int, prior: float,
