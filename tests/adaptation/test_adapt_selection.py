@@ -20,7 +20,8 @@ from sentforge.adaptation.hygiene import Counted, apply_hygiene
 from sentforge.adaptation.inputs import read_inputs
 from sentforge.adaptation.report import markdown, unresolved, write_report
 from sentforge.adaptation.result import CandidateResult
-from sentforge.adaptation.select import better_and_faster, cheaper, pareto_front, select
+from sentforge.adaptation.front import better_and_faster, pareto_front
+from sentforge.adaptation.select import cheaper, select
 from sentforge.evaluation.paired import ItemScores
 
 import adapt_worker

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import pytest
 
-from sentforge.adaptation.select import off_front_within_noise, pareto_front
+from sentforge.adaptation.front import off_front_within_noise, pareto_front
 from sentforge.adaptation.result import CandidateResult
 from sentforge.adaptation.speed import (MIN_PASS_TEXTS, MIN_ROUNDS, ROUNDS, WARM_UP_TEXTS, ModelCost, SpeedRecord,
                                         interleaved_rates, measure, pass_size, summary, told_apart,
@@ -121,7 +121,7 @@ def test_front_png_names_do_not_overlap():
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from sentforge.harness.report_files import name_box, place_labels
+    from sentforge.harness.figure_labels import name_box, place_labels
 
     # Six candidates within a hair of each other, as a start model and its trained candidates lie.
     points = [(110.0, 87.2), (110.0, 87.3), (111.0, 87.25), (109.5, 87.1), (40.0, 88.0), (41.0, 88.02)]

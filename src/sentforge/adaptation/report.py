@@ -17,7 +17,8 @@ from sentforge.adaptation.result import (CandidateResult, MetaResult, PipelineRe
 from sentforge.adaptation.select import Selection
 from sentforge.adaptation.state_records import Leftover
 from sentforge.support.disk import human_size
-from sentforge.harness.report_files import on_the_cluster, place_labels, pyplot, save_figure, write_report_files
+from sentforge.harness.figure_labels import place_labels
+from sentforge.harness.report_files import on_the_cluster, pyplot, save_figure, write_report_files
 
 CURVE_PNG, FRONT_PNG = "dev-curve.png", "front.png"
 

@@ -33,8 +33,9 @@ from sentforge.adaptation.report import AdaptReport, test_regret, unresolved, wr
 from sentforge.adaptation.pipeline import RERANKER_DIR, write_reranker
 from sentforge.adaptation.result import NOT_APPLICABLE, CandidateResult, PipelineResult, StartResult
 from sentforge.adaptation.runner import RunContext, measure_speeds
-from sentforge.adaptation.select import (
-    MODEL_DIR, better_and_faster, off_front_within_noise, pareto_front, select, write_selected)
+from sentforge.adaptation.front import better_and_faster, off_front_within_noise, pareto_front
+from sentforge.adaptation.handover import MODEL_DIR, write_selected
+from sentforge.adaptation.select import select
 from sentforge.adaptation.speed import check_speed_bound, speed_sample, within_noise_of_bound
 from sentforge.support.disk import directory_size, human_size, remove_checkpoints
 from sentforge.support.errors import ConfigError
@@ -183,8 +184,8 @@ def run_adapt(config: AdaptConfig, started: float) -> AdaptReport:
 
 def _select_and_report(config: AdaptConfig, state: AdaptState, inputs: AdaptInputs, order: list[str], budget: Budget,
                        hygiene: Hygiene, speed_texts: int, cluster: dict[str, Any] | None) -> AdaptReport:
-    """Choose the model (select.py), save it as OUTPUT/model and write the report (report.py); `cluster`: where
-    the trained candidates ran with --engine ray."""
+    """Choose the model (select.py), save it as OUTPUT/model (handover.py) and write the report (report.py);
+    `cluster`: where the trained candidates ran with --engine ray."""
     results = {name: state.results[name] for name in order}
     starts = [name for name in order if isinstance(results[name], StartResult)]
     done = [name for name in order if results[name].done]

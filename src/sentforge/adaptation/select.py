@@ -1,4 +1,4 @@
-"""Choosing the model and writing it to OUTPUT/model with a model card that records the choice.
+"""Choosing the model: the selection rules (the front is front.py's; OUTPUT/model, handover.py's).
 
 Only candidates that encode at least `min_texts_per_second` texts per second on the run's texts and
 device are eligible (all of them without a bound); the best eligible start model is the reference. Two
@@ -44,33 +44,20 @@ gain over the candidate it continues lies above 0 too: it costs the same to run 
 checkpoints to be chosen among, so without that a tie on dev would go to it by noise.
 
 "best": the highest dev score, never below the reference start model's (a start model wins ties).
-
-The speed–quality front (report.json "front"): the candidates that no other candidate beats on dev score and
-encode speed at once (Pareto-optimal), the fastest first. Speeds are compared as the measurement tells them apart
-(speed.told_apart: the interquartile ranges of their interleaved rounds apart): two candidates whose speeds
-overlap count as equally fast, so that of the two only the one with the higher dev score is on the front, not
-both by a difference of speed within the noise.
 """
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Literal
 
-from sentforge.adaptation.result import CandidateResult, MetaResult, TrainedResult, best_start, load_candidate
-from sentforge.adaptation.speed import COST_KEYS, SpeedRecord, same_cost, told_apart
-from sentforge.data.classes import ClassExample
+from sentforge.adaptation.result import CandidateResult, TrainedResult, best_start
+from sentforge.adaptation.speed import COST_KEYS, SpeedRecord, same_cost
 from sentforge.support.errors import ConfigError
 from sentforge.evaluation.paired import ItemScores, PairedInterval
 from sentforge.harness.dev_scores import CONFIDENCE, paired_gain
-from sentforge.support.io import atomic_dir
-from sentforge.interface.model_card import display_name
-from sentforge.support.output_guard import MARKER
 
-MODEL_DIR = "model"
 Rule = Literal["labels-first", "simplest", "significant", "cross-fitted", "best"]
 RULES: tuple[Rule, ...] = ("labels-first", "simplest", "significant", "cross-fitted", "best")
 DEFAULT_RULE: Rule = "labels-first"
@@ -344,81 +331,3 @@ def _bound_sentence(too_slow: dict[str, float], bound: float | None, base: str, 
     elif not fast_start:
         text += f"no start model is that fast: {base}, the fastest, is the reference and kept if nothing beats it; "
     return text
-
-
-def write_selected(output: Path, name: str, result: CandidateResult, start_result: CandidateResult, metric: str,
-                   dev_name: str, test_name: str | None, candidates: int,
-                   head: tuple[list[ClassExample], int] | None = None) -> Path:
-    """Save the chosen model as OUTPUT/model; an encoder's card records the selection and the scores
-    (a meta-embedding directory has no card: report.md says what it is). `head`: (the class-labelled texts,
-    the seed) of the logistic-regression head that scored the candidates on dev, fitted again on the chosen
-    encoder's vectors and saved with it: OUTPUT/model is then a classifier (classification/)."""
-    target = output / MODEL_DIR
-    if isinstance(result, MetaResult):
-        # Without the run directory's output marker: OUTPUT/model is adapt's output, not a `meta fit` one.
-        with atomic_dir(target, overwrite=True) as tmp:
-            shutil.copytree(result.model_path, tmp, dirs_exist_ok=True, ignore=shutil.ignore_patterns(MARKER))
-        return target
-    encoder = load_candidate(result)
-    card = encoder.card
-    card.base_model = card.base_model or display_name(str(start_result.model))
-    card.description = (f"Selected by `sentforge adapt` among {candidates} candidates by {metric} on the dev set "
-                        f"{dev_name}: {name} (dev {metric} {result.dev:.2f}; the start model "
-                        f"{start_result.dev:.2f}).")
-    card.add_dataset(dev_name, role="adapt selection (dev)")
-    tasks = {dev_name: {"main_metric": metric, "main_score": result.dev, "family": "own"}}
-    if test_name is not None and result.test is not None:
-        card.add_dataset(test_name, role="adapt test (reported, not used for selection)")
-        tasks[test_name] = {"main_metric": result.test_metric or metric, "main_score": result.test, "family": "own"}
-    card.add_evaluation({"tasks": tasks})
-    if head is not None:
-        from sentforge.classification.classifier import SentenceClassifier
-
-        encoder = SentenceClassifier.fit(encoder, *head)
-    encoder.save(target, overwrite=True)
-    return target
-
-
-def _beats(a: tuple[SpeedRecord, float], b: tuple[SpeedRecord, float], noise: bool = True) -> bool:
-    """Whether candidate `a` (speed record, dev score) is at least as fast and as good on dev as `b`, and
-    better on one; speeds within the noise of the rounds are equal unless `noise` is False."""
-    if noise:
-        faster = told_apart(a[0], b[0])
-    else:
-        faster = (a[0].texts_per_second > b[0].texts_per_second) - (a[0].texts_per_second < b[0].texts_per_second)
-    return faster >= 0 and a[1] >= b[1] and (faster > 0 or a[1] > b[1])
-
-
-def _points(candidates: dict[str, CandidateResult]) -> dict[str, tuple[SpeedRecord, float]]:
-    return {name: (r.speed, r.dev) for name, r in candidates.items() if r.done and r.speed}
-
-
-def pareto_front(candidates: dict[str, CandidateResult]) -> list[str]:
-    """The finished candidates with a measured speed that no other one matches or beats on both dev score and
-    texts per second (beating it on at least one), ordered from the fastest."""
-    points = _points(candidates)
-    front = [name for name, point in points.items()
-             if not any(_beats(other, point) for o, other in points.items() if o != name)]
-    return sorted(front, key=lambda n: -points[n][0].texts_per_second)
-
-
-def better_and_faster(candidates: dict[str, CandidateResult], name: str) -> list[str]:
-    """The candidates that keep `name` off the speed–quality front: at least as fast (speeds told apart) and as
-    good on dev, and better on one of the two."""
-    points = _points(candidates)
-    if name not in points:
-        return []
-    return [o for o, other in points.items() if o != name and _beats(other, points[name])]
-
-
-def off_front_within_noise(candidates: dict[str, CandidateResult]) -> dict[str, list[str]]:
-    """{candidate: the candidates that keep it off the front only through speeds the measurement does not tell
-    apart}: those that the medians alone would put on the front."""
-    points = _points(candidates)
-    front = set(pareto_front(candidates))
-    noisy = {}
-    for name, point in points.items():
-        if name in front or any(_beats(other, point, noise=False) for o, other in points.items() if o != name):
-            continue
-        noisy[name] = better_and_faster(candidates, name)
-    return noisy
