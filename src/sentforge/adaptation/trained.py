@@ -76,6 +76,7 @@ def recipe_settings(candidate: Candidate, examples: int, settings: TrainSettings
     own = {**dict(method.options), **settings.overrides.get(method.name, {})}
     epochs = min(settings.max_epochs, method.epochs or settings.max_epochs)
     length = run_length(method.recipe, examples, epochs, own.get("batch_size"), own.get("steps"))
+    # batch_size second, as the reproducing `sentforge train` line has always listed it
     return {"pooling": "keep", "batch_size": length["batch_size"], **own, **length}
 
 
