@@ -64,6 +64,11 @@ def main() -> None:
     train = [(text, str(label)) for text, label in read_classes(options.labelled)]
     test = [(text, str(label)) for text, label in read_classes(options.test, min_per_class=1)]
     texts = [text for text, _ in test]
+    setfit = None
+    if options.setfit:  # checked before any training: a mismatched file fails at once
+        setfit = np.asarray(json.loads(options.setfit.read_text(encoding="utf-8"))["correct"], float)
+        if len(setfit) != len(test):
+            fail(f"--setfit {options.setfit}: {len(setfit)} test items, not {len(test)}")
 
     def correct(classifier: SentenceClassifier) -> np.ndarray:
         return np.array([str(p) == y for p, (_, y) in zip(classifier.predict(texts), test)], dtype=float)
@@ -90,22 +95,17 @@ def main() -> None:
                               for key in states[0]})
     rows["weight average"] = correct(SentenceClassifier.fit(averaged, train, seed=seeds[0]))
     single_mean = np.mean([rows[f"seed {seed}"] for seed in seeds], axis=0)
-    peers = {"mean of the single runs": single_mean}
-    if options.setfit:
-        peers["SetFit 1.2"] = np.asarray(json.loads(options.setfit.read_text(encoding="utf-8"))["correct"], float)
-        if len(peers["SetFit 1.2"]) != len(test):
-            fail(f"--setfit {options.setfit}: {len(peers['SetFit 1.2'])} test items, not {len(test)}")
+    peers = {"mean of the single runs": single_mean, **({"SetFit 1.2": setfit} if setfit is not None else {})}
     print(f"{len(train)} labelled texts, {len(test)} test texts; test accuracy, and the difference with a 95 % paired "
           "bootstrap interval over the test items (2,000 resamples)")
-    names = list(peers)
-    for name, row in {**rows, **peers}.items():
+    table = {**rows, **peers}
+    names = list(table)
+    for position, (name, row) in enumerate(table.items()):
         line = f"  {name:24s} {100 * row.mean():6.2f}"
-        # each row against the peers listed after it (the single runs' mean against SetFit; SetFit alone)
-        for peer, peer_row in peers.items():
-            if name not in peers or names.index(peer) > names.index(name):
-                interval = paired_bootstrap([ItemScores("mean", 100 * peer_row)], [ItemScores("mean", 100 * row)],
-                                            resamples=2000, seed=0)
-                line += (f"   vs {peer}: {interval.difference:+.2f} [{interval.low:+.2f}, {interval.high:+.2f}]")
+        for peer in (later for later in names[position + 1:] if later in peers):  # each pair once
+            interval = paired_bootstrap([ItemScores("mean", 100 * table[peer])], [ItemScores("mean", 100 * row)],
+                                        resamples=2000, seed=0)
+            line += f"   vs {peer}: {interval.difference:+.2f} [{interval.low:+.2f}, {interval.high:+.2f}]"
         print(line)
 
 
