@@ -11,7 +11,8 @@ units; pooled over seeds (one draw of the units for all seeds).
     python benchmarks/cross_encoder/teacher_ab.py --domain domain-data/qatarliving \
         --labelled domain-data/qatarliving/labelled-without-test.jsonl --seeds 0 1 2 --output runs/ce-ab/ql
 
-`--teacher` starts the cross-encoder from another (e.g. larger) encoder than the start bi-encoder; the gains
+`--teacher` starts the cross-encoder from another (e.g. larger) encoder than the start bi-encoder, or trains a
+cross-encoder directory further (e.g. one trained first on general duplicate questions); the gains
 over each `--bi-encoder` are printed beside the gains over the start in the pooled tables.
 """
 
@@ -61,8 +62,8 @@ def main() -> None:
     parser.add_argument("--domain", type=Path, required=True, help="folder with dev.jsonl and test.jsonl")
     parser.add_argument("--labelled", type=Path, required=True, help="labelled pairs to train on")
     parser.add_argument("--model", default="all-MiniLM-L6-v2", help="the start bi-encoder")
-    parser.add_argument("--teacher", help="the encoder whose transformer the cross-encoder starts from "
-                                          "(default: --model)")
+    parser.add_argument("--teacher", help="the encoder whose transformer the cross-encoder starts from, or a "
+                                          "cross-encoder directory to train further (default: --model)")
     parser.add_argument("--bi-encoder", action="append", default=[], metavar="NAME=DIR",
                         help="another bi-encoder to compare and re-rank, e.g. mnrl=runs/mnrl (repeat)")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0])
