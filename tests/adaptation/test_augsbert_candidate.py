@@ -58,3 +58,16 @@ def test_a_bi_encoder_as_cross_encoder_is_refused_before_training(tiny_bert_dir,
                             "-o", str(tmp_path / "adapted"), "--cross-encoder", str(tiny_bert_dir)], capsys)
     assert_one_line_error(code, err, "--cross-encoder", "not a cross-encoder")
     assert not (tmp_path / "adapted").exists()
+
+
+def test_a_slow_teacher_gets_the_largest_draw_that_fits_its_time():
+    from sentforge.adaptation.silver_data import SilverDraw, fitting_draw
+
+    full = SilverDraw(neighbours=3, firsts=100, anchors=200)  # at most (100 + 200) * 2 * 3 = 1,800 pairs
+    assert full.most_pairs == 1800
+    assert fitting_draw(full, 0.01, 18.0) == full  # 1,800 pairs in 18 s: all of it
+    assert fitting_draw(full, 0.01, 17.9) == SilverDraw(2, 100, 200)  # 1,200 pairs: two neighbours each
+    assert fitting_draw(full, 0.01, 6.0) == SilverDraw(1, 100, 200)  # 600 pairs: one neighbour each
+    assert fitting_draw(full, 0.01, 5.0) == SilverDraw(1, 100, 150)  # 500 pairs: (100 + 150) anchors * 2
+    assert fitting_draw(full, 0.01, 2.0) == SilverDraw(1, 100, 0)  # the first texts alone
+    assert fitting_draw(full, 0.01, 1.99) is None and fitting_draw(full, 0.01, -5.0) is None

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from sentforge.adaptation.inputs import AdaptInputs
@@ -20,6 +21,24 @@ logger = logging.getLogger(__name__)
 NEIGHBOURS = 3  # per anchor, by the start model and by BM25 (recipes/silver.py's default)
 ANCHORS = 2000  # unlabelled anchors drawn (recipes/silver.py's default)
 PROBED_PAIRS = 16  # pairs the cross-encoder scores to time itself
+# At most this part of the candidate's share scores silver pairs: a slow teacher (all-mpnet-base-v2 scores about
+# 20 pairs a second on 2 cores) gets a smaller draw instead of leaving its student no time to learn from it.
+SCORING_SHARE = 0.5
+
+
+@dataclass(frozen=True)
+class SilverDraw:
+    """How many pairs the teacher scores: `neighbours` per anchor (by the start model and by BM25 each) around the
+    labelled pairs' distinct first texts (`firsts`) and `anchors` unlabelled texts drawn."""
+
+    neighbours: int
+    firsts: int
+    anchors: int
+
+    @property
+    def most_pairs(self) -> int:
+        """The most pairs it can give (each anchor with all its neighbours; pairs found twice are scored once)."""
+        return (self.firsts + self.anchors) * 2 * self.neighbours
 
 
 SCORED_FILE = "scored.jsonl"  # the labelled pairs with their labels as scores (the `regression` candidate's)
@@ -44,11 +63,24 @@ def scored_data(inputs: AdaptInputs) -> tuple[Path, int]:
     return path, len(gold)
 
 
-def anchor_count(inputs: AdaptInputs) -> int:
-    """The anchors silver_pairs draws pairs around: the distinct first texts and the unlabelled sample."""
+def full_draw(inputs: AdaptInputs) -> SilverDraw:
+    """The draw recipes/silver.py makes by default: NEIGHBOURS per anchor, ANCHORS unlabelled anchors (or all)."""
     firsts = {a for a, _, _ in gold_pairs(inputs)}
     rest = len({text for text in inputs.texts if text not in firsts})
-    return len(firsts) + min(ANCHORS, rest)
+    return SilverDraw(NEIGHBOURS, len(firsts), min(ANCHORS, rest))
+
+
+def fitting_draw(full: SilverDraw, seconds_per_pair: float, seconds: float) -> SilverDraw | None:
+    """The largest part of the draw `full` whose pairs the teacher scores within `seconds`: all of it, else fewer
+    neighbours per anchor (down to one), then fewer unlabelled anchors; None when the first texts alone, one
+    neighbour each, take longer."""
+    most = int(seconds / seconds_per_pair) if seconds > 0 else 0
+    for neighbours in range(full.neighbours, 0, -1):
+        draw = SilverDraw(neighbours, full.firsts, full.anchors)
+        if draw.most_pairs <= most:
+            return draw
+    anchors = most // 2 - full.firsts
+    return SilverDraw(1, full.firsts, anchors) if anchors >= 0 else None
 
 
 def silver_data(candidate: Candidate, inputs: AdaptInputs) -> tuple[Path, int]:
@@ -57,29 +89,26 @@ def silver_data(candidate: Candidate, inputs: AdaptInputs) -> tuple[Path, int]:
     path = silver_file(candidate, inputs)
     if path.is_file():
         return path, sum(1 for line in path.read_text(encoding="utf-8").splitlines() if line.strip())
-    return path, len(gold_pairs(inputs)) + anchor_count(inputs) * 2 * NEIGHBOURS
+    return path, len(gold_pairs(inputs)) + full_draw(inputs).most_pairs
 
 
-def scoring_estimate(teacher, inputs: AdaptInputs, encode_s: float) -> float:
-    """Seconds to make the silver pairs: the start model's encoding of the pool (`encode_s`) and the teacher's
-    scoring of the most pairs the anchors can give, at its speed on a few of them (the first timed call
-    excluded: it warms the model up)."""
-    gold = gold_pairs(inputs)
-    pairs = [(a, b) for a, b, _ in gold[:PROBED_PAIRS]]
+def seconds_per_pair(teacher, inputs: AdaptInputs) -> float:
+    """The teacher's seconds per pair on a few labelled pairs (the first timed call excluded: it warms the model
+    up)."""
+    pairs = [(a, b) for a, b, _ in gold_pairs(inputs)[:PROBED_PAIRS]]
     teacher.predict(pairs[:1])
     started = time.perf_counter()
     teacher.predict(pairs)
-    per_pair = (time.perf_counter() - started) / max(len(pairs), 1)
-    return encode_s + per_pair * anchor_count(inputs) * 2 * NEIGHBOURS
+    return (time.perf_counter() - started) / max(len(pairs), 1)
 
 
-def write_silver(candidate: Candidate, inputs: AdaptInputs, teacher, encoder, seed: int) -> Path:
-    """Score the silver pairs with `teacher` (around `encoder`'s neighbours and BM25's) and write them, after the
-    labelled pairs, to the candidate's training file."""
+def write_silver(candidate: Candidate, inputs: AdaptInputs, teacher, encoder, seed: int, draw: SilverDraw) -> Path:
+    """Score the silver pairs of `draw` with `teacher` (around `encoder`'s neighbours and BM25's) and write them,
+    after the labelled pairs, to the candidate's training file."""
     from sentforge.recipes.silver import silver_pairs
 
     gold = gold_pairs(inputs)
-    silver = silver_pairs(teacher, encoder, gold, inputs.texts, k=NEIGHBOURS, anchors=ANCHORS, seed=seed)
+    silver = silver_pairs(teacher, encoder, gold, inputs.texts, k=draw.neighbours, anchors=draw.anchors, seed=seed)
     path = _write_scored(silver_file(candidate, inputs), gold + silver)
     logger.info("%s: %d labelled and %d silver pairs (%d scored >= 0.5) in %s", candidate.name, len(gold),
                 len(silver), sum(score >= 0.5 for *_, score in silver), path)

@@ -11,7 +11,8 @@ from sentforge.adaptation.candidates.recipe import TrainedRecipe
 from sentforge.adaptation.method import Method
 from sentforge.adaptation.result import SKIPPED, CandidateResult
 from sentforge.adaptation.runner import RecipeRun, RunContext
-from sentforge.adaptation.silver_data import scoring_estimate, silver_file, write_silver
+from sentforge.adaptation.silver_data import (SCORING_SHARE, fitting_draw, full_draw, seconds_per_pair, silver_file,
+                                              write_silver)
 
 logger = logging.getLogger(__name__)
 
@@ -19,10 +20,10 @@ logger = logging.getLogger(__name__)
 @dataclass(frozen=True)
 class AugmentedSBERT(TrainedRecipe):
     """A trained recipe whose data is made in its own share: the teacher scores the silver pairs first (timed and
-    counted in the share), then the `sts` recipe trains within what is left of it. Not probed: its data does not
-    exist before it runs, so the plan takes the mean cost per step of the probes. It runs only with a
-    --cross-encoder and labelled pairs, and then by default. One pass over the pairs, as the paper's bi-encoder
-    (ten passes, cut by the time limit, ended inside the warm-up)."""
+    counted in the share; a draw that fits half of it: silver_data.py), then the `sts` recipe trains within what
+    is left of it. Not probed: its data does not exist before it runs, so the plan takes the mean cost per step of
+    the probes. It runs only with a --cross-encoder and labelled pairs, and then by default. One pass over the
+    pairs, as the paper's bi-encoder (ten passes, cut by the time limit, ended inside the warm-up)."""
 
     by_default = False
     probed = False
@@ -35,16 +36,22 @@ class AugmentedSBERT(TrainedRecipe):
         inputs, device = context.inputs, context.train.device
         teacher = load_cross_encoder(inputs.cross_encoder, device=device)
         costs = context.plan.costs()
-        estimate = scoring_estimate(teacher, inputs, costs.encode_estimate(1, len(inputs.texts)))
-        if share - estimate < costs.trained_minimum:
-            return self.candidate.outcome(SKIPPED, reason=f"a share of {share:.0f} s; scoring its silver pairs "
-                                                          f"takes about {estimate:.0f} s, and training needs at "
-                                                          f"least {costs.trained_minimum:.1f} s")
-        logger.info("%s: scoring silver pairs with %s (about %.0f s of its %.0f s share)", self.candidate.name,
-                    inputs.cross_encoder, estimate, share)
+        encode_s = costs.encode_estimate(1, len(inputs.texts))
+        per_pair = seconds_per_pair(teacher, inputs)
+        scoring_s = min(SCORING_SHARE * share, share - costs.trained_minimum) - encode_s
+        draw = fitting_draw(full_draw(inputs), per_pair, scoring_s)
+        if draw is None:
+            return self.candidate.outcome(SKIPPED, reason=f"a share of {share:.0f} s; the cross-encoder scores "
+                                                          f"{1 / per_pair:.0f} pairs a second, too slow to score "
+                                                          f"even one neighbour of each labelled pair's first text "
+                                                          f"in {max(scoring_s, 0):.0f} s")
+        logger.info("%s: scoring at most %d silver pairs (%d neighbours of %d first texts and %d unlabelled "
+                    "texts) with %s, %.0f pairs a second (about %.0f s of its %.0f s share)", self.candidate.name,
+                    draw.most_pairs, draw.neighbours, draw.firsts, draw.anchors, inputs.cross_encoder, 1 / per_pair,
+                    encode_s + per_pair * draw.most_pairs, share)
         started = time.monotonic()
         write_silver(self.candidate, inputs, teacher, load(self.candidate.model, device=device),
-                     context.train.seed)
+                     context.train.seed, draw)
         scored_s = time.monotonic() - started
         logger.info("%s: silver pairs scored in %.0f s", self.candidate.name, scored_s)
         run = RecipeRun(self.candidate, self.candidate.model, context.state.run_dir(self.candidate.name), share,
