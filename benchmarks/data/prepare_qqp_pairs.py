@@ -33,6 +33,8 @@ def main() -> None:
     parser.add_argument("--overwrite", action="store_true", help="replace an existing output file")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(message)s")
+    if args.output.resolve().is_relative_to(args.data_dir.resolve()):
+        fail(f"--output: {args.output} is inside the data store --data-dir {args.data_dir}, which is only read")
     if args.output.exists() and not args.overwrite:
         fail(f"--output: {args.output} exists (pass --overwrite to replace it)")
     try:
