@@ -33,14 +33,15 @@ def adapt(
     cross_encoder: Annotated[Optional[Path], typer.Option(help="A trained cross-encoder (trained without dev or "
                                                                "test texts): with labelled pairs, adds the augsbert "
                                                                "candidate, trained on the pairs and on silver pairs "
-                                                               "it scores.")] = None,
+                                                               "it scores, and the rerank pipeline (the dev leader "
+                                                               "re-ranked by it).")] = None,
     budget_minutes: BudgetMinutesOpt = 60.0,
     member: Annotated[list[str], typer.Option(help="An extra encoder for the meta-embeddings; "
                                                    "repeatable.")] = [],  # noqa: B006 (typer reads the default)
     candidates: Annotated[Optional[str], typer.Option(help="Comma-separated candidates to run (default: all "
                                                            "for the data): tsdae, mnrl, setfit, tsdae+mnrl, "
                                                            "tsdae+setfit, pause, simcse, ct, meta-concat, meta-gcca "
-                                                           "(augsbert with --cross-encoder; regression and "
+                                                           "(augsbert and rerank with --cross-encoder; regression and "
                                                            "static only when named); "
                                                            "the start model always runs.")] = None,
     eval_every: Annotated[Optional[int], typer.Option(min=1, help="Score each trained candidate on dev every K "
