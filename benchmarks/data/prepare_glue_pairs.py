@@ -49,6 +49,8 @@ def main() -> None:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(message)s")
     if args.output.resolve().is_relative_to(args.data_dir.resolve()):
         fail(f"--output: {args.output} is inside the data store --data-dir {args.data_dir}, which is only read")
+    if any(args.output.resolve() == path.resolve() for path in args.heldout):
+        fail(f"--output: {args.output} is one of the --heldout files, which are only read")
     if args.output.exists() and not args.overwrite:
         fail(f"--output: {args.output} exists (pass --overwrite to replace it)")
     relative_path, read, positive = SETS[args.set]
