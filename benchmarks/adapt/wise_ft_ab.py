@@ -42,11 +42,18 @@ def main() -> None:
         fail(f"--weight {args.weight}: must lie between 0 and 1")
     if args.output.exists():
         fail(f"--output {args.output}: exists; give a new folder")
+    for source in [args.domain, *trained]:
+        if args.output.resolve().is_relative_to(source.resolve()):
+            fail(f"--output {args.output}: lies inside the input {source}; give a folder outside it")
     import sentforge
     from sentforge.evaluation import load_dataset
     from sentforge.evaluation.paired import paired_bootstrap
+    from sentforge.support.errors import SentforgeError
 
-    start = sentforge.load(args.start)
+    try:
+        start = sentforge.load(args.start)
+    except SentforgeError as err:
+        fail(f"--start {args.start}: {err}")
     start_weights = start.state_dict()
     averages = []
     for path in trained:
