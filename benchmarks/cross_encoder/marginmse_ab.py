@@ -10,7 +10,8 @@ paired intervals.
 
 The queries are the first texts of the label-1 pairs, each with its gold positive, and --anchors texts drawn from
 the pool with their nearest other text as the positive; the mining pool is the texts of every labelled pair (label 0
-too) and of --unlabelled.
+too) and of --unlabelled. With --labelled-negatives each query's label-0 partners are its first negatives (the
+wrong answers of a candidate list) and the mined ones fill the rest.
 The rows are written once to OUTPUT/margins.jsonl and the trained model to OUTPUT/marginmse: a rerun reuses both.
 """
 
@@ -32,17 +33,23 @@ def main() -> None:
                                                                "nearest text as the positive")
     parser.add_argument("--logits", action="store_true", help="margins of the teacher's logits instead of its "
                                                               "sigmoid scores")
+    parser.add_argument("--labelled-negatives", action="store_true",
+                        help="draw each query's negatives among its label-0 partners first")
     args, gold, texts, start = prepared(parser)
     import sentforge
     from sentforge.recipes.margins import margin_triples
 
     began = time.perf_counter()
     positives = [(a, b) for a, b, label in gold if float(label) == 1.0]
+    wrong: dict[str, list[str]] = {}
+    for a, b, label in gold:
+        if args.labelled_negatives and float(label) == 0.0:
+            wrong.setdefault(a, []).append(b)
     pool = [*(text for a, b, _ in gold for text in (a, b)), *texts]  # the label-0 pairs' texts are near ones
     rows = rows_written_once(args.output / "margins.jsonl", ("query", "positive", "negative", "margin"), lambda: (
         margin_triples(sentforge.load_cross_encoder(args.cross_encoder), start, positives, pool,
                        negatives=args.negatives, depth=args.depth, anchors=args.anchors, seed=args.seed,
-                       logits=args.logits)))
+                       logits=args.logits, labelled_negatives=wrong)))
     margins = [margin for *_, margin in rows]
     print(f"margin rows: {len(rows)} from {len({(q, p) for q, p, *_ in rows})} (query, positive) pairs, margin mean "
           f"{sum(margins) / len(margins):+.3f}, {sum(m > 0 for m in margins)} positive, "

@@ -67,6 +67,17 @@ def test_negatives_are_near_texts_that_are_no_positive_and_a_seed_gives_the_same
     assert len({tuple(rows) for rows in drawn.values()}) > 1  # the draw among the depth nearest follows the seed
 
 
+def test_labelled_negatives_are_drawn_first_and_mined_ones_fill_the_rest(teacher, student):
+    wrong = {TEXTS[0]: [TEXTS[11], TEXTS[8], TEXTS[6]], TEXTS[4]: [TEXTS[7]]}  # TEXTS[6] is a positive of TEXTS[0]
+    rows = margin_triples(teacher, student, POSITIVES, TEXTS, negatives=2, depth=4, seed=0, labelled_negatives=wrong)
+    negatives_of = {}
+    for query, positive, negative, _ in rows:
+        negatives_of.setdefault((query, positive), []).append(negative)
+    assert sorted(negatives_of[TEXTS[0], TEXTS[6]]) == sorted([TEXTS[11], TEXTS[8]])
+    assert negatives_of[TEXTS[4], TEXTS[9]][0] == TEXTS[7]  # one labelled negative, then one mined
+    assert negatives_of[TEXTS[4], TEXTS[9]][1] not in (TEXTS[4], TEXTS[9], TEXTS[7])
+
+
 def test_drawn_anchors_take_their_nearest_text_as_the_positive(teacher, student):
     vectors = student.encode(TEXTS, normalize=True)
     rows = margin_triples(teacher, student, POSITIVES[:1], TEXTS, negatives=1, depth=3, anchors=3, seed=1)

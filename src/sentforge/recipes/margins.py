@@ -6,6 +6,9 @@ draw of unlabelled texts, each with its nearest other text by the start bi-encod
 margin says how related the two are: a "positive" that is not one gets a small or negative margin, which MarginMSE
 learns as it is). The negatives are mined by the start bi-encoder: for each (query, positive) a seeded draw of
 `negatives` texts among the query's `depth` nearest texts that are neither the query nor one of its positives.
+Given labelled negatives (a query's label-0 partners, e.g. the wrong answers of its candidate list) are drawn
+first and the mined ones fill the rest: in answer selection the nearest texts of a question are other questions,
+which no test list ranks, while its label-0 partners are exactly the texts it must rank below its answer.
 Every distinct (query, text) pair is scored by the cross-encoder once, in batches.
 """
 
@@ -14,7 +17,7 @@ from __future__ import annotations
 import logging
 import random
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sentforge.support.errors import ConfigError
@@ -26,10 +29,12 @@ MarginRow = tuple[str, str, str, float]
 
 def margin_triples(cross_encoder: Any, encoder: Any, positives: Sequence[tuple[str, str]], texts: Sequence[str] = (),
                    negatives: int = 4, depth: int = 10, anchors: int = 0, seed: int = 0, batch_size: int = 32,
-                   logits: bool = False) -> list[MarginRow]:
+                   logits: bool = False, labelled_negatives: Mapping[str, Sequence[str]] | None = None,
+                   ) -> list[MarginRow]:
     """(query, positive, negative, margin) rows for the gold `positives` (pairs) and `anchors` texts drawn from
     `texts`, whose texts with the pairs' are the mining pool. The teacher's scores are its `predict` scores
-    (sigmoid), or with `logits` its raw logits (GPL's ms-marco teacher gives logits)."""
+    (sigmoid), or with `logits` its raw logits (GPL's ms-marco teacher gives logits). `labelled_negatives` maps a
+    query to its label-0 partners, drawn (seeded) before any mined negative."""
     from sentforge.recipes.silver import nearest_texts
 
     if negatives < 1 or depth < negatives:
@@ -54,9 +59,12 @@ def margin_triples(cross_encoder: Any, encoder: Any, positives: Sequence[tuple[s
         own[query].add(positive)
     pairs = list(dict.fromkeys([*positives, *neighbour_pairs]))
     triples, short = [], 0
+    labelled_negatives = labelled_negatives or {}
     for query, positive in pairs:
-        candidates = [text for text in near[query] if text not in own[query]][:depth]
-        chosen = rng.sample(candidates, min(negatives, len(candidates)))
+        given = [text for text in dict.fromkeys(labelled_negatives.get(query, ())) if text not in own[query]]
+        chosen = rng.sample(given, min(negatives, len(given)))
+        mined = [text for text in near[query] if text not in own[query] and text not in chosen][:depth]
+        chosen += rng.sample(mined, min(negatives - len(chosen), len(mined)))
         short += len(chosen) < negatives
         triples += [(query, positive, negative) for negative in chosen]
     scored = list(dict.fromkeys(pair for query, positive, negative in triples
