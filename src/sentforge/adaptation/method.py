@@ -22,8 +22,8 @@ class Method:
 
     kind: the candidate kind that runs it (candidates/). priority: its place in the default order, the order of
     priority when the budget cannot fit every candidate. recipe: the training recipe; data: what it trains on
-    ("unlabelled", "positives", "partial", "classes", "scored": the 0/1-labelled pairs scored 1 and 0, or "silver":
-    those and silver pairs, scored);
+    ("unlabelled", "positives", "partial", "classes", "scored": the 0/1-labelled pairs scored 1 and 0, "silver":
+    those and silver pairs, scored, or "margins": a teacher's score margins around the positive pairs);
     after: the method whose candidate model it starts from (None: the start model). meta: the meta-embedding
     method of sentforge.meta. options: recipe settings of the method itself ((name, value) pairs). epochs: the
     passes over its data that its source trains, when fewer than --max-epochs (a schedule that long would be

@@ -216,7 +216,7 @@ def learns_from_labels(results: Mapping[str, CandidateResult], name: str) -> boo
 
     result = results[name]
     method = METHODS.get(result.method)
-    if method is not None and method.data in ("positives", "partial", "classes", "scored", "silver"):
+    if method is not None and method.data in ("positives", "partial", "classes", "scored", "silver", "margins"):
         return True
     linked = [*(getattr(result, "members", None) or ()), getattr(result, "member", None),
               getattr(result, "continues", None), getattr(result, "distilled_from", None),

@@ -55,6 +55,10 @@ def training_data(candidate: Candidate, inputs: AdaptInputs) -> tuple[Path, int]
         from sentforge.adaptation.silver_data import silver_data
 
         return silver_data(candidate, inputs)
+    if kind == "margins":
+        from sentforge.adaptation.margin_data import margin_data
+
+        return margin_data(candidate, inputs)
     if kind == "scored":
         from sentforge.adaptation.silver_data import scored_data
 
