@@ -6,8 +6,11 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 from sentforge.adaptation.candidates.recipe import TrainedRecipe
+from sentforge.adaptation.inputs import AdaptInputs
 from sentforge.adaptation.method import Method
 from sentforge.adaptation.result import SKIPPED, CandidateResult
 from sentforge.adaptation.runner import RecipeRun, RunContext
@@ -20,44 +23,57 @@ logger = logging.getLogger(__name__)
 @dataclass(frozen=True)
 class AugmentedSBERT(TrainedRecipe):
     """A trained recipe whose data is made in its own share: the teacher scores the silver pairs first (timed and
-    counted in the share; a draw that fits half of it: silver_data.py), then the `sts` recipe trains within what
-    is left of it. Not probed: its data does not exist before it runs, so the plan takes the mean cost per step of
-    the probes. It runs only with a --cross-encoder and labelled pairs, and then by default. One pass over the
-    pairs, as the paper's bi-encoder (ten passes, cut by the time limit, ended inside the warm-up)."""
+    counted in the share; a draw that fits half of it: silver_data.py; `make_data`, which marginmse.py's kind
+    overrides), then the `sts` recipe trains within what is left of it. Not probed: its data does not exist
+    before it runs, so the plan takes the mean cost per step of the probes. It runs only with a --cross-encoder
+    and labelled pairs, and then by default. One pass over the pairs, as the paper's bi-encoder (ten passes, cut
+    by the time limit, ended inside the warm-up)."""
 
     by_default = False
     probed = False
 
     def within(self, context: RunContext, share: float) -> CandidateResult:
-        if silver_file(self.candidate, context.inputs).is_file():  # made by an earlier call of this run
+        if self.data_file(context.inputs).is_file():  # made by an earlier call of this run
             return super().within(context, share)
-        from sentforge import load, load_cross_encoder
+        from sentforge import load_cross_encoder
 
-        inputs, device = context.inputs, context.train.device
-        teacher = load_cross_encoder(inputs.cross_encoder, device=device)
+        inputs = context.inputs
+        teacher = load_cross_encoder(inputs.cross_encoder, device=context.train.device)
         costs = context.plan.costs()
         encode_s = costs.encode_estimate(1, len(inputs.texts))
         per_pair = seconds_per_pair(teacher, inputs)
-        scoring_s = min(SCORING_SHARE * share, share - costs.trained_minimum) - encode_s
-        draw = fitting_draw(full_draw(inputs), per_pair, scoring_s)
-        if draw is None:
-            return self.candidate.outcome(SKIPPED, reason=f"a share of {share:.0f} s; the cross-encoder scores "
-                                                          f"{1 / per_pair:.0f} pairs a second, too slow to score "
-                                                          f"even one neighbour of each labelled pair's first text "
-                                                          f"in {max(scoring_s, 0):.0f} s")
-        logger.info("%s: scoring at most %d silver pairs (%d neighbours of %d first texts and %d unlabelled "
-                    "texts) with %s, %.0f pairs a second (about %.0f s of its %.0f s share)", self.candidate.name,
-                    draw.most_pairs, draw.neighbours, draw.firsts, draw.anchors, inputs.cross_encoder, 1 / per_pair,
-                    encode_s + per_pair * draw.most_pairs, share)
         started = time.monotonic()
-        write_silver(self.candidate, inputs, teacher, load(self.candidate.model, device=device),
-                     context.train.seed, draw)
+        why = self.make_data(context, teacher, per_pair, min(SCORING_SHARE * share, share - costs.trained_minimum)
+                             - encode_s, share)
+        if why is not None:
+            return self.candidate.outcome(SKIPPED, reason=f"a share of {share:.0f} s; the cross-encoder scores "
+                                                          f"{1 / per_pair:.0f} pairs a second, {why}")
         scored_s = time.monotonic() - started
-        logger.info("%s: silver pairs scored in %.0f s", self.candidate.name, scored_s)
+        logger.info("%s: its training data scored in %.0f s", self.candidate.name, scored_s)
         run = RecipeRun(self.candidate, self.candidate.model, context.state.run_dir(self.candidate.name), share,
                         before_s=scored_s)
         return run.train(context).update(share_s=round(share, 1))
 
+    def data_file(self, inputs: AdaptInputs) -> Path:
+        return silver_file(self.candidate, inputs)
+
+    def make_data(self, context: RunContext, teacher: Any, per_pair: float, scoring_s: float,
+                  share: float) -> str | None:
+        """Score and write the training data within about `scoring_s` seconds; why it cannot (None: written)."""
+        from sentforge import load
+
+        inputs = context.inputs
+        draw = fitting_draw(full_draw(inputs), per_pair, scoring_s)
+        if draw is None:
+            return (f"too slow to score even one neighbour of each labelled pair's first text in "
+                    f"{max(scoring_s, 0):.0f} s")
+        logger.info("%s: scoring at most %d silver pairs (%d neighbours of %d first texts and %d unlabelled "
+                    "texts) with %s, %.0f pairs a second (about %.0f s of its %.0f s share)", self.candidate.name,
+                    draw.most_pairs, draw.neighbours, draw.firsts, draw.anchors, inputs.cross_encoder, 1 / per_pair,
+                    per_pair * draw.most_pairs, share)
+        write_silver(self.candidate, inputs, teacher, load(self.candidate.model, device=context.train.device),
+                     context.train.seed, draw)
+        return None
 
 METHODS = (Method("augsbert", AugmentedSBERT, 10, "with --cross-encoder: cosine regression (sts recipe) on the "
                                                  "labelled pairs (scores 1 and 0) and silver pairs around them and "
