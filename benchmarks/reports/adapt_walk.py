@@ -7,7 +7,10 @@ in a temporary folder, runs `sentforge adapt` on them through the command line u
 prints, for the functions of src/sentforge/adaptation/ and src/sentforge/harness/ that the run calls:
 
 - the walk: each function once, in the order of its first call (a reader's stops), the files they are in, the
-  changes of file along it and the returns to a file already left, and how often the walk enters each file;
+  changes of file along it and the returns to a file already left, and how often the walk enters each file; once
+  over every function, once over the functions handed a candidate, its run description or its result (the
+  report, whose rows are the results, and collections of them included) - the stops of a reader who follows
+  one candidate from the command line to its row in report.md;
 - the calls: every call in order (each training step's callbacks included), with their changes of file;
 - the candidate-kind compares: comparisons of a kind (`kind == "meta"`, `kind in ("meta", "distil")`) with a
   string literal, in the package's source, counted outside and inside adaptation/candidates/.
@@ -82,12 +85,44 @@ def tiny_domain(data: Path, seed: int) -> Path:
     return data
 
 
+def handled_types() -> tuple[type, ...]:
+    """What the walk follows: the candidate, its run description and its result (the report, whose rows are
+    the results, included)."""
+    from sentforge.adaptation.candidates.base import CandidateKind
+    from sentforge.adaptation.method import Candidate, Method
+    from sentforge.adaptation.parallel import CandidateTask
+    from sentforge.adaptation.report import AdaptReport
+    from sentforge.adaptation.result import CandidateResult
+    from sentforge.adaptation.runner import RecipeRun
+    from sentforge.adaptation.trained import RecipeCall
+
+    return Candidate, CandidateKind, Method, CandidateTask, RecipeRun, RecipeCall, CandidateResult, AdaptReport
+
+
+def _holds(value, types: tuple[type, ...]) -> bool:
+    """`value` is one of `types`, report.json's mapping, or a list, tuple, set or dict (its values) with one among
+    its first items."""
+    if isinstance(value, types) or (isinstance(value, dict) and isinstance(value.get("candidates"), dict)):
+        return True
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return any(isinstance(item, types) for item in list(value)[:64])
+    return False
+
+
 class Trace:
-    """The calls of functions of the walked folders, in order: (file relative to the package, qualified name)."""
+    """The calls of functions of the walked folders, in order: (file relative to the package, qualified name).
+
+    `handling` holds the calls among them with an argument (`self` included) that is a candidate, a run description
+    or a result, or a collection of them: the stops of the walk as the issue defines it.
+    """
 
     def __init__(self) -> None:
         self.calls: list[tuple[str, str]] = []
+        self.handling: list[tuple[str, str]] = []
         self.roots = tuple(str(PACKAGE / folder) + "/" for folder in WALKED)
+        self.types = handled_types()
 
     def __call__(self, frame, event, arg):
         if event != "call":
@@ -96,7 +131,13 @@ class Trace:
         # Functions only: module and class bodies (run once, on import) have no locals of their own.
         if (code.co_filename.startswith(self.roots) and code.co_flags & inspect.CO_NEWLOCALS
                 and not code.co_name.startswith("<")):
-            self.calls.append((Path(code.co_filename).relative_to(PACKAGE).as_posix(), code.co_qualname))
+            call = (Path(code.co_filename).relative_to(PACKAGE).as_posix(), code.co_qualname)
+            self.calls.append(call)
+            n_arguments = (code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & inspect.CO_VARARGS)
+                           + bool(code.co_flags & inspect.CO_VARKEYWORDS))
+            arguments = [frame.f_locals.get(name) for name in code.co_varnames[:n_arguments]]
+            if any(_holds(value, self.types) for value in arguments):
+                self.handling.append(call)
 
 
 def hops(files: list[str]) -> tuple[int, int, Counter]:
@@ -150,23 +191,26 @@ def main() -> None:
     finally:
         sys.setprofile(None)
 
-    first: dict[tuple[str, str], None] = dict.fromkeys(trace.calls)  # first calls, in order
-    walk_files = [name for name, _ in first]
-    changes, returns, entries = hops(walk_files)
-    call_changes, call_returns, _ = hops([name for name, _ in trace.calls])
     print(f"adapt --candidates {args.candidates}: the functions of {' and '.join(f'{f}/' for f in WALKED)} "
           f"(output in {work})")
-    print(f"walk: {len(first)} stops (distinct functions), {len(set(walk_files))} files, {changes} changes of file, "
-          f"{returns} returns to a file already left")
-    print("entries per file: " + ", ".join(f"{name} {count}" for name, count in entries.most_common()))
+    walks = {"every function": trace.calls, "the functions handed a candidate, its run or its result": trace.handling}
+    for title, calls in walks.items():
+        first = dict.fromkeys(calls)  # first calls, in order
+        walk_files = [name for name, _ in first]
+        changes, returns, entries = hops(walk_files)
+        print(f"walk over {title}: {len(first)} stops (distinct functions), {len(set(walk_files))} files, "
+              f"{changes} changes of file, {returns} returns to a file already left")
+        print("  entries per file: " + ", ".join(f"{name} {count}" for name, count in entries.most_common()))
+    call_changes, call_returns, _ = hops([name for name, _ in trace.calls])
     print(f"calls: {len(trace.calls)}, {call_changes} changes of file, {call_returns} returns to a file already left")
     outside, inside = kind_compares()
     print(f"candidate-kind compares with a string: {sum(outside.values())} in {len(outside)} files outside "
           f"adaptation/candidates/ ({', '.join(f'{n} {c}' for n, c in outside.most_common()) or 'none'}); "
           f"{sum(inside.values())} inside it")
     if args.list:
-        for index, (name, function) in enumerate(first, 1):
-            print(f"{index:4d} {name}: {function}")
+        handling = set(trace.handling)
+        for index, (name, function) in enumerate(dict.fromkeys(trace.calls), 1):
+            print(f"{index:4d} {'*' if (name, function) in handling else ' '} {name}: {function}")
 
 
 if __name__ == "__main__":
