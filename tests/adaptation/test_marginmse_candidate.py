@@ -60,3 +60,24 @@ def test_a_slow_teacher_scores_the_positive_pairs_whose_rows_fit_its_time(domain
     assert fitting_positives(inputs, 0.01, each * pairs * 10) == pairs
     assert fitting_positives(inputs, 0.01, each * 3.5) == 3
     assert fitting_positives(inputs, 0.01, each * 0.9) is None and fitting_positives(inputs, 0.01, -1.0) is None
+
+
+def test_mnrl_marginmse_starts_from_the_mnrl_model_and_shares_the_margin_rows(tiny_bert_dir, tiny_ce_dir, domain,
+                                                                            tmp_path):
+    from sentforge.adaptation.candidates import check_methods
+    from sentforge.support.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="add mnrl"):
+        check_methods(["mnrl+marginmse"])
+    settings = {"lr": 1e-3, "batch_size": 4}
+    report = adapt_run(tiny_bert_dir, domain, tmp_path / "adapted", candidates=["mnrl", "marginmse", "mnrl+marginmse"],
+                       cross_encoder=tiny_ce_dir, overrides={"marginmse": settings, "mnrl+marginmse": settings})
+    results = report["candidates"]
+    (mnrl,) = [r for name, r in results.items() if name.endswith(".mnrl")]
+    (alone,) = [r for name, r in results.items() if name.endswith(".marginmse") and "+" not in name]
+    (after,) = [r for name, r in results.items() if name.endswith(".mnrl+marginmse")]
+    assert mnrl["status"] == alone["status"] == after["status"] == "done", (alone, after)
+    assert after["start"] == mnrl["model_path"] and alone["start"] == str(tiny_bert_dir)
+    assert after["commands"][0] == mnrl["commands"][0] and "sentforge train marginmse" in after["commands"][-1]
+    assert len(list((tmp_path / "adapted" / "data").glob("*.margins.jsonl"))) == 1  # scored once, for both
+    assert after["examples"] == alone["examples"]

@@ -340,17 +340,18 @@ class Planner:
         return min(probed, training / result.steps) if training > 0 else probed
 
     def need(self, candidate: Candidate, costs: Costs) -> float:
-        """The candidate's steps after its probe, or for tsdae+mnrl MNRL's steps once per rung, at its cost per
-        step, with their evaluations."""
+        """The candidate's steps after its probe, or for one that starts after another (tsdae+mnrl) its steps
+        once per rung of that one's ladder (once when it has none: mnrl+marginmse), at its cost per step, with
+        their evaluations."""
         steps, every = self.planned_steps(candidate), self.cadence(candidate)
         if candidate.after is None:
             probe = self.state.probes.get(candidate.name)
             steps -= 0 if probe is None else probe.steps
             return need(steps, self.step_cost(candidate), every, costs)
         before = self.state.results.get(candidate.after)
-        tsdae = next(c for c in self.planned if c.name == candidate.after)
+        first = next(c for c in self.planned if c.name == candidate.after)
         runs = len(rungs(before, self.state.run_dir(candidate.after))) if before and before.done \
-            else len(self.snapshots(tsdae)) + 1
+            else len(self.snapshots(first)) + 1
         return need(steps, self.step_cost(candidate), every, costs, runs)
 
     def cadence(self, candidate: Candidate, time_limit: float | None = None) -> int:

@@ -42,7 +42,8 @@ def adapt(
                                                            "for the data): tsdae, mnrl, setfit, tsdae+mnrl, "
                                                            "tsdae+setfit, pause, simcse, ct, meta-concat, meta-gcca "
                                                            "(augsbert and rerank with --cross-encoder; marginmse, "
-                                                           "regression and static only when named); "
+                                                           "mnrl+marginmse, regression and static only when "
+                                                           "named); "
                                                            "the start model always runs.")] = None,
     eval_every: Annotated[Optional[int], typer.Option(min=1, help="Score each trained candidate on dev every K "
                                                                   "steps (default: about every 2.5 minutes of its "

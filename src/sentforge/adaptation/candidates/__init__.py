@@ -2,7 +2,8 @@
 `start.py` (the start model unchanged), `recipe.py` (a recipe trained from it), `ladder.py` (TSDAE then MNRL),
 `meta.py` (meta-embeddings), `regression.py` (a recipe regressing the 0/1 labels of the labelled pairs, when
 named), `augsbert.py` (a recipe trained on the labelled pairs and silver pairs a cross-encoder scored),
-`marginmse.py` (a recipe learning a cross-encoder's score margins around the labelled pairs, when named),
+`marginmse.py` (a recipe learning a cross-encoder's score margins around the labelled pairs, from the start
+model or the mnrl candidate's model, when named),
 `distil.py` (the leading meta-embedding distilled), `static.py` (a static model distilled from the leading
 encoder, when named), `pipeline.py` (the leading candidate with the --cross-encoder re-ranking its top K),
 `continuation.py` (the leader trained on with the time left).
@@ -12,9 +13,9 @@ Each kind is a class (base.CandidateKind) with its result type, what the plan an
 This collector gathers them: `KINDS` (every kind class) and `METHODS` (every method, in the default order, the
 order of priority when the budget cannot fit them all: the start model (always), TSDAE, supervised MNRL, SetFit,
 TSDAE then MNRL, TSDAE then SetFit, PAUSE, SimCSE, CT, label regression (when named), AugSBERT (by default with a
---cross-encoder), MarginMSE (when named, with a --cross-encoder), then the meta-embeddings of the best
-candidates, the re-ranking pipeline (by default with a --cross-encoder), the distillation of the leading one,
-and the static model, which runs only when named).
+--cross-encoder), MarginMSE from the start model and from MNRL's (when named, with a --cross-encoder), then the
+meta-embeddings of the best candidates, the re-ranking pipeline (by default with a --cross-encoder), the
+distillation of the leading one, and the static model, which runs only when named).
 With pairs (or no labels) the default candidates are those that do not
 train on class-labelled texts; with class-labelled texts, the start model, SetFit and TSDAE then SetFit (with the
 TSDAE it starts from). A new kind is a new file here.

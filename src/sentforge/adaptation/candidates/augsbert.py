@@ -33,7 +33,11 @@ class AugmentedSBERT(TrainedRecipe):
     probed = False
 
     def within(self, context: RunContext, share: float) -> CandidateResult:
-        if self.data_file(context.inputs).is_file():  # made by an earlier call of this run
+        start = self.start(context)
+        if start is None:
+            return self.candidate.outcome(SKIPPED, reason=f"it starts from {self.candidate.after}, which did not "
+                                                          f"run")
+        if self.data_file(context.inputs).is_file():  # made by an earlier call of this run (or another candidate)
             return super().within(context, share)
         from sentforge import load_cross_encoder
 
@@ -50,9 +54,10 @@ class AugmentedSBERT(TrainedRecipe):
                                                           f"{1 / per_pair:.0f} pairs a second, {why}")
         scored_s = time.monotonic() - started
         logger.info("%s: its training data scored in %.0f s", self.candidate.name, scored_s)
-        run = RecipeRun(self.candidate, self.candidate.model, context.state.run_dir(self.candidate.name), share,
-                        before_s=scored_s)
-        return run.train(context).update(share_s=round(share, 1))
+        run = RecipeRun(self.candidate, start, context.state.run_dir(self.candidate.name), share, before_s=scored_s)
+        result = run.train(context)
+        # Its wall time holds the scoring too, as its share does (a rerun that reads the written data has none).
+        return result.update(share_s=round(share, 1), wall_s=round(result.wall_s + scored_s, 2))
 
     def data_file(self, inputs: AdaptInputs) -> Path:
         return silver_file(self.candidate, inputs)

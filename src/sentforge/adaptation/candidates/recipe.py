@@ -43,9 +43,14 @@ class TrainedRecipe(CandidateKind):
         """The run the time limit cut, continued for `share` seconds from its last checkpoint."""
         return self._recipe_run(context, share, extend=True).train(context).update(share_s=round(share, 1))
 
+    def start(self, context: RunContext) -> str | None:
+        """The model its run starts from: the start model (a kind whose method starts `after` another
+        candidate: that candidate's model; None while it has none)."""
+        return self.candidate.model
+
     def _recipe_run(self, context: RunContext, share: float, **settings) -> RecipeRun:
         name = self.candidate.name
-        return RecipeRun(self.candidate, self.candidate.model, context.state.run_dir(name), share,
+        return RecipeRun(self.candidate, self.start(context), context.state.run_dir(name), share,
                          snapshots=tuple(context.plan.snapshots(self.candidate)), **settings)
 
     @classmethod
