@@ -14,7 +14,7 @@ from pathlib import Path
 
 from sentforge.adaptation.inputs import AdaptInputs
 from sentforge.adaptation.method import Candidate
-from sentforge.support.io import atomic_file
+from sentforge.support.io import atomic_file, written_rows
 
 logger = logging.getLogger(__name__)
 
@@ -37,7 +37,7 @@ def margin_data(candidate: Candidate, inputs: AdaptInputs) -> tuple[Path, int]:
     """(the candidate's training file, its rows: once written, their number; before, the most it can hold)."""
     path = margins_file(candidate, inputs)
     if path.is_file():
-        return path, sum(1 for line in path.read_text(encoding="utf-8").splitlines() if line.strip())
+        return path, written_rows(path)
     return path, len(positive_pairs(inputs)) * NEGATIVES
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from sentforge.adaptation.inputs import AdaptInputs
 from sentforge.adaptation.method import Candidate
-from sentforge.support.io import atomic_file
+from sentforge.support.io import atomic_file, written_rows
 
 logger = logging.getLogger(__name__)
 
@@ -88,7 +88,7 @@ def silver_data(candidate: Candidate, inputs: AdaptInputs) -> tuple[Path, int]:
     anchor with all its neighbours)."""
     path = silver_file(candidate, inputs)
     if path.is_file():
-        return path, sum(1 for line in path.read_text(encoding="utf-8").splitlines() if line.strip())
+        return path, written_rows(path)
     return path, len(gold_pairs(inputs)) + full_draw(inputs).most_pairs
 
 

@@ -109,6 +109,11 @@ def atomic_file(path: str | os.PathLike, mode: str = "wb", overwrite: bool = Tru
         raise
 
 
+def written_rows(path: str | os.PathLike) -> int:
+    """The rows of a written JSONL file: its non-empty lines."""
+    return sum(1 for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip())
+
+
 def save_npy(path: str | os.PathLike, array: np.ndarray, overwrite: bool = True) -> None:
     with atomic_file(path, "wb", overwrite) as handle:
         np.save(handle, array)
