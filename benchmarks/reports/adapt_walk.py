@@ -94,9 +94,8 @@ def handled_types() -> tuple[type, ...]:
     from sentforge.adaptation.report import AdaptReport
     from sentforge.adaptation.result import CandidateResult
     from sentforge.adaptation.runner import RecipeRun
-    from sentforge.adaptation.trained import RecipeCall
 
-    return Candidate, CandidateKind, Method, CandidateTask, RecipeRun, RecipeCall, CandidateResult, AdaptReport
+    return Candidate, CandidateKind, Method, CandidateTask, RecipeRun, CandidateResult, AdaptReport
 
 
 def _holds(value, types: tuple[type, ...]) -> bool:

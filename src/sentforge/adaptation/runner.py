@@ -13,18 +13,20 @@ from pathlib import Path
 from typing import Any
 
 from sentforge.adaptation.adapt_state import RUNS_DIR, AdaptState
-from sentforge.adaptation.inputs import AdaptInputs
+from sentforge.adaptation.inputs import READING, AdaptInputs
 from sentforge.adaptation.method import Candidate
 from sentforge.adaptation.planning import Planner, RunLimits
 from sentforge.adaptation.step_clock import StepClock
 from sentforge.adaptation.racing import Race, race_of_run
-from sentforge.adaptation.result import FAILED, CandidateResult, StartResult, TrainedResult, load_candidate
+from sentforge.adaptation.result import DONE, FAILED, CandidateResult, StartResult, TrainedResult, load_candidate
 from sentforge.adaptation.speed import measure
 from sentforge.adaptation.state_records import Probe
-from sentforge.adaptation.trained import RecipeCall, TrainSettings, needs_training, probe_run, timed, train_or_take_up
+from sentforge.adaptation.trained import (TrainSettings, needs_training, read_evaluations, recipe_settings,
+                                         reproducing_command, steps_taken, timed, training_data)
 from sentforge.support.errors import SentforgeError
-from sentforge.harness.dev_scores import items_path, metric_of, paired_gain, save_items, task_metrics
+from sentforge.harness.dev_scores import items_path, main_score, metric_of, paired_gain, save_items, task_metrics
 from sentforge.harness.run_state import Heartbeat
+from sentforge.recipes.run_dir import METRICS_LOG, TRAINING_DIR, read_summary
 
 logger = logging.getLogger(__name__)
 
@@ -67,9 +69,10 @@ class RecipeRun:
         prior = context.state.prior_elapsed(self.candidate.name)
         limits = context.plan.limits(self.candidate, self.share, prior, probe=True)
         heartbeat, race, callbacks = self._callbacks(context, prior, limits, clock)
-        steps = probe_run(RecipeCall(self, limits.time_limit, limits.eval_every, callbacks, race), context.inputs,
-                          context.train)
-        return steps, round(heartbeat.elapsed(), 2)
+        data, examples = training_data(self.candidate, context.inputs)
+        self._run_recipe(context, limits, callbacks, race, data, recipe_settings(self.candidate, examples,
+                                                                                 context.train))
+        return steps_taken(self.run_dir), round(heartbeat.elapsed(), 2)
 
     def train(self, context: RunContext) -> TrainedResult:
         """The run to its end (or taken up when it is finished): the candidate's result, with the cost per step
@@ -85,11 +88,53 @@ class RecipeRun:
             state.probes[name] = replace(probe, eval_every=limits.eval_every)  # fixed for the runs that resume it
             state.save()
         _, race, callbacks = self._callbacks(context, prior, limits)
-        call = RecipeCall(self, limits.time_limit, limits.eval_every, callbacks, race)
-        result = timed(lambda: train_or_take_up(call, context.inputs, context.train, probed), prior)
+        result = timed(lambda: self._train_or_take_up(context, limits, callbacks, race, probed), prior)
         if result.trained:
             result = result.update(seconds_per_step=limits.seconds_per_step)
         return result.update(race=state.races.get(self._key(context)))
+
+    def _train_or_take_up(self, context: RunContext, limits: RunLimits, callbacks: list[Callable[[Any], None]],
+                          race: Race | None, probed: int | None) -> TrainedResult:
+        """Train (or resume, or take up the finished run in its run directory) and return the candidate's result:
+        its dev score (the best evaluated checkpoint's), every evaluation, steps, the reproducing command.
+        `probed`: the steps of the candidate's probe (planning.py) in the run directory, a run to continue rather
+        than to take up as finished."""
+        inputs, settings = context.inputs, context.train
+        data, examples = training_data(self.candidate, inputs)
+        values = {**recipe_settings(self.candidate, examples, settings), **(self.options or {})}
+        if needs_training(self.run_dir, self.extend, probed):
+            self._run_recipe(context, limits, callbacks, race, data, values)
+        summary = read_summary(self.run_dir)
+        evaluations = read_evaluations(self.run_dir / METRICS_LOG, metric_of(inputs.dev))
+        best = summary.get("best")
+        if best is None:  # stopped before its first evaluation: the model of its last step is the candidate
+            from sentforge.encoder import Encoder
+
+            value, _ = main_score(inputs.dev, Encoder.load(self.run_dir))
+            best = {"step": summary["steps"], "value": value}
+            evaluations.append({"step": summary["steps"], "score": value})
+        command = reproducing_command(self.candidate.method.recipe, self.start, data, self.run_dir, inputs.dev_path,
+                                      values, settings, limits.time_limit, limits.eval_every, resume=self.extend,
+                                      snapshots=self.snapshots)
+        return self.candidate.outcome(DONE, model_path=str(self.run_dir), start=str(self.start), dev=best["value"],
+                                      best_step=best["step"], steps=summary["steps"], planned_steps=values["steps"],
+                                      stopped=summary.get("stopped"), examples=examples, evaluations=evaluations,
+                                      commands=[command], time_limit_s=round(limits.time_limit, 1),
+                                      eval_every=limits.eval_every)
+
+    def _run_recipe(self, context: RunContext, limits: RunLimits, callbacks: list[Callable[[Any], None]],
+                    race: Race | None, data: Path, values: dict[str, Any]) -> None:
+        """The recipe run with its limits, dev evaluator (`race`, else the dev task) and callbacks, resumed from
+        its last checkpoint when one is there."""
+        from sentforge.recipes.api import run_recipe
+
+        inputs, settings = context.inputs, context.train
+        run_recipe(self.candidate.method.recipe, self.start, data, self.run_dir, reading=READING,
+                   evaluator=race or inputs.dev, eval_every=limits.eval_every, select=metric_of(inputs.dev),
+                   checkpoint_every=limits.eval_every, keep_last=1,
+                   resume=self.extend or (self.run_dir / TRAINING_DIR).is_dir(), device=settings.device,
+                   seed=settings.seed, time_limit=limits.time_limit, show_progress=settings.show_progress,
+                   callbacks=callbacks, snapshots=self.snapshots, **values)
 
     def _key(self, context: RunContext) -> str:
         """The run's name in the state's races: its path under OUTPUT/runs."""

@@ -1,6 +1,6 @@
-"""A trained candidate: one library recipe run with dev evaluation every K steps (its own cadence, see
-racing.py), its best checkpoint kept, resumable from its checkpoints; and the `sentforge train` line that
-reproduces it.
+"""What a trained candidate's recipe run (runner.RecipeRun: dev evaluation every K steps, its own cadence, see
+racing.py; its best checkpoint kept; resumable from its checkpoints) reads: its training data and settings, the
+run directory's steps and evaluations; and the `sentforge train` line that reproduces it.
 
 TSDAE before MNRL: TSDAE's own dev score says little about how good a start it is for supervised training. The
 `tsdae` candidate saves its encoder at a few step counts (the ladder, LADDER_STEPS) when `tsdae+mnrl` is
@@ -15,19 +15,15 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from sentforge.adaptation.inputs import READING, AdaptInputs
+from sentforge.adaptation.inputs import AdaptInputs
 from sentforge.adaptation.method import Candidate
-from sentforge.adaptation.result import DONE, CandidateResult, TrainedResult
-from sentforge.harness.dev_scores import main_score, metric_of
+from sentforge.adaptation.result import CandidateResult, TrainedResult
 from sentforge.harness.schedule import run_length
 from sentforge.recipes.api import snapshot_dir
 from sentforge.recipes.command import train_command
-from sentforge.recipes.run_dir import METRICS_LOG, SUMMARY_FILE, TRAINING_DIR, read_summary
-
-if TYPE_CHECKING:
-    from sentforge.adaptation.runner import RecipeRun
+from sentforge.recipes.run_dir import SUMMARY_FILE, read_summary
 
 LADDER_STEPS = (100, 300, 1000)
 
@@ -93,79 +89,13 @@ def warmup_steps(candidate: Candidate, steps: int, settings: TrainSettings) -> i
     return int(values.get("warmup_steps") or round(values.get("warmup_ratio", 0.0) * steps))
 
 
-@dataclass(frozen=True)
-class RecipeCall:
-    """One call of a recipe run (`run`, runner.RecipeRun: the candidate, its start, run directory, options,
-    snapshots and whether it extends a cut run) with what its plan set: the trainer's `time_limit`, a dev
-    evaluation (and a checkpoint) every `eval_every` steps, `callbacks` after every step, the dev `evaluator`
-    (a racing.Race; the dev task when None)."""
-
-    run: RecipeRun
-    time_limit: float
-    eval_every: int
-    callbacks: Sequence[Callable[[Any], None]] = ()
-    evaluator: Any = None
-
-
-def train_or_take_up(call: RecipeCall, inputs: AdaptInputs, settings: TrainSettings,
-                     probed: int | None = None) -> TrainedResult:
-    """Train (or resume, or take up the finished run in its run directory) and return the candidate's result:
-    its dev score (the best evaluated checkpoint's), every evaluation, steps, the reproducing command.
-    `probed`: the steps of the candidate's probe (planning.py) in the run directory, a run to continue rather
-    than to take up as finished."""
-    run = call.run
-    candidate, run_dir = run.candidate, run.run_dir
-    data, examples = training_data(candidate, inputs)
-    values = {**recipe_settings(candidate, examples, settings), **(run.options or {})}
-    metric = metric_of(inputs.dev)
-    if needs_training(run_dir, run.extend, probed):
-        _call_recipe(call, data, values, inputs, settings)
-    summary = read_summary(run_dir)
-    evaluations = read_evaluations(run_dir / METRICS_LOG, metric)
-    best = summary.get("best")
-    if best is None:  # stopped before its first evaluation: the model of its last step is the candidate
-        from sentforge.encoder import Encoder
-
-        value, _ = main_score(inputs.dev, Encoder.load(run_dir))
-        best = {"step": summary["steps"], "value": value}
-        evaluations.append({"step": summary["steps"], "score": value})
-    command = reproducing_command(candidate.method.recipe, run.start, data, run_dir, inputs.dev_path, values,
-                                  settings, call.time_limit, call.eval_every, resume=run.extend,
-                                  snapshots=run.snapshots)
-    return candidate.outcome(DONE, model_path=str(run_dir), start=str(run.start), dev=best["value"],
-                             best_step=best["step"], steps=summary["steps"], planned_steps=values["steps"],
-                             stopped=summary.get("stopped"), examples=examples, evaluations=evaluations,
-                             commands=[command], time_limit_s=round(call.time_limit, 1), eval_every=call.eval_every)
-
-
 def needs_training(run_dir: Path, extend: bool = False, probed: int | None = None) -> bool:
-    """Whether train_or_take_up trains: not when `run_dir` holds a finished run, its probe excepted."""
-    return extend or not (run_dir / SUMMARY_FILE).is_file() or (probed is not None and _steps(run_dir) <= probed)
+    """Whether RecipeRun.train trains: not when `run_dir` holds a finished run, its probe excepted."""
+    return extend or not (run_dir / SUMMARY_FILE).is_file() or (probed is not None and steps_taken(run_dir) <= probed)
 
 
-def probe_run(call: RecipeCall, inputs: AdaptInputs, settings: TrainSettings) -> int:
-    """Start (or restart) the candidate's run until a callback stops it (step_clock.StepClock); the steps it
-    reached."""
-    data, examples = training_data(call.run.candidate, inputs)
-    _call_recipe(call, data, recipe_settings(call.run.candidate, examples, settings), inputs, settings)
-    return _steps(call.run.run_dir)
-
-
-def _call_recipe(call: RecipeCall, data: Path, values: dict[str, Any], inputs: AdaptInputs,
-                 settings: TrainSettings) -> None:
-    """The recipe run, resumed from its last checkpoint when one is there."""
-    from sentforge.recipes.api import run_recipe
-
-    run = call.run
-    run_recipe(run.candidate.method.recipe, run.start, data, run.run_dir, reading=READING,
-               evaluator=call.evaluator or inputs.dev, eval_every=call.eval_every, select=metric_of(inputs.dev),
-               checkpoint_every=call.eval_every, keep_last=1,
-               resume=run.extend or (run.run_dir / TRAINING_DIR).is_dir(), device=settings.device,
-               seed=settings.seed, time_limit=call.time_limit, show_progress=settings.show_progress,
-               callbacks=call.callbacks, snapshots=run.snapshots, **values)
-
-
-def _steps(run_dir: Path) -> int:
+def steps_taken(run_dir: Path) -> int:
+    """The steps the recipe run in `run_dir` has taken (its summary's)."""
     return read_summary(run_dir)["steps"]
 
 
