@@ -39,9 +39,6 @@ class MarginDistillation(AugmentedSBERT):
     def within(self, context: RunContext, share: float) -> CandidateResult:
         return self._after_commands(context, super().within(context, share))
 
-    def extend(self, context: RunContext, share: float) -> CandidateResult:
-        return self._after_commands(context, super().extend(context, share))
-
     def _after_commands(self, context: RunContext, result: CandidateResult) -> CandidateResult:
         """A result from another candidate's model: that candidate's commands first, as they reproduce it."""
         before = context.state.results.get(self.candidate.after) if self.candidate.after else None
