@@ -114,7 +114,7 @@ class Trace:
     """The calls of functions of the walked folders, in order: (file relative to the package, qualified name).
 
     `handling` holds the calls among them with an argument (`self` included) that is a candidate, a run description
-    or a result, or a collection of them: the stops of the walk as the issue defines it.
+    or a result, or a collection of them: the stops of a reader who follows one candidate to its row in report.md.
     """
 
     def __init__(self) -> None:
