@@ -42,7 +42,7 @@ class MarginDistillation(AugmentedSBERT):
     def _after_commands(self, context: RunContext, result: CandidateResult) -> CandidateResult:
         """A result from another candidate's model: that candidate's commands first, as they reproduce it."""
         before = context.state.results.get(self.candidate.after) if self.candidate.after else None
-        if not result.done or before is None or result.commands[:len(before.commands)] == before.commands:
+        if not result.done or before is None:
             return result
         return result.update(commands=[*before.commands, *result.commands])
 
