@@ -17,8 +17,8 @@ KIND_COMPARE = re.compile(r"""kind["']?\]?\s*(?:==|!=|not\s+in|in)\s*[(\[{]?\s*"
 
 def test_the_methods_come_in_the_default_order_each_run_by_a_collected_kind():
     assert list(METHODS) == ["start", "tsdae", "mnrl", "setfit", "tsdae+mnrl", "tsdae+setfit", "pause", "simcse", "ct",
-                             "regression", "augsbert", "marginmse", "mnrl+marginmse", "meta-concat", "meta-gcca",
-                             "rerank", "distil", "static"]
+                             "regression", "augsbert", "tsdae+augsbert", "marginmse", "mnrl+marginmse",
+                             "tsdae+marginmse", "meta-concat", "meta-gcca", "rerank", "distil", "static"]
     assert {method.kind for method in METHODS.values()} <= set(KINDS)
     ladder = Candidate("m.tsdae+mnrl", METHODS["tsdae+mnrl"], "m", "m")
     assert type(kind_of(ladder)).__name__ == "TsdaeLadder" and ladder.after == "m.tsdae"

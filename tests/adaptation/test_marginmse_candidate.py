@@ -81,3 +81,29 @@ def test_mnrl_marginmse_starts_from_the_mnrl_model_and_shares_the_margin_rows(ti
     assert after["commands"][0] == mnrl["commands"][0] and "sentforge train marginmse" in after["commands"][-1]
     assert len(list((tmp_path / "adapted" / "data").glob("*.margins.jsonl"))) == 1  # scored once, for both
     assert after["examples"] == alone["examples"]
+
+
+def test_after_tsdae_the_teachers_students_start_from_its_model_trained_once_and_only_when_named(
+        tiny_bert_dir, tiny_ce_dir, domain, tmp_path):
+    from sentforge.adaptation.candidates import check_methods
+
+    defaults = check_methods(None, teacher=True)
+    assert "augsbert" in defaults and "tsdae+augsbert" not in defaults and "tsdae+marginmse" not in defaults
+    settings = {"lr": 1e-3, "batch_size": 4}
+    report = adapt_run(tiny_bert_dir, domain, tmp_path / "adapted",
+                       candidates=["tsdae", "marginmse", "tsdae+marginmse", "tsdae+augsbert"],
+                       cross_encoder=tiny_ce_dir, overrides={name: settings for name in ("marginmse", "tsdae+marginmse",
+                                                                                         "tsdae+augsbert")})
+    results = report["candidates"]
+    (tsdae,) = [r for name, r in results.items() if name.endswith(".tsdae")]
+    (alone,) = [r for name, r in results.items() if name.endswith(".marginmse") and "+" not in name]
+    (margins,) = [r for name, r in results.items() if name.endswith(".tsdae+marginmse")]
+    (silver,) = [r for name, r in results.items() if name.endswith(".tsdae+augsbert")]
+    assert tsdae["status"] == margins["status"] == silver["status"] == "done", (margins, silver)
+    assert margins["start"] == silver["start"] == tsdae["model_path"]
+    assert "ladder" not in margins and "ladder" not in silver  # one run from TSDAE's model, not one per rung
+    assert margins["commands"][0] == tsdae["commands"][0] and "sentforge train marginmse" in margins["commands"][-1]
+    assert silver["commands"][0] == tsdae["commands"][0] and "sentforge train sts" in silver["commands"][-1]
+    assert len(list((tmp_path / "adapted" / "data").glob("*.margins.jsonl"))) == 1  # scored once, for both
+    assert margins["examples"] == alone["examples"]
+

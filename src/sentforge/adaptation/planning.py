@@ -71,7 +71,7 @@ from sentforge.adaptation.result import CandidateResult
 from sentforge.adaptation.speed import MIN_PASS_TEXTS, ROUNDS, WARM_UP_TEXTS
 from sentforge.adaptation.state_records import Leftover
 from sentforge.adaptation.step_clock import PROBE_STEPS
-from sentforge.adaptation.trained import (TrainSettings, ladder_steps, recipe_settings, rungs, training_data,
+from sentforge.adaptation.trained import (TrainSettings, ladder_steps, recipe_settings, training_data,
                                           warmup_steps)
 from sentforge.support.disk import CHECKPOINTS
 from sentforge.harness.run_state import Budget
@@ -340,19 +340,13 @@ class Planner:
         return min(probed, training / result.steps) if training > 0 else probed
 
     def need(self, candidate: Candidate, costs: Costs) -> float:
-        """The candidate's steps after its probe, or for one that starts after another (tsdae+mnrl) its steps
-        once per rung of that one's ladder (once when it has none: mnrl+marginmse), at its cost per step, with
-        their evaluations."""
+        """The candidate's steps after its probe, at its cost per step, with their evaluations, once per training
+        its kind makes in its share (tsdae+mnrl: once per rung of TSDAE's ladder)."""
         steps, every = self.planned_steps(candidate), self.cadence(candidate)
-        if candidate.after is None:
-            probe = self.state.probes.get(candidate.name)
-            steps -= 0 if probe is None else probe.steps
-            return need(steps, self.step_cost(candidate), every, costs)
-        before = self.state.results.get(candidate.after)
-        first = next(c for c in self.planned if c.name == candidate.after)
-        runs = len(rungs(before, self.state.run_dir(candidate.after))) if before and before.done \
-            else len(self.snapshots(first)) + 1
-        return need(steps, self.step_cost(candidate), every, costs, runs)
+        probe = self.state.probes.get(candidate.name)
+        if candidate.after is None and probe is not None:
+            steps -= probe.steps
+        return need(steps, self.step_cost(candidate), every, costs, candidate.method.kind.trainings(candidate, self))
 
     def cadence(self, candidate: Candidate, time_limit: float | None = None) -> int:
         """Steps between the candidate's dev evaluations: --eval-every, else from its cost per step (and its

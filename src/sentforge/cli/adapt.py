@@ -41,8 +41,9 @@ def adapt(
     candidates: Annotated[Optional[str], typer.Option(help="Comma-separated candidates to run (default: all "
                                                            "for the data): tsdae, mnrl, setfit, tsdae+mnrl, "
                                                            "tsdae+setfit, pause, simcse, ct, meta-concat, meta-gcca "
-                                                           "(augsbert and rerank with --cross-encoder; marginmse, "
-                                                           "mnrl+marginmse, regression and static only when "
+                                                           "(augsbert and rerank with --cross-encoder; "
+                                                           "tsdae+augsbert, marginmse, mnrl+marginmse, "
+                                                           "tsdae+marginmse, regression and static only when "
                                                            "named); "
                                                            "the start model always runs.")] = None,
     eval_every: Annotated[Optional[int], typer.Option(min=1, help="Score each trained candidate on dev every K "

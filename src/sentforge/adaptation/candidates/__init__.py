@@ -1,9 +1,10 @@
 """The candidates `adapt` compares, declared one kind per file of this package (as MTEB declares its tasks):
 `start.py` (the start model unchanged), `recipe.py` (a recipe trained from it), `ladder.py` (TSDAE then MNRL),
 `meta.py` (meta-embeddings), `regression.py` (a recipe regressing the 0/1 labels of the labelled pairs, when
-named), `augsbert.py` (a recipe trained on the labelled pairs and silver pairs a cross-encoder scored),
+named), `augsbert.py` (a recipe trained on the labelled pairs and silver pairs a cross-encoder scored, from
+the start model or the TSDAE candidate's model),
 `marginmse.py` (a recipe learning a cross-encoder's score margins around the labelled pairs, from the start
-model or the mnrl candidate's model, when named),
+model or the mnrl or TSDAE candidate's model, when named),
 `distil.py` (the leading meta-embedding distilled), `static.py` (a static model distilled from the leading
 encoder, when named), `pipeline.py` (the leading candidate with the --cross-encoder re-ranking its top K),
 `continuation.py` (the leader trained on with the time left).
@@ -13,7 +14,8 @@ Each kind is a class (base.CandidateKind) with its result type, what the plan an
 This collector gathers them: `KINDS` (every kind class) and `METHODS` (every method, in the default order, the
 order of priority when the budget cannot fit them all: the start model (always), TSDAE, supervised MNRL, SetFit,
 TSDAE then MNRL, TSDAE then SetFit, PAUSE, SimCSE, CT, label regression (when named), AugSBERT (by default with a
---cross-encoder), MarginMSE from the start model and from MNRL's (when named, with a --cross-encoder), then the
+--cross-encoder; from TSDAE's model when named), MarginMSE from the start model, MNRL's and TSDAE's (when named,
+with a --cross-encoder), then the
 meta-embeddings of the best candidates, the re-ranking pipeline (by default with a --cross-encoder), the
 distillation of the leading one, and the static model, which runs only when named).
 With pairs (or no labels) the default candidates are those that do not
@@ -72,8 +74,8 @@ def check_methods(names: list[str] | None, classes: bool = False, teacher: bool 
     them."""
     if names is None:
         if not classes:
-            return [name for name, method in METHODS.items() if method.data != "classes"
-                    and (method.kind.by_default or (teacher and method.data in ("silver", "teacher")))]
+            return [name for name, method in METHODS.items() if method.data != "classes" and (
+                method.kind.by_default or (teacher and method.data in ("silver", "teacher") and not method.after))]
         names = [name for name, method in METHODS.items() if method.data == "classes"]
         names += [METHODS[name].after for name in names if METHODS[name].after]
     unknown = [n for n in names if n not in METHODS]

@@ -1,5 +1,6 @@
 """Augmented SBERT (Thakur et al., NAACL 2021) with a trained cross-encoder (--cross-encoder) as the teacher: the
-`sts` recipe from the start model on the labelled pairs and silver pairs the teacher scored (silver_data.py)."""
+`sts` recipe on the labelled pairs and silver pairs the teacher scored (silver_data.py), from the start model
+(`augsbert`) or from the TSDAE candidate's model (`tsdae+augsbert`, TSDAE as domain pre-training)."""
 
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ class AugmentedSBERT(TrainedRecipe):
     by_default = False
     probed = False
 
-    def within(self, context: RunContext, share: float) -> CandidateResult:
+    def _made_and_trained(self, context: RunContext, share: float) -> CandidateResult:
         start = self.start(context)
         if start is None:
             return self.candidate.outcome(SKIPPED, reason=f"it starts from {self.candidate.after}, which did not "
@@ -59,6 +60,21 @@ class AugmentedSBERT(TrainedRecipe):
         # Its wall time holds the scoring too, as its share does (a rerun that reads the written data has none).
         return result.update(share_s=round(share, 1), wall_s=round(result.wall_s + scored_s, 2))
 
+    def start(self, context: RunContext) -> str | None:
+        after = self.candidate.after
+        if after is None:
+            return self.candidate.model
+        before = context.state.results.get(after)
+        return before.model_path if before is not None and before.done else None
+
+    def within(self, context: RunContext, share: float) -> CandidateResult:
+        result = self._made_and_trained(context, share)
+        before = context.state.results.get(self.candidate.after) if self.candidate.after else None
+        if not result.done or before is None:
+            return result
+        # A result from another candidate's model: that candidate's commands first, as they reproduce it.
+        return result.update(commands=[*before.commands, *result.commands])
+
     def data_file(self, inputs: AdaptInputs) -> Path:
         return silver_file(self.candidate, inputs)
 
@@ -83,4 +99,7 @@ class AugmentedSBERT(TrainedRecipe):
 METHODS = (Method("augsbert", AugmentedSBERT, 10, "with --cross-encoder: cosine regression (sts recipe) on the "
                                                  "labelled pairs (scores 1 and 0) and silver pairs around them and "
                                                  "the unlabelled texts, scored by the cross-encoder",
-                  recipe="sts", data="silver", options=(("score_max", 1.0),), epochs=1),)
+                  recipe="sts", data="silver", options=(("score_max", 1.0),), epochs=1),
+           Method("tsdae+augsbert", AugmentedSBERT, 11, "with --cross-encoder, when named: the same from the TSDAE "
+                                                       "candidate's model", recipe="sts", data="silver",
+                  options=(("score_max", 1.0),), after="tsdae", epochs=1))

@@ -78,3 +78,8 @@ class CandidateKind:
         """What it may write (run.py's disk note)."""
         return DiskUse()
 
+    @classmethod
+    def trainings(cls, candidate: Candidate, plan: Planner) -> int:
+        """How many times its schedule is trained in its share (the plan's need counts each)."""
+        return 1
+

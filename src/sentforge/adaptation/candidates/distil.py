@@ -61,6 +61,6 @@ def distil_plan(results: dict[str, CandidateResult]) -> tuple[str | None, str | 
     return leader, max(members, key=lambda name: done[name].dev), ""
 
 
-METHODS = (Method("distil", Distillation, 16, "when a meta-embedding leads on dev: its best member plus a Dense layer "
+METHODS = (Method("distil", Distillation, 18, "when a meta-embedding leads on dev: its best member plus a Dense layer "
                                              "trained by MSE to the meta vectors on the unlabelled texts (one "
                                              "sentence-transformers model)", recipe="distil", data="unlabelled"),)

@@ -54,6 +54,15 @@ class TsdaeLadder(TrainedRecipe):
                              ladder=earlier.ladder, share_s=round(share, 1))
 
     @classmethod
+    def trainings(cls, candidate: Candidate, plan: Planner) -> int:
+        """One run per rung of the TSDAE ladder: those it made once it has run, else those planned, and one
+        from TSDAE's kept checkpoint."""
+        before = plan.state.results.get(candidate.after)
+        if before is not None and before.done:
+            return len(rungs(before, plan.state.run_dir(candidate.after)))
+        return len(plan.snapshots(next(c for c in plan.planned if c.name == candidate.after))) + 1
+
+    @classmethod
     def disk(cls, candidate: Candidate, plan: Planner) -> DiskUse:
         """An MNRL run per rung of the TSDAE ladder and from TSDAE's kept checkpoint, and the ladder's
         snapshots."""

@@ -1,8 +1,9 @@
 """MarginMSE (Hofstätter et al., 2020; the loss of GPL, Wang et al., NAACL 2022) with a trained cross-encoder
 (--cross-encoder) as the teacher: the `marginmse` recipe on the teacher's score margins between each labelled
-positive pair and its negatives (margin_data.py), from the start model (`marginmse`) or from the `mnrl`
+positive pair and its negatives (margin_data.py), from the start model (`marginmse`), from the `mnrl`
 candidate's model (`mnrl+marginmse`: on WikiQA a student from MNRL's model scored 0.91 MAP above one from the
-start model on test, docs/results/cross-encoder.md)."""
+start model on test, docs/results/cross-encoder.md) or from the TSDAE candidate's (`tsdae+marginmse`: GPL's
+order, TSDAE as domain pre-training)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,6 @@ from sentforge.adaptation.candidates.augsbert import AugmentedSBERT
 from sentforge.adaptation.inputs import AdaptInputs
 from sentforge.adaptation.margin_data import fitting_positives, margins_file, write_margins
 from sentforge.adaptation.method import Method
-from sentforge.adaptation.result import CandidateResult
 from sentforge.adaptation.runner import RunContext
 
 
@@ -28,23 +28,6 @@ class MarginDistillation(AugmentedSBERT):
     `mnrl+marginmse` share them: the teacher scores them once."""
 
     by_default = False
-
-    def start(self, context: RunContext) -> str | None:
-        after = self.candidate.after
-        if after is None:
-            return self.candidate.model
-        before = context.state.results.get(after)
-        return before.model_path if before is not None and before.done else None
-
-    def within(self, context: RunContext, share: float) -> CandidateResult:
-        return self._after_commands(context, super().within(context, share))
-
-    def _after_commands(self, context: RunContext, result: CandidateResult) -> CandidateResult:
-        """A result from another candidate's model: that candidate's commands first, as they reproduce it."""
-        before = context.state.results.get(self.candidate.after) if self.candidate.after else None
-        if not result.done or before is None:
-            return result
-        return result.update(commands=[*before.commands, *result.commands])
 
     def data_file(self, inputs: AdaptInputs) -> Path:
         return margins_file(self.candidate, inputs)
@@ -60,10 +43,13 @@ class MarginDistillation(AugmentedSBERT):
                       context.train.seed, positives)
         return None
 
-METHODS = (Method("marginmse", MarginDistillation, 11, "when named, with --cross-encoder: MarginMSE on the "
+METHODS = (Method("marginmse", MarginDistillation, 12, "when named, with --cross-encoder: MarginMSE on the "
                                                        "cross-encoder's score margins between each labelled "
                                                        "positive pair and 4 negatives (its label-0 partners "
                                                        "first)", recipe="marginmse", data="margins", epochs=1),
-           Method("mnrl+marginmse", MarginDistillation, 12, "when named, with --cross-encoder: the same MarginMSE "
+           Method("mnrl+marginmse", MarginDistillation, 13, "when named, with --cross-encoder: the same MarginMSE "
                                                            "from the mnrl candidate's model", recipe="marginmse",
-                  data="margins", after="mnrl", epochs=1))
+                  data="margins", after="mnrl", epochs=1),
+           Method("tsdae+marginmse", MarginDistillation, 14, "when named, with --cross-encoder: the same MarginMSE "
+                                                             "from the TSDAE candidate's model", recipe="marginmse",
+                  data="margins", after="tsdae", epochs=1))

@@ -54,8 +54,8 @@ class MetaEmbedding(CandidateKind):
 
 
 METHODS = (
-    Method("meta-concat", MetaEmbedding, 13, "concatenation of the best candidates' vectors (and the --member "
+    Method("meta-concat", MetaEmbedding, 15, "concatenation of the best candidates' vectors (and the --member "
                                             "encoders)", meta="concat"),
-    Method("meta-gcca", MetaEmbedding, 14, "GCCA of the best candidates (and the --member encoders), fitted on the "
+    Method("meta-gcca", MetaEmbedding, 16, "GCCA of the best candidates (and the --member encoders), fitted on the "
                                           "unlabelled texts", meta="gcca"),
 )

@@ -91,6 +91,6 @@ def leading_bi_encoder(results: dict[str, CandidateResult]) -> str:
     return max(encoders, key=lambda name: encoders[name].dev)
 
 
-METHODS = (Method("rerank", RerankPipeline, 15, "with a --cross-encoder: the leading candidate with the "
+METHODS = (Method("rerank", RerankPipeline, 17, "with a --cross-encoder: the leading candidate with the "
                                                "cross-encoder re-ranking its top 10 per query (its score interpolated "
                                                "with the first stage's, the weight chosen on dev)", data="teacher"),)

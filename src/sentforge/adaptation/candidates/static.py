@@ -86,6 +86,6 @@ def leading_encoder(results: dict[str, CandidateResult]) -> str:
     return max(encoders, key=lambda name: encoders[name].dev)
 
 
-METHODS = (Method("static", StaticModel, 17, "when named: a static model (one vector per token, many times faster "
+METHODS = (Method("static", StaticModel, 19, "when named: a static model (one vector per token, many times faster "
                                             "on a CPU) distilled from the leading encoder and fitted to its vectors "
                                             "of the unlabelled texts", data="unlabelled"),)
