@@ -4,6 +4,7 @@ negatives, a query's label-0 partners first; without a cross-encoder it is left 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -107,3 +108,23 @@ def test_after_tsdae_the_teachers_students_start_from_its_model_trained_once_and
     assert len(list((tmp_path / "adapted" / "data").glob("*.margins.jsonl"))) == 1  # scored once, for both
     assert margins["examples"] == alone["examples"]
 
+
+
+def test_the_plan_counts_the_teachers_scoring_until_the_rows_are_written(domain, tmp_path):
+    from sentforge.adaptation.candidates import METHODS, Candidate
+    from sentforge.adaptation.inputs import read_inputs
+    from sentforge.adaptation.margin_data import NEGATIVES, margins_file
+    from sentforge.adaptation.planning import Costs
+
+    inputs = read_inputs(domain / "unlabelled.txt", domain / "dev.jsonl", domain / "labelled.jsonl")
+    inputs = dataclasses.replace(inputs, data_dir=tmp_path / "data")
+    costs = Costs(dev_s=1.0, test_s=1.0, per_text_s=0.01, pair_s=0.05)
+    student = Candidate("m.marginmse", METHODS["marginmse"], "m", "m")
+    kind = student.method.kind
+    pairs = len({(pair[0], pair[1]) for pair in inputs.labelled.pairs})
+    assert kind.data_s(student, inputs, costs) == pytest.approx(pairs * (1 + NEGATIVES) * 0.05)
+    assert kind.data_s(student, inputs, Costs(1.0, 1.0, 0.01)) == 0.0  # no teacher timed: nothing counted
+    path = margins_file(student, inputs)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("", encoding="utf-8")
+    assert kind.data_s(student, inputs, costs) == 0.0  # written (by it or a candidate sharing the rows)

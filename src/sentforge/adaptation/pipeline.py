@@ -88,32 +88,41 @@ def choose_weight(dev: Any, first_stage: Any, cross_encoder: Any, top_k: int) ->
     return WEIGHTS[best], items
 
 
-def rerank_seconds(cross_encoder: Any, dev: Any, test: Any | None) -> float:
-    """The seconds the cross-encoder needs to score the dev and test data, about a pair per text (a query and its
-    top K, or the two texts of a labelled pair), timed on WARM_UP_PAIRS pairs of dev texts after one warm-up pair."""
+def pair_seconds(cross_encoder: Any, dev: Any) -> float:
+    """The cross-encoder's seconds per pair, timed on WARM_UP_PAIRS pairs of dev texts after one warm-up pair."""
     texts = dev.texts()
     sample = texts[:WARM_UP_PAIRS + 1]
     pairs = list(zip(sample, sample[1:])) or [(sample[0], sample[0])]
     cross_encoder.predict(pairs[:1])
     started = time.perf_counter()
     cross_encoder.predict(pairs)
-    per_pair = (time.perf_counter() - started) / len(pairs)
+    return (time.perf_counter() - started) / len(pairs)
+
+
+def rerank_seconds(cross_encoder: Any, dev: Any, test: Any | None, per_pair: float | None = None) -> float:
+    """The seconds the cross-encoder needs to score the dev and test data, about a pair per text (a query and its
+    top K, or the two texts of a labelled pair), at `per_pair` seconds a pair (timed by `pair_seconds` when
+    None)."""
+    per_pair = pair_seconds(cross_encoder, dev) if per_pair is None else per_pair
     return per_pair * sum(len(task.texts()) for task in (dev, test) if task is not None)
 
 
-def measured_rerank_seconds(path: Any, dev: Any, test: Any | None, device: Any = None) -> float | None:
-    """Loading the cross-encoder at `path` and scoring the dev and test data with it (`rerank_seconds`), timed
-    before the run so that the time plan keeps them for the pipeline; None when the dev data is neither ranked
-    lists nor labelled pairs (nothing to re-rank)."""
+def measured_rerank_seconds(path: Any, dev: Any, test: Any | None,
+                            device: Any = None) -> tuple[float | None, float]:
+    """(loading the cross-encoder at `path` and scoring the dev and test data with it (`rerank_seconds`), its
+    seconds per pair), timed before the run so that the time plan keeps them for the pipeline and for the
+    candidates that score their training data with it; the first None when the dev data is neither ranked lists
+    nor labelled pairs (nothing to re-rank)."""
     from sentforge.cross_encoder import load_cross_encoder
     from sentforge.evaluation.reranker import Reranked
 
     started = time.perf_counter()
     cross_encoder = load_cross_encoder(path, device=device)
     load_s = time.perf_counter() - started
+    per_pair = pair_seconds(cross_encoder, dev)
     if not dev.supports(Reranked(None, cross_encoder)):
-        return None
-    return load_s + rerank_seconds(cross_encoder, dev, test)
+        return None, per_pair
+    return load_s + rerank_seconds(cross_encoder, dev, test, per_pair), per_pair
 
 
 def write_reranker(output: Path, cross_encoder: str, top_k: int, weight: float) -> Path:

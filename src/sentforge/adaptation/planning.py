@@ -102,6 +102,7 @@ class Costs:
     load_s: float = 0.0  # loading the start model (an earlier version's state did not time it: 0)
     rerank_s: float = 0.0  # the --cross-encoder loaded and scoring the dev and test data (0 without one)
     interval_s: float = 0.0  # one paired bootstrap interval on the dev units (0 before it is timed)
+    pair_s: float = 0.0  # the --cross-encoder's seconds per pair (0 without one, or before it was kept)
 
     @property
     def trained_minimum(self) -> float:
@@ -175,7 +176,8 @@ class Planner:
 
     def costs(self) -> Costs:
         m = self.state.measured
-        return Costs(m.dev_s, m.test_s, m.per_text_s, m.load_s or 0.0, m.rerank_s or 0.0, m.interval_s or 0.0)
+        return Costs(m.dev_s, m.test_s, m.per_text_s, m.load_s or 0.0, m.rerank_s or 0.0, m.interval_s or 0.0,
+                     m.pair_s or 0.0)
 
     def end_reserve(self, costs: Costs | None = None) -> float:
         """Step 5: the seconds kept for the speed measurement and the report, for the candidates that may still
@@ -341,12 +343,15 @@ class Planner:
 
     def need(self, candidate: Candidate, costs: Costs) -> float:
         """The candidate's steps after its probe, at its cost per step, with their evaluations, once per training
-        its kind makes in its share (tsdae+mnrl: once per rung of TSDAE's ladder)."""
+        its kind makes in its share (tsdae+mnrl: once per rung of TSDAE's ladder), and the seconds its kind takes
+        to make its training data in its share (augsbert: the teacher scoring its pairs)."""
         steps, every = self.planned_steps(candidate), self.cadence(candidate)
         probe = self.state.probes.get(candidate.name)
         if candidate.after is None and probe is not None:
             steps -= probe.steps
-        return need(steps, self.step_cost(candidate), every, costs, candidate.method.kind.trainings(candidate, self))
+        kind = candidate.method.kind
+        return (need(steps, self.step_cost(candidate), every, costs, kind.trainings(candidate, self))
+                + kind.data_s(candidate, self.inputs, costs))
 
     def cadence(self, candidate: Candidate, time_limit: float | None = None) -> int:
         """Steps between the candidate's dev evaluations: --eval-every, else from its cost per step (and its

@@ -24,7 +24,8 @@ class MeasuredCosts(_Saved):
     written before loads were timed); with a --cross-encoder, loading it and re-ranking the dev and test data
     (pipeline.measured_rerank_seconds; None without one, or in a state written before it was timed); one paired
     bootstrap interval on the start model's per-unit dev scores (the selection computes a few per candidate; None
-    before they are saved, or in a state written before it was timed)."""
+    before they are saved, or in a state written before it was timed); the cross-encoder's seconds per pair (None
+    without one, or in a state written before it was kept)."""
 
     dev_s: float
     test_s: float
@@ -32,12 +33,14 @@ class MeasuredCosts(_Saved):
     load_s: float | None = None
     rerank_s: float | None = None
     interval_s: float | None = None
+    pair_s: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"dev_s": self.dev_s, "test_s": self.test_s, "per_text_s": self.per_text_s,
                 **({} if self.load_s is None else {"load_s": self.load_s}),
                 **({} if self.rerank_s is None else {"rerank_s": self.rerank_s}),
-                **({} if self.interval_s is None else {"interval_s": self.interval_s})}
+                **({} if self.interval_s is None else {"interval_s": self.interval_s}),
+                **({} if self.pair_s is None else {"pair_s": self.pair_s})}
 
 
 @dataclass(frozen=True)

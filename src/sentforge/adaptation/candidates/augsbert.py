@@ -12,7 +12,8 @@ from typing import Any
 
 from sentforge.adaptation.candidates.recipe import TrainedRecipe
 from sentforge.adaptation.inputs import AdaptInputs
-from sentforge.adaptation.method import Method
+from sentforge.adaptation.method import Candidate, Method
+from sentforge.adaptation.planning import Costs
 from sentforge.adaptation.result import SKIPPED, CandidateResult
 from sentforge.adaptation.runner import RecipeRun, RunContext
 from sentforge.adaptation.silver_data import (SCORING_SHARE, fitting_draw, full_draw, seconds_per_pair, silver_file,
@@ -48,8 +49,10 @@ class AugmentedSBERT(TrainedRecipe):
         encode_s = costs.encode_estimate(1, len(inputs.texts))
         per_pair = seconds_per_pair(teacher, inputs)
         started = time.monotonic()
-        why = self.make_data(context, teacher, per_pair, min(SCORING_SHARE * share, share - costs.trained_minimum)
-                             - encode_s, share)
+        # At least SCORING_SHARE of the share, more when the training on all the data needs less than the rest.
+        training_s = context.plan.need(self.candidate, costs) - self.data_s(self.candidate, inputs, costs)
+        scoring_s = min(max(SCORING_SHARE * share, share - training_s), share - costs.trained_minimum) - encode_s
+        why = self.make_data(context, teacher, per_pair, scoring_s, share)
         if why is not None:
             return self.candidate.outcome(SKIPPED, reason=f"a share of {share:.0f} s; the cross-encoder scores "
                                                           f"{1 / per_pair:.0f} pairs a second, {why}")
@@ -74,6 +77,17 @@ class AugmentedSBERT(TrainedRecipe):
             return result
         # A result from another candidate's model: that candidate's commands first, as they reproduce it.
         return result.update(commands=[*before.commands, *result.commands])
+
+    @classmethod
+    def data_s(cls, candidate: Candidate, inputs: AdaptInputs, costs: Costs) -> float:
+        """The teacher scoring every pair its data can hold, at the cross-encoder's measured seconds per pair (0
+        once its data is written, by it or by another candidate)."""
+        kind = cls(candidate)
+        return 0.0 if kind.data_file(inputs).is_file() else kind.pairs_to_score(inputs) * costs.pair_s
+
+    def pairs_to_score(self, inputs: AdaptInputs) -> int:
+        """The most pairs the teacher scores for its data."""
+        return full_draw(inputs).most_pairs
 
     def data_file(self, inputs: AdaptInputs) -> Path:
         return silver_file(self.candidate, inputs)

@@ -12,6 +12,7 @@ from sentforge.adaptation.runner import RunContext, failed
 from sentforge.support.errors import SentforgeError
 
 if TYPE_CHECKING:
+    from sentforge.adaptation.inputs import AdaptInputs
     from sentforge.adaptation.planning import Costs, Planner
 
 
@@ -77,6 +78,11 @@ class CandidateKind:
     def disk(cls, candidate: Candidate, plan: Planner) -> DiskUse:
         """What it may write (run.py's disk note)."""
         return DiskUse()
+
+    @classmethod
+    def data_s(cls, candidate: Candidate, inputs: AdaptInputs, costs: Costs) -> float:
+        """The seconds it takes to make its training data in its own share (0: its data exists before it runs)."""
+        return 0.0
 
     @classmethod
     def trainings(cls, candidate: Candidate, plan: Planner) -> int:

@@ -13,7 +13,7 @@ from typing import Any
 
 from sentforge.adaptation.candidates.augsbert import AugmentedSBERT
 from sentforge.adaptation.inputs import AdaptInputs
-from sentforge.adaptation.margin_data import fitting_positives, margins_file, write_margins
+from sentforge.adaptation.margin_data import NEGATIVES, fitting_positives, margins_file, positive_pairs, write_margins
 from sentforge.adaptation.method import Method
 from sentforge.adaptation.runner import RunContext
 
@@ -28,6 +28,9 @@ class MarginDistillation(AugmentedSBERT):
     `mnrl+marginmse` share them: the teacher scores them once."""
 
     by_default = False
+
+    def pairs_to_score(self, inputs: AdaptInputs) -> int:
+        return len(positive_pairs(inputs)) * (1 + NEGATIVES)
 
     def data_file(self, inputs: AdaptInputs) -> Path:
         return margins_file(self.candidate, inputs)

@@ -46,11 +46,12 @@ class StartModel(CandidateKind):
             metrics, test_s = task_metrics(inputs.test, encoder)
             result = result.update(test=float(metrics[metric_of(inputs.test)]), test_metric=metric_of(inputs.test),
                                    **macro_f1_of(result, "test", metrics))
-        rerank_s = None
+        rerank_s = pair_s = None
         if inputs.cross_encoder is not None and context.state.measured is None:
-            rerank_s = measured_rerank_seconds(inputs.cross_encoder, inputs.dev, inputs.test, context.train.device)
+            rerank_s, pair_s = measured_rerank_seconds(inputs.cross_encoder, inputs.dev, inputs.test,
+                                                       context.train.device)
         context.state.measured_start(MeasuredCosts(dev_s, test_s, dev_s / (len(set(inputs.dev.texts())) or 1),
-                                                   load_s, rerank_s))
+                                                   load_s, rerank_s, pair_s=pair_s))
         return result.update(wall_s=round(time.monotonic() - started, 2))
 
     def run_or_fail(self, context: RunContext) -> CandidateResult:
