@@ -25,7 +25,8 @@ logger = logging.getLogger(__name__)
 @dataclass(frozen=True)
 class AugmentedSBERT(TrainedRecipe):
     """A trained recipe whose data is made in its own share: the teacher scores the silver pairs first (timed and
-    counted in the share; a draw that fits half of it: silver_data.py; `make_data`, which marginmse.py's kind
+    counted in the share, which the plan sizes with it: `data_s`; a draw that fits half of it, or more of it when
+    training on all the pairs needs less than the rest: silver_data.py; `make_data`, which marginmse.py's kind
     overrides), then the `sts` recipe trains within what is left of it. Not probed: its data does not exist
     before it runs, so the plan takes the mean cost per step of the probes. It runs only with a --cross-encoder
     and labelled pairs, and then by default. One pass over the pairs, as the paper's bi-encoder (ten passes, cut

@@ -21,11 +21,11 @@ from sentforge.adaptation.runner import RunContext
 @dataclass(frozen=True)
 class MarginDistillation(AugmentedSBERT):
     """A trained recipe whose data is made in its own share, as augsbert's: the teacher scores the margin rows
-    first (timed and counted in the share; the positive pairs whose rows fit half of it), then the recipe trains
+    first (timed and counted in the share; the positive pairs whose rows fit its scoring part), then the recipe trains
     within what is left. Not probed: its data does not exist before it runs. Runs when named (--candidates), with
     a --cross-encoder and labelled pairs. One pass over the rows, as GPL's schedule. The rows depend on the start
-    model alone (it mines the negatives a query's label-0 partners leave to fill), so `marginmse` and
-    `mnrl+marginmse` share them: the teacher scores them once."""
+    model alone (it mines the negatives a query's label-0 partners leave to fill), so `marginmse`,
+    `mnrl+marginmse` and `tsdae+marginmse` share them: the teacher scores them once."""
 
     by_default = False
 
