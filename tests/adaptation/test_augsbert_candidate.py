@@ -71,3 +71,22 @@ def test_a_slow_teacher_gets_the_largest_draw_that_fits_its_time():
     assert fitting_draw(full, 0.01, 5.0) == SilverDraw(1, 100, 150)  # 500 pairs: (100 + 150) anchors * 2
     assert fitting_draw(full, 0.01, 2.0) == SilverDraw(1, 100, 0)  # the first texts alone
     assert fitting_draw(full, 0.01, 1.99) is None and fitting_draw(full, 0.01, -5.0) is None
+
+
+def test_the_plan_counts_encoding_the_anchors_and_their_neighbours_and_scoring_every_silver_pair(domain, tmp_path):
+    import dataclasses
+
+    from sentforge.adaptation.candidates import METHODS, Candidate
+    from sentforge.adaptation.inputs import read_inputs
+    from sentforge.adaptation.planning import Costs
+
+    inputs = read_inputs(domain / "unlabelled.txt", domain / "dev.jsonl", domain / "labelled.jsonl")
+    inputs = dataclasses.replace(inputs, data_dir=tmp_path / "data")
+    student = Candidate("m.augsbert", METHODS["augsbert"], "m", "m")
+    gold = [*inputs.labelled.pairs, *inputs.labelled.negatives]
+    firsts = {pair[0] for pair in gold}
+    anchors = min(2000, len({text for text in inputs.texts if text not in firsts}))
+    encoded = len(gold) + len(firsts) + anchors  # every labelled text (at most) and the anchors drawn
+    scored = (len(firsts) + anchors) * 2 * 3  # three neighbours by the start model and three by BM25 each
+    costs = Costs(dev_s=1.0, test_s=1.0, per_text_s=0.01, pair_s=0.05)
+    assert student.method.kind.data_s(student, inputs, costs) == pytest.approx(encoded * 0.01 + scored * 0.05)

@@ -110,7 +110,7 @@ def test_after_tsdae_the_teachers_students_start_from_its_model_trained_once_and
 
 
 
-def test_the_plan_counts_the_teachers_scoring_until_the_rows_are_written(domain, tmp_path):
+def test_the_plan_counts_the_pool_encoding_and_the_teachers_scoring_until_the_rows_are_written(domain, tmp_path):
     from sentforge.adaptation.candidates import METHODS, Candidate
     from sentforge.adaptation.inputs import read_inputs
     from sentforge.adaptation.margin_data import NEGATIVES, margins_file
@@ -122,7 +122,9 @@ def test_the_plan_counts_the_teachers_scoring_until_the_rows_are_written(domain,
     student = Candidate("m.marginmse", METHODS["marginmse"], "m", "m")
     kind = student.method.kind
     pairs = len({(pair[0], pair[1]) for pair in inputs.labelled.pairs})
-    assert kind.data_s(student, inputs, costs) == pytest.approx(pairs * (1 + NEGATIVES) * 0.05)
+    # The start model encodes the mining pool (every labelled text and unlabelled text), then the teacher scores.
+    pool = 2 * (pairs + len(inputs.labelled.negatives)) + len(inputs.texts)
+    assert kind.data_s(student, inputs, costs) == pytest.approx(pool * 0.01 + pairs * (1 + NEGATIVES) * 0.05)
     assert kind.data_s(student, inputs, Costs(1.0, 1.0, 0.01)) == 0.0  # no teacher timed: nothing counted
     path = margins_file(student, inputs)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,7 +19,6 @@ logger = logging.getLogger(__name__)
 
 NEIGHBOURS = 3  # per anchor, by the start model and by BM25 (recipes/silver.py's default)
 ANCHORS = 2000  # unlabelled anchors drawn (recipes/silver.py's default)
-PROBED_PAIRS = 16  # pairs the cross-encoder scores to time itself
 # At most this part of the candidate's share scores silver pairs: a slow teacher (all-mpnet-base-v2 scores about
 # 20 pairs a second on 2 cores) gets a smaller draw instead of leaving its student no time to learn from it.
 SCORING_SHARE = 0.5
@@ -90,16 +88,6 @@ def silver_data(candidate: Candidate, inputs: AdaptInputs) -> tuple[Path, int]:
     if path.is_file():
         return path, written_rows(path)
     return path, len(gold_pairs(inputs)) + full_draw(inputs).most_pairs
-
-
-def seconds_per_pair(teacher, inputs: AdaptInputs) -> float:
-    """The teacher's seconds per pair on a few labelled pairs (the first timed call excluded: it warms the model
-    up)."""
-    pairs = [(a, b) for a, b, _ in gold_pairs(inputs)[:PROBED_PAIRS]]
-    teacher.predict(pairs[:1])
-    started = time.perf_counter()
-    teacher.predict(pairs)
-    return (time.perf_counter() - started) / max(len(pairs), 1)
 
 
 def write_silver(candidate: Candidate, inputs: AdaptInputs, teacher, encoder, seed: int, draw: SilverDraw) -> Path:

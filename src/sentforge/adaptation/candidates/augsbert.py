@@ -15,8 +15,9 @@ from sentforge.adaptation.inputs import AdaptInputs
 from sentforge.adaptation.method import Candidate, Method
 from sentforge.adaptation.planning import Costs
 from sentforge.adaptation.result import SKIPPED, CandidateResult
+from sentforge.adaptation.pipeline import pair_seconds
 from sentforge.adaptation.runner import RecipeRun, RunContext
-from sentforge.adaptation.silver_data import (SCORING_SHARE, fitting_draw, full_draw, seconds_per_pair, silver_file,
+from sentforge.adaptation.silver_data import (SCORING_SHARE, fitting_draw, full_draw, gold_pairs, silver_file,
                                               write_silver)
 
 logger = logging.getLogger(__name__)
@@ -47,8 +48,9 @@ class AugmentedSBERT(TrainedRecipe):
         inputs = context.inputs
         teacher = load_cross_encoder(inputs.cross_encoder, device=context.train.device)
         costs = context.plan.costs()
-        encode_s = costs.encode_estimate(1, len(inputs.texts))
-        per_pair = seconds_per_pair(teacher, inputs)
+        encode_s = costs.encode_estimate(1, self.encoded_texts(inputs))
+        # The rate the plan sized the share with (timed at the start); timed here only in a run that did not keep it.
+        per_pair = costs.pair_s or pair_seconds(teacher, inputs.dev)
         started = time.monotonic()
         # At least SCORING_SHARE of the share, more when the training on all the data needs less than the rest.
         training_s = context.plan.need(self.candidate, costs) - self.data_s(self.candidate, inputs, costs)
@@ -81,14 +83,23 @@ class AugmentedSBERT(TrainedRecipe):
 
     @classmethod
     def data_s(cls, candidate: Candidate, inputs: AdaptInputs, costs: Costs) -> float:
-        """The teacher scoring every pair its data can hold, at the cross-encoder's measured seconds per pair (0
-        once its data is written, by it or by another candidate)."""
+        """The start model encoding the texts its pairs are found among, and the teacher scoring every pair its
+        data can hold at the cross-encoder's measured seconds per pair (0 once its data is written, by it or by
+        another candidate, or when no cross-encoder was timed)."""
         kind = cls(candidate)
-        return 0.0 if kind.data_file(inputs).is_file() else kind.pairs_to_score(inputs) * costs.pair_s
+        if kind.data_file(inputs).is_file() or not costs.pair_s:
+            return 0.0
+        return costs.encode_estimate(1, kind.encoded_texts(inputs)) + kind.pairs_to_score(inputs) * costs.pair_s
 
     def pairs_to_score(self, inputs: AdaptInputs) -> int:
         """The most pairs the teacher scores for its data."""
         return full_draw(inputs).most_pairs
+
+    def encoded_texts(self, inputs: AdaptInputs) -> int:
+        """The most texts the start model encodes to find the pairs' neighbours: the labelled pairs' and the
+        unlabelled anchors drawn (recipes/silver.py)."""
+        full = full_draw(inputs)
+        return len(gold_pairs(inputs)) + full.firsts + full.anchors
 
     def data_file(self, inputs: AdaptInputs) -> Path:
         return silver_file(self.candidate, inputs)

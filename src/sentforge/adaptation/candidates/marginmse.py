@@ -32,6 +32,11 @@ class MarginDistillation(AugmentedSBERT):
     def pairs_to_score(self, inputs: AdaptInputs) -> int:
         return len(positive_pairs(inputs)) * (1 + NEGATIVES)
 
+    def encoded_texts(self, inputs: AdaptInputs) -> int:
+        """The most texts of the pool the negatives are mined among: the labelled texts and every unlabelled text
+        kept (margin_data.py)."""
+        return 2 * (len(positive_pairs(inputs)) + len(inputs.labelled.negatives)) + len(inputs.texts)
+
     def data_file(self, inputs: AdaptInputs) -> Path:
         return margins_file(self.candidate, inputs)
 
