@@ -13,7 +13,7 @@ import pytest
 import sentforge
 from sentforge.adaptation import run as adapt_module
 from sentforge.adaptation.candidates import METHODS, Candidate
-from sentforge.adaptation.pipeline import WEIGHTS, rerank_seconds
+from sentforge.adaptation.pipeline import TIMED_PAIRS, WEIGHTS, pair_seconds, rerank_seconds, timing_pairs
 from sentforge.adaptation.planning import RESERVE_MARGIN, Costs, Planner
 from sentforge.adaptation.state_records import MeasuredCosts
 from sentforge.adaptation.speed import parameters
@@ -133,9 +133,11 @@ def test_the_reranking_is_timed_per_pair_and_kept_from_the_trained_candidates_sh
 
     dev = SimpleNamespace(texts=lambda: [f"dev {i}" for i in range(40)])
     test = SimpleNamespace(texts=lambda: [f"test {i}" for i in range(60)])
-    # About a pair per text of dev and test, at the cost per pair of a warm-up batch.
-    assert rerank_seconds(HalfSecondPerPair(), dev, test) == pytest.approx(0.5 * 100)
-    assert rerank_seconds(HalfSecondPerPair(), dev, None) == pytest.approx(0.5 * 40)
+    # Timed after a warm-up pair, then about a pair per text of dev and test at that cost per pair.
+    per_pair = pair_seconds(HalfSecondPerPair(), timing_pairs(dev))
+    assert per_pair == pytest.approx(0.5)
+    assert rerank_seconds(per_pair, dev, test) == pytest.approx(0.5 * 100)
+    assert rerank_seconds(per_pair, dev, None) == pytest.approx(0.5 * 40)
 
     rerank = Candidate("rerank", METHODS["rerank"], None, None)
     costs = Costs(dev_s=7.0, test_s=10.0, per_text_s=0.02, load_s=1.5, rerank_s=300.0)
@@ -167,3 +169,14 @@ def test_the_pipeline_runs_before_distil_which_distils_the_leading_meta_embeddin
                "meta-concat": finished("meta", "meta-concat", None, dev=0.82, members=["m.mnrl"]),
                "rerank": finished("pipeline", "rerank", None, dev=0.90, first_stage="meta-concat")}
     assert distil_plan(results) == ("meta-concat", "m.mnrl", "")
+
+
+def test_the_cross_encoder_is_timed_on_a_seeded_draw_of_the_labelled_pairs_else_on_consecutive_dev_texts():
+    dev = SimpleNamespace(texts=lambda: [f"dev {i}" for i in range(200)])
+    labelled = [(f"q {i}", f"a {i}", "hard negative") for i in range(100)] + [("q 0", "a 0")]  # one repeated
+    drawn = timing_pairs(dev, labelled)
+    assert len(drawn) == TIMED_PAIRS == len(set(drawn))
+    assert set(drawn) <= {(f"q {i}", f"a {i}") for i in range(100)}
+    assert drawn == timing_pairs(dev, labelled)  # the same draw on every run
+    assert sorted(timing_pairs(dev, labelled[:10])) == sorted((f"q {i}", f"a {i}") for i in range(10))  # all
+    assert timing_pairs(dev) == [(f"dev {i}", f"dev {i + 1}") for i in range(TIMED_PAIRS)]

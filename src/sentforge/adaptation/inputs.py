@@ -43,6 +43,10 @@ class AdaptInputs:
     cross_encoder: Path | None = None  # --cross-encoder: the teacher of the augsbert candidates' silver pairs
     data_dir: Path | None = None  # OUTPUT/data, where the scored and silver pairs are written
 
+    def labelled_pairs(self) -> list[tuple]:
+        """The labelled pairs kept by dev hygiene, positives then label-0 pairs (none without labelled pairs)."""
+        return [] if self.labelled is None else [*self.labelled.pairs, *self.labelled.negatives]
+
 
 def read_inputs(unlabelled: str | os.PathLike | None, dev: str | os.PathLike,
                 labelled: str | os.PathLike | None = None, test: str | os.PathLike | None = None) -> AdaptInputs:

@@ -15,7 +15,7 @@ from sentforge.adaptation.inputs import AdaptInputs
 from sentforge.adaptation.method import Candidate, Method
 from sentforge.adaptation.planning import Costs
 from sentforge.adaptation.result import SKIPPED, CandidateResult
-from sentforge.adaptation.pipeline import pair_seconds
+from sentforge.adaptation.pipeline import pair_seconds, timing_pairs
 from sentforge.adaptation.runner import RecipeRun, RunContext
 from sentforge.adaptation.silver_data import (SCORING_SHARE, fitting_draw, full_draw, gold_pairs, silver_file,
                                               write_silver)
@@ -50,7 +50,7 @@ class AugmentedSBERT(TrainedRecipe):
         costs = context.plan.costs()
         encode_s = costs.encode_estimate(1, self.encoded_texts(inputs))
         # The rate the plan sized the share with (timed at the start); timed here only in a run that did not keep it.
-        per_pair = costs.pair_s or pair_seconds(teacher, inputs.dev)
+        per_pair = costs.pair_s or pair_seconds(teacher, timing_pairs(inputs.dev, inputs.labelled_pairs()))
         started = time.monotonic()
         # At least SCORING_SHARE of the share, more when the training on all the data needs less than the rest.
         training_s = context.plan.need(self.candidate, costs) - self.data_s(self.candidate, inputs, costs)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from sentforge.adaptation.candidates.base import CandidateKind
 from sentforge.adaptation.intervals import save_evaluation_items
 from sentforge.adaptation.method import Candidate, Method
-from sentforge.adaptation.pipeline import WEIGHTS, ScoreCache, choose_weight, rerank_seconds
+from sentforge.adaptation.pipeline import WEIGHTS, ScoreCache, choose_weight, pair_seconds, rerank_seconds, timing_pairs
 from sentforge.adaptation.planning import Costs
 from sentforge.adaptation.result import DONE, NOT_APPLICABLE, SKIPPED, CandidateResult, PipelineResult
 from sentforge.adaptation.runner import RunContext
@@ -46,7 +46,8 @@ class RerankPipeline(CandidateKind):
         first_result = state.results[leader]
         pairs_per_query = 1 if isinstance(inputs.dev, LabelledPairsTask) else TOP_K
         # Timed again: the machine's load may have changed since the start.
-        needed = self._needed(context.plan.costs(), rerank_seconds(cross_encoder, inputs.dev, inputs.test))
+        per_pair = pair_seconds(cross_encoder, timing_pairs(inputs.dev, inputs.labelled_pairs()))
+        needed = self._needed(context.plan.costs(), rerank_seconds(per_pair, inputs.dev, inputs.test))
         available = context.plan.available()
         if available < needed:
             return self.candidate.outcome(SKIPPED, reason=f"{max(available, 0):.0f} s of the budget left; re-ranking "

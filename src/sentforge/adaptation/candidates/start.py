@@ -49,7 +49,7 @@ class StartModel(CandidateKind):
         rerank_s = pair_s = None
         if inputs.cross_encoder is not None and context.state.measured is None:
             rerank_s, pair_s = measured_rerank_seconds(inputs.cross_encoder, inputs.dev, inputs.test,
-                                                       context.train.device)
+                                                       inputs.labelled_pairs(), context.train.device)
         context.state.measured_start(MeasuredCosts(dev_s, test_s, dev_s / (len(set(inputs.dev.texts())) or 1),
                                                    load_s, rerank_s, pair_s=pair_s))
         return result.update(wall_s=round(time.monotonic() - started, 2))
