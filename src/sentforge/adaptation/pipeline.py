@@ -26,9 +26,9 @@ from sentforge.support.io import atomic_dir
 from sentforge.support.output_guard import MARKER
 
 WEIGHTS = tuple(round(0.1 * i, 1) for i in range(1, 11))
-# Pairs the cross-encoder scores to time its cost per pair: 64 labelled pairs in batches of 32 came within 15 %
-# of its rate on the data it then scored (18 pairs a second for all-mpnet-base-v2 on 2 cores, TwitterPara and
-# WikiQA), where 16 consecutive dev texts were 1.5 times too fast on one and 2 times too slow on the other.
+# Pairs the cross-encoder scores to time its cost per pair: 64 labelled pairs in batches of 32 came within a fifth
+# (on the slow side) of its rate on the data it then scored (18 pairs a second for all-mpnet-base-v2 on 2 cores,
+# TwitterPara and WikiQA), where 16 consecutive dev texts were 1.5 times too fast on one, 2 times too slow on the other.
 TIMED_PAIRS = 64
 RERANKER_DIR = "reranker"  # OUTPUT/reranker: the selected pipeline's cross-encoder, beside OUTPUT/model
 PIPELINE_FILE = "pipeline.json"
