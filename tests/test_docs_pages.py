@@ -13,7 +13,7 @@ import pytest
 from conftest import REPO
 from docs_blocks import doc_files
 
-GUIDE_LINES = 430  # "at most about 400 lines": a guide that grows past this moves its result runs to docs/results/
+GUIDE_LINES = 400  # "at most about 400 lines": a guide that grows past this moves its result runs to docs/results/
 PAGES = [*doc_files(REPO), REPO / "ARCHITECTURE.md", REPO / "benchmarks" / "README.md"]
 LINK = re.compile(r"\]\(([^)\s]+)\)")
 FENCE = re.compile(r"^ *(`{3,}|~{3,})")
