@@ -16,7 +16,7 @@ prints, for the functions of src/sentforge/adaptation/ and src/sentforge/harness
   string literal, in the package's source, counted outside and inside adaptation/candidates/.
 
 Generated code (dataclass methods), comprehensions, lambdas, and module and class bodies (run on import) are
-not stops. The figures
+not stops; a template's rendering (report.md.jinja) is one, handed what it renders. The figures
 depend on the candidates run and on the budget; the run's own report is left in the temporary folder.
 """
 
@@ -100,7 +100,9 @@ def handled_types() -> tuple[type, ...]:
 
 def _holds(value, types: tuple[type, ...]) -> bool:
     """`value` is one of `types`, report.json's mapping, or a list, tuple, set or dict (its values) with one among
-    its first items."""
+    its first items; a template's context holds what it was rendered with."""
+    if type(value).__name__ == "Context" and hasattr(value, "get_all"):  # jinja2.runtime.Context
+        return any(_holds(item, types) for item in value.get_all().values())
     if isinstance(value, types) or (isinstance(value, dict) and isinstance(value.get("candidates"), dict)):
         return True
     if isinstance(value, dict):
@@ -131,6 +133,8 @@ class Trace:
         if (code.co_filename.startswith(self.roots) and code.co_flags & inspect.CO_NEWLOCALS
                 and not code.co_name.startswith("<")):
             call = (Path(code.co_filename).relative_to(PACKAGE).as_posix(), code.co_qualname)
+            if call[0].endswith(".jinja") and call[1] != "root":  # Jinja's generated helpers inside the rendering
+                return
             self.calls.append(call)
             n_arguments = (code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & inspect.CO_VARARGS)
                            + bool(code.co_flags & inspect.CO_VARKEYWORDS))

@@ -16,7 +16,7 @@ import pytest
 import sentforge
 import sentforge.evaluation as evaluation
 from sentforge.adaptation.racing import Race, Reference, decide, encodings_kept, evaluation_cadence, first_judged_step
-from sentforge.adaptation.report import racing_lines
+from sentforge.adaptation.report import markdown
 from sentforge.adaptation.result import RaceDecision
 from sentforge.adaptation.intervals import evaluation_items
 from sentforge.adaptation.runner import RecipeRun
@@ -215,9 +215,14 @@ def test_the_report_lists_every_rung_of_the_ladder_that_racing_stopped():
     ladder = [{"after_steps": 100, "dev": 70.0, "steps": 20, "race": race(20)},
               {"after_steps": 300, "dev": 71.0, "steps": 20, "race": race(20)},
               {"after_steps": 349, "dev": 69.0, "steps": 20}]
-    report = {"settings": {"race": True}, "candidates": {
-        "m.tsdae+mnrl": {"race": race(20), "ladder": ladder}, "m.mnrl": {}}}
-    lines = [line for line in racing_lines(report) if line.startswith("- ")]
+    done = {"status": "done", "kind": "train", "method": "mnrl", "dev": 50.0, "wall_s": 1.0}
+    report = {"selected": "m.start", "selection": {"rule": "labels-first", "why": "none passes", "base": "m.start"},
+              "front": ["m.start"], "speed_texts": 8, "metric": "map", "dev": "dev.jsonl", "budget_minutes": 1,
+              "wall_s": 60.0, "hygiene": {"applied": True, "heldout_texts": 0}, "settings": {"race": True},
+              "output_bytes": 1, "keep_checkpoints": False,
+              "candidates": {"m.start": {**done, "kind": "start"}, "m.mnrl": done,
+                             "m.tsdae+mnrl": {**done, "race": race(20), "ladder": ladder}}}
+    lines = [line for line in markdown(report).splitlines() if line.startswith("- ")]
     assert lines == [f"- m.tsdae+mnrl (after {n} TSDAE steps): stopped at step 20 (minute 0.5 of its training, "
                      "9.0 of the run), below the leader m.mnrl: -3.00 [-5.00, -1.50] (95 % paired interval)"
                      for n in (100, 300)]
